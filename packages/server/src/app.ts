@@ -1,0 +1,47 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppContext, AppEnv } from './app-context.ts';
+import { ApiError, NotFoundError } from './errors.ts';
+import { apiPath } from './http/api-path.ts';
+import { apiTokenAuth } from './http/auth.ts';
+import { problemResponse, toProblem } from './http/problem.ts';
+import { requestLog } from './http/request-log.ts';
+import { docsRoutes } from './routes/docs.ts';
+import { healthRoutes } from './routes/health.ts';
+
+export function createApp(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
+
+  app.use('*', requestLog(ctx.log));
+  app.use('/api/*', apiTokenAuth(ctx.config.apiToken));
+
+  // One module per resource.
+  app.route('/', healthRoutes(ctx));
+  app.route('/', docsRoutes());
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.doc31('/api/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Model Manager API',
+      version: ctx.version,
+      description: 'Control plane of Model Manager: invocations, boards, operations, PACs and device scripts.',
+    },
+    security: ctx.config.apiToken ? [{ bearer: [] }] : [],
+  });
+
+  app.notFound((c) => problemResponse(c, toProblem(new NotFoundError('route_not_found', 'No such route.'))));
+
+  app.onError((err, c) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500 && problem.code === 'internal_error') {
+      ctx.log.error({ err, req_id: c.get('requestId'), path: c.req.path }, 'unhandled error');
+    }
+    const headers: Record<string, string> = err instanceof ApiError ? { ...err.headers } : {};
+    if (problem.status === 401) headers['www-authenticate'] = 'Bearer';
+    return problemResponse(c, problem, headers);
+  });
+
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const GiB = 1024 ** 3;
+
+/** Empty strings in the environment mean "unset", as a shell `FOO=` line suggests. */
+const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
+
+const int = (min: number, max: number) =>
+  z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int(`must be a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`),
+  );
+
+const seconds = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z.coerce.number().finite('must be a number of seconds').min(0, 'must not be negative'),
+);
+
+export const configSchema = z.object({
+  HOST: optionalString.default('127.0.0.1'),
+  PORT: int(0, 65535).default(8000),
+  DATABASE_URL: optionalString.refine(
+    (v) => v === undefined || /^postgres(ql)?:\/\//.test(v),
+    'must be a postgres:// or postgresql:// URL',
+  ),
+  MM_DATA_DIR: optionalString.default('./data'),
+  MM_RESULTS_DIR: optionalString,
+  MM_API_TOKEN: optionalString,
+  MM_MAX_UPLOAD_BYTES: int(1, Number.MAX_SAFE_INTEGER).default(8 * GiB),
+  MM_SYNC_WAIT_S: seconds.default(600),
+  MM_REBOOT_TIMEOUT_S: seconds.default(600),
+  LOG_LEVEL: z
+    .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .default('info'),
+});
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  resultsDir: string;
+  apiToken: string | undefined;
+  maxUploadBytes: number;
+  syncWaitMs: number;
+  rebootTimeoutMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.MM_DATA_DIR);
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    resultsDir: path.resolve(e.MM_RESULTS_DIR ?? path.join(dataDir, 'results')),
+    apiToken: e.MM_API_TOKEN,
+    maxUploadBytes: e.MM_MAX_UPLOAD_BYTES,
+    syncWaitMs: Math.round(e.MM_SYNC_WAIT_S * 1000),
+    rebootTimeoutMs: Math.round(e.MM_REBOOT_TIMEOUT_S * 1000),
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,137 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+/** Stored file content, addressed by its sha256. The bytes live in the file store. */
+export const contents = pgTable('contents', {
+  sha256: text('sha256').primaryKey(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const invocations = pgTable(
+  'invocations',
+  {
+    id: serial('id').primaryKey(),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('invocations_created_at_idx').on(t.createdAt)],
+);
+
+/** One file per (invocation, kind); a new upload of a kind replaces the row. */
+export const invocationFiles = pgTable(
+  'invocation_files',
+  {
+    invocationId: integer('invocation_id')
+      .notNull()
+      .references(() => invocations.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    filename: text('filename').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    sha256: text('sha256')
+      .notNull()
+      .references(() => contents.sha256),
+    contentType: text('content_type').notNull(),
+    uploadedAt: ts('uploaded_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.invocationId, t.kind] }), index('invocation_files_sha256_idx').on(t.sha256)],
+);
+
+export const boards = pgTable('boards', {
+  id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+  name: text('name').notNull(),
+  /** sha256 of the board token; the token itself is shown once and never stored. */
+  tokenHash: text('token_hash').notNull().unique(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  lastSeenAt: ts('last_seen_at'),
+  connectedAt: ts('connected_at'),
+  agentVersion: text('agent_version'),
+  hostname: text('hostname'),
+  platform: text('platform'),
+  bootId: text('boot_id'),
+  activePac: text('active_pac'),
+  /** Content the agent reported holding in its cache (sha256 list), from its last hello. */
+  cachedContent: jsonb('cached_content').$type<string[]>().notNull().default([]),
+});
+
+export const operations = pgTable(
+  'operations',
+  {
+    id: serial('id').primaryKey(),
+    kind: text('kind').notNull(),
+    status: text('status').notNull().default('queued'),
+    boardId: uuid('board_id').references(() => boards.id, { onDelete: 'set null' }),
+    invocationId: integer('invocation_id').references(() => invocations.id, { onDelete: 'set null' }),
+    /** What the operation was asked to do (kind-specific). */
+    params: jsonb('params').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+    progress: jsonb('progress')
+      .$type<{ phase: string; bytes_done: number; bytes_total: number }>()
+      .notNull()
+      .default({ phase: 'queued', bytes_done: 0, bytes_total: 0 }),
+    result: jsonb('result').$type<unknown>(),
+    error: jsonb('error').$type<{ code: string; message: string } | null>(),
+  },
+  (t) => [
+    index('operations_board_status_idx').on(t.boardId, t.status, t.id),
+    index('operations_invocation_idx').on(t.invocationId, t.id),
+  ],
+);
+
+/** Every status/progress/log event of an operation, in order: the SSE replay and the log. */
+export const operationEvents = pgTable(
+  'operation_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    operationId: integer('operation_id')
+      .notNull()
+      .references(() => operations.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    type: text('type').notNull(),
+    data: jsonb('data').$type<unknown>().notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('operation_events_op_seq_idx').on(t.operationId, t.seq)],
+);
+
+export const deviceScripts = pgTable(
+  'device_scripts',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    name: text('name').notNull(),
+    deviceType: text('device_type').notNull(),
+    description: text('description').notNull().default(''),
+    scriptFilename: text('script_filename').notNull(),
+    remoteDir: text('remote_dir').notNull(),
+    port: integer('port').notNull(),
+    version: text('version').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('device_scripts_type_idx').on(t.deviceType)],
+);
+
+/** Small key/value facts the server keeps about itself (e.g. whether seeding ran). */
+export const meta = pgTable('meta', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').$type<unknown>().notNull(),
+});

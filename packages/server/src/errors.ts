@@ -1,0 +1,96 @@
+/**
+ * Typed API errors. Route code throws these; the one `onError` in app.ts turns them
+ * into RFC 9457 problem details. `code` is the stable, machine-readable part.
+ */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    detail?: string,
+    readonly errors?: FieldProblem[],
+    /** Extra members of the problem body (e.g. the failed operation). */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(detail ?? title);
+  }
+
+  /** Response headers that belong with this error (e.g. `Content-Range` on a 416). */
+  headers: Record<string, string> = {};
+}
+
+export class BadRequestError extends ApiError {
+  constructor(code: string, detail: string, errors?: FieldProblem[]) {
+    super(400, code, 'Bad Request', detail, errors);
+  }
+}
+
+export class ValidationError extends ApiError {
+  constructor(errors: FieldProblem[], detail = 'The request is not valid.') {
+    super(400, 'validation_failed', 'Validation Failed', detail, errors);
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  constructor(detail = 'A valid bearer token is required.') {
+    super(401, 'unauthorized', 'Unauthorized', detail);
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(code: string, detail: string) {
+    super(404, code, 'Not Found', detail);
+  }
+}
+
+export class ConflictError extends ApiError {
+  constructor(code: string, detail: string, extra?: Record<string, unknown>) {
+    super(409, code, 'Conflict', detail, undefined, extra);
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  constructor(detail: string) {
+    super(413, 'payload_too_large', 'Payload Too Large', detail);
+  }
+}
+
+export class UnsupportedMediaTypeError extends ApiError {
+  constructor(detail: string) {
+    super(415, 'unsupported_media_type', 'Unsupported Media Type', detail);
+  }
+}
+
+export class RangeNotSatisfiableError extends ApiError {
+  constructor(readonly size: number) {
+    super(416, 'range_not_satisfiable', 'Range Not Satisfiable', `The requested range is outside the file's ${size} bytes.`);
+    this.headers['content-range'] = `bytes */${size}`;
+  }
+}
+
+export class BadGatewayError extends ApiError {
+  constructor(code: string, detail: string, extra?: Record<string, unknown>) {
+    super(502, code, 'Bad Gateway', detail, undefined, extra);
+  }
+}
+
+export class ServiceUnavailableError extends ApiError {
+  constructor(code: string, detail: string, extra?: Record<string, unknown>) {
+    super(503, code, 'Service Unavailable', detail, undefined, extra);
+  }
+}
+
+export class GatewayTimeoutError extends ApiError {
+  constructor(code: string, detail: string, extra?: Record<string, unknown>) {
+    super(504, code, 'Gateway Timeout', detail, undefined, extra);
+  }
+}
+
+export const notFound = {
+  invocation: (id: unknown) => new NotFoundError('invocation_not_found', `No invocation with id ${String(id)}.`),
+};

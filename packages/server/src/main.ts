@@ -1,0 +1,41 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { DataDirLockedError } from './data-dir-lock.ts';
+import { createLogger } from './logger.ts';
+import { startServer } from './server.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(`mm-server: ${e.message}`);
+    process.exit(2);
+  }
+  throw e;
+}
+
+const log = createLogger(config.logLevel);
+try {
+  const server = await startServer({ config, log });
+  let signals = 0;
+  const stop = (signal: string) => {
+    if (++signals > 1) process.exit(1);
+    log.info({ signal }, 'shutting down');
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+} catch (e) {
+  if (e instanceof DataDirLockedError) {
+    console.error(`mm-server: ${e.message}`);
+    process.exit(3);
+  }
+  log.fatal({ err: e }, 'startup failed');
+  process.exit(1);
+}

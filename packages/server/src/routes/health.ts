@@ -1,0 +1,45 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppContext, AppEnv } from '../app-context.ts';
+
+const Health = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    version: z.string(),
+    database: z.enum(['ok', 'unreachable']),
+    boards_online: z.number().int(),
+  })
+  .openapi('Health');
+
+const route = createRoute({
+  method: 'get',
+  path: '/api/health/',
+  tags: ['service'],
+  summary: 'Service health (no auth)',
+  responses: {
+    200: { description: 'Healthy', content: { 'application/json': { schema: Health } } },
+    503: { description: 'The database is unreachable', content: { 'application/json': { schema: Health } } },
+  },
+});
+
+export function healthRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>();
+  app.openapi(route, async (c) => {
+    let database: 'ok' | 'unreachable' = 'ok';
+    try {
+      await Promise.race([
+        ctx.database.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref()),
+      ]);
+    } catch {
+      database = 'unreachable';
+    }
+    const body = {
+      status: database === 'ok' ? ('ok' as const) : ('degraded' as const),
+      version: ctx.version,
+      database,
+      boards_online: ctx.boardsOnline(),
+    };
+    return database === 'ok' ? c.json(body, 200) : c.json(body, 503);
+  });
+  return app;
+}

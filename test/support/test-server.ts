@@ -1,0 +1,49 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { loadConfig, startServer, type RunningServer } from '@mm/server';
+import { createScratchDatabase, type DbKind } from './databases.ts';
+
+export interface TestServer extends RunningServer {
+  dataDir: string;
+  kind: DbKind;
+  /** fetch() against the server, path relative to its URL. */
+  api(pathname: string, init?: RequestInit): Promise<Response>;
+  /** Stops the server and removes its data (and its scratch database). */
+  stop(): Promise<void>;
+}
+
+let seed: Blob | undefined;
+async function embeddedSeed(): Promise<Blob> {
+  seed ??= new Blob([await fs.readFile(inject('embeddedSeedPath'))]);
+  return seed;
+}
+
+/**
+ * Starts the real control plane in this process on a free port, with its own data folder
+ * and its own database (embedded, or a scratch database on the real server).
+ */
+export async function startTestServer(kind: DbKind, env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = env.MM_DATA_DIR ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'mm-test-')));
+  const scratch = kind === 'postgres' ? await createScratchDatabase() : undefined;
+  const config = loadConfig({
+    PORT: '0',
+    MM_DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ...(scratch ? { DATABASE_URL: scratch.url } : { DATABASE_URL: '' }),
+    ...env,
+  });
+  const server = await startServer({ config, ...(kind === 'embedded' ? { embeddedSeed: await embeddedSeed() } : {}) });
+  return {
+    ...server,
+    dataDir,
+    kind,
+    api: (pathname, init) => fetch(new URL(pathname, server.url), init),
+    async stop() {
+      await server.close();
+      await scratch?.drop();
+      if (!env.MM_DATA_DIR) await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
