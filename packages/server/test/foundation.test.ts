@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@mm/server';
 import { dbKinds } from '../../../test/support/databases.ts';
+import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 
 describe('configuration', () => {
@@ -54,7 +55,7 @@ describe.each(dbKinds)('service basics (%s database)', (kind) => {
   it('answers health without auth', async () => {
     const res = await server.api('/api/health/');
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await json(res);
     expect(body).toMatchObject({ status: 'ok', database: 'ok', boards_online: 0 });
     expect(typeof body.version).toBe('string');
   });
@@ -63,11 +64,11 @@ describe.each(dbKinds)('service basics (%s database)', (kind) => {
     const res = await server.api('/api/no-such-thing/');
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
-    expect(await res.json()).toMatchObject({ status: 404, code: 'route_not_found', title: 'Not Found' });
+    expect(await json(res)).toMatchObject({ status: 404, code: 'route_not_found', title: 'Not Found' });
   });
 
   it('serves the OpenAPI document and the docs page', async () => {
-    const doc = await (await server.api('/api/openapi.json')).json();
+    const doc = await json(await server.api('/api/openapi.json'));
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/api/health/']).toBeDefined();
     const page = await server.api('/api/docs');
@@ -93,7 +94,7 @@ describe('API token', () => {
     const none = await server.api('/api/openapi.json');
     expect(none.status).toBe(401);
     expect(none.headers.get('content-type')).toBe('application/problem+json');
-    expect((await none.json()).code).toBe('unauthorized');
+    expect((await json(none)).code).toBe('unauthorized');
     const wrong = await server.api('/api/openapi.json', { headers: { authorization: 'Bearer nope' } });
     expect(wrong.status).toBe(401);
     const right = await server.api('/api/openapi.json', { headers: { authorization: 'Bearer s3cret-token' } });

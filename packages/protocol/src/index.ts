@@ -1,0 +1,5 @@
+export * from './version.ts';
+export * from './limits.ts';
+export * from './frames.ts';
+export * from './messages.ts';
+export * from './rpc.ts';

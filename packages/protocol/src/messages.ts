@@ -1,0 +1,261 @@
+import { z } from 'zod';
+
+/**
+ * The message catalog of the agent↔server link: every JSON (text-frame) message either
+ * side may send, each checked by schema on receipt (`parseMessage`). File bytes travel
+ * in binary frames (frames.ts) on streams that these messages open and close.
+ *
+ * Direction is in each name's comment: A→S agent to server, S→A server to agent, A↔S both.
+ */
+
+export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');
+export const OperationId = z.number().int().positive();
+export const StreamId = z.number().int().min(1).max(0xffffffff);
+export const ErrorInfo = z.object({ code: z.string().min(1), message: z.string() });
+export type ErrorInfo = z.infer<typeof ErrorInfo>;
+
+export const FileKind = z.enum(['parameter', 'bitstream', 'weights', 'input_video', 'output_video']);
+export type FileKind = z.infer<typeof FileKind>;
+export const InputFileKind = z.enum(['parameter', 'bitstream', 'weights', 'input_video']);
+export type InputFileKind = z.infer<typeof InputFileKind>;
+
+export const OperationStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
+export type OperationStatus = z.infer<typeof OperationStatus>;
+export const FinalStatus = z.enum(['succeeded', 'failed', 'cancelled']);
+
+export const Progress = z.object({
+  phase: z.string(),
+  bytes_done: z.number().int().nonnegative(),
+  bytes_total: z.number().int().nonnegative(),
+});
+export type Progress = z.infer<typeof Progress>;
+
+/** A file the board must hold for an operation, by content. */
+export const FileRef = z.object({
+  kind: FileKind,
+  filename: z.string().min(1),
+  sha256: Sha256,
+  size: z.number().int().nonnegative(),
+});
+export type FileRef = z.infer<typeof FileRef>;
+
+/** A file the agent produced and keeps in its cache until the server has it. */
+export const ProducedFile = z.object({
+  filename: z.string().min(1),
+  sha256: Sha256,
+  size: z.number().int().nonnegative(),
+  content_type: z.string(),
+});
+export type ProducedFile = z.infer<typeof ProducedFile>;
+
+/** How an operation ended on the board; journaled by the agent until the server acknowledges it. */
+export const OperationOutcome = z.object({
+  op_id: OperationId,
+  status: FinalStatus,
+  finished_at: z.string(),
+  result: z.record(z.string(), z.unknown()).nullable(),
+  error: ErrorInfo.nullable(),
+  output: ProducedFile.nullable(),
+});
+export type OperationOutcome = z.infer<typeof OperationOutcome>;
+
+// ── link ────────────────────────────────────────────────────────────────────────────
+
+/** A→S, first message on every connection. */
+export const Hello = z.object({
+  type: z.literal('hello'),
+  protocol_version: z.number().int(),
+  agent_version: z.string(),
+  hostname: z.string(),
+  platform: z.string(),
+  arch: z.string(),
+  boot_id: z.string(),
+  active_pac: z.string().nullable(),
+  /** Content the agent's cache holds, complete and verified. */
+  cached: z.array(Sha256),
+  /** Operations still running on the board (the link dropped while they ran). */
+  running: z.array(OperationId),
+  /** Operations that ended while the server was unreachable, not yet acknowledged. */
+  finished: z.array(OperationOutcome),
+});
+
+/** S→A, the answer to hello. */
+export const Welcome = z.object({
+  type: z.literal('welcome'),
+  board_id: z.string().uuid(),
+  board_name: z.string(),
+  server_version: z.string(),
+  protocol_version: z.number().int(),
+});
+
+/** A↔S, the answer to a message that could not be understood or handled. Never answered. */
+export const ErrorMessage = z.object({
+  type: z.literal('error'),
+  code: z.string(),
+  message: z.string(),
+  /** The `type` of the offending message, if it had one. */
+  ref_type: z.string().optional(),
+});
+
+// ── operations ──────────────────────────────────────────────────────────────────────
+
+/**
+ * S→A, start (or, after a reconnect, resume) an operation. `transfer` makes the files
+ * present under `$MM_AGENT_DIR/invocations/<id>/`; `execute` does that, then runs.
+ */
+export const OpStart = z.object({
+  type: z.literal('op.start'),
+  op_id: OperationId,
+  kind: z.enum(['transfer', 'execute']),
+  invocation: z.object({ id: z.number().int().positive(), name: z.string() }),
+  files: z.array(FileRef),
+  /** execute: how long the runner may take before it is stopped. */
+  timeout_s: z.number().positive().optional(),
+});
+
+/** S→A, stop an operation; the agent ends the whole process group and reports `cancelled`. */
+export const OpCancel = z.object({ type: z.literal('op.cancel'), op_id: OperationId });
+
+/** A→S, bytes moved or phase changed. */
+export const OpProgress = z.object({ type: z.literal('op.progress'), op_id: OperationId, progress: Progress });
+
+/** A→S, output of the runner (or the agent's own notes), live. */
+export const OpLog = z.object({
+  type: z.literal('op.log'),
+  op_id: OperationId,
+  stream: z.enum(['stdout', 'stderr', 'agent']),
+  data: z.string(),
+});
+
+/** A→S, how the operation ended; repeated (hello.finished) until acknowledged. */
+export const OpResult = z.object({ type: z.literal('op.result'), outcome: OperationOutcome });
+
+/** S→A, the server has stored the outcome (and its output file); the agent drops it from its journal. */
+export const OpResultAck = z.object({ type: z.literal('op.result.ack'), op_id: OperationId });
+
+// ── streams (file data) ─────────────────────────────────────────────────────────────
+
+/** What a stream carries; the receiver names it in `stream.pull`. */
+export const StreamSource = z.discriminatedUnion('kind', [
+  /** Content the server stores (A pulls from S). */
+  z.object({ kind: z.literal('content'), sha256: Sha256 }),
+  /** A file the agent produced and keeps in its cache (S pulls from A). */
+  z.object({ kind: z.literal('produced'), sha256: Sha256 }),
+  /** An upload the server holds for an RPC (e.g. a PAC archive); A pulls from S. */
+  z.object({ kind: z.literal('upload'), upload_id: z.string().min(1) }),
+]);
+export type StreamSource = z.infer<typeof StreamSource>;
+
+/**
+ * A↔S, sent by the side that wants bytes: open stream `stream_id` (chosen by the puller,
+ * unique among its open pulls) of `source` from `offset`, with `credit` bytes it may send
+ * before waiting for `stream.credit`.
+ */
+export const StreamPull = z.object({
+  type: z.literal('stream.pull'),
+  stream_id: StreamId,
+  source: StreamSource,
+  offset: z.number().int().nonnegative(),
+  credit: z.number().int().positive(),
+});
+
+/** A↔S, the puller has written `bytes` more to disk: the sender may send that much more. */
+export const StreamCredit = z.object({ type: z.literal('stream.credit'), stream_id: StreamId, bytes: z.number().int().positive() });
+
+/** A↔S, from the sender: everything from the offset has been sent; `size` is the source's total size. */
+export const StreamEnd = z.object({ type: z.literal('stream.end'), stream_id: StreamId, size: z.number().int().nonnegative() });
+
+/** A↔S, either side gives up the stream (unknown source, read error, cancel). */
+export const StreamAbort = z.object({ type: z.literal('stream.abort'), stream_id: StreamId, error: ErrorInfo });
+
+// ── remote procedure calls (PAC commands, device scripts, …) ─────────────────────────
+
+/** S→A, call `method` on the agent; methods and their params/results are in rpc.ts. */
+export const RpcRequest = z.object({
+  type: z.literal('rpc.request'),
+  id: z.number().int().positive(),
+  method: z.string().min(1),
+  params: z.unknown(),
+});
+
+/** A→S, the answer to rpc.request with the same id. */
+export const RpcResponse = z.discriminatedUnion('ok', [
+  z.object({ type: z.literal('rpc.response'), id: z.number().int().positive(), ok: z.literal(true), result: z.unknown() }),
+  z.object({ type: z.literal('rpc.response'), id: z.number().int().positive(), ok: z.literal(false), error: ErrorInfo }),
+]);
+
+/** Every message of the catalog, by type. Add a message here and to its side's union below. */
+export const catalog = {
+  hello: Hello,
+  welcome: Welcome,
+  error: ErrorMessage,
+  'op.start': OpStart,
+  'op.cancel': OpCancel,
+  'op.progress': OpProgress,
+  'op.log': OpLog,
+  'op.result': OpResult,
+  'op.result.ack': OpResultAck,
+  'stream.pull': StreamPull,
+  'stream.credit': StreamCredit,
+  'stream.end': StreamEnd,
+  'stream.abort': StreamAbort,
+  'rpc.request': RpcRequest,
+  'rpc.response': RpcResponse,
+} as const;
+
+export type MessageType = keyof typeof catalog;
+export type MessageOf<T extends MessageType> = z.infer<(typeof catalog)[T]>;
+
+/** Messages the agent sends (the server parses these). */
+export const AgentMessage = z.union([
+  Hello,
+  ErrorMessage,
+  OpProgress,
+  OpLog,
+  OpResult,
+  StreamPull,
+  StreamCredit,
+  StreamEnd,
+  StreamAbort,
+  RpcResponse,
+]);
+export type AgentMessage = z.infer<typeof AgentMessage>;
+
+/** Messages the server sends (the agent parses these). */
+export const ServerMessage = z.union([
+  Welcome,
+  ErrorMessage,
+  OpStart,
+  OpCancel,
+  OpResultAck,
+  StreamPull,
+  StreamCredit,
+  StreamEnd,
+  StreamAbort,
+  RpcRequest,
+]);
+export type ServerMessage = z.infer<typeof ServerMessage>;
+
+export type ParseResult<T> = { ok: true; message: T } | { ok: false; code: 'malformed_message' | 'unknown_message'; error: string; type?: string };
+
+function parseWith<T>(schema: z.ZodType<T>, text: string): ParseResult<T> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, code: 'malformed_message', error: 'not JSON' };
+  }
+  const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string' || !(type in catalog)) {
+    return { ok: false, code: 'unknown_message', error: `unknown message type ${JSON.stringify(type)}`, ...(typeof type === 'string' ? { type } : {}) };
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
+    return { ok: false, code: 'malformed_message', error: `${type}: ${detail}`, type };
+  }
+  return { ok: true, message: parsed.data };
+}
+
+export const parseAgentMessage = (text: string) => parseWith(AgentMessage, text);
+export const parseServerMessage = (text: string) => parseWith(ServerMessage, text);
