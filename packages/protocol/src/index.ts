@@ -3,3 +3,4 @@ export * from './limits.ts';
 export * from './frames.ts';
 export * from './messages.ts';
 export * from './rpc.ts';
+export * from './streams.ts';
