@@ -1,5 +1,17 @@
 import { z } from 'zod';
 
+/** One PAC configuration as `xlnx-config -q` lists it (API.md, "PACs"). */
+export const PacRecord = z.object({
+  name: z.string().min(1),
+  active: z.boolean(),
+  board: z.string(),
+  assets_dir: z.string(),
+});
+export type PacRecord = z.infer<typeof PacRecord>;
+
+/** The board's PACs and the active one's name (null when none is active). */
+const PacList = z.object({ pacs: z.array(PacRecord), active: z.string().nullable() });
+
 /**
  * The methods the server may call on the agent with rpc.request, each with the schema of
  * its params and of its result. Both sides check both: the agent its params, the server
@@ -10,6 +22,29 @@ export const rpcMethods = {
   'agent.info': {
     params: z.object({}),
     result: z.object({ agent_version: z.string(), boot_id: z.string(), uptime_s: z.number() }),
+  },
+  /** Runs `xlnx-config -q` and answers its parsed table. */
+  'pac.query': {
+    params: z.object({}),
+    result: PacList,
+  },
+  /** Runs `xlnx-config -a <pac>`; answers its output. Does not reboot (see board.reboot). */
+  'pac.activate': {
+    params: z.object({ pac: z.string().min(1) }),
+    result: z.object({ output: z.string() }),
+  },
+  /**
+   * The agent pulls the archive (stream.pull, source `{ kind: 'upload', upload_id }`),
+   * extracts it safely into MM_PAC_DIR/<folder>, then queries again.
+   */
+  'pac.install': {
+    params: z.object({ upload_id: z.string().min(1) }),
+    result: PacList.extend({ pac: z.string().min(1) }),
+  },
+  /** The agent answers first, then runs its reboot command (MM_REBOOT). */
+  'board.reboot': {
+    params: z.object({}),
+    result: z.object({ accepted: z.literal(true) }),
   },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
 
