@@ -4,3 +4,4 @@ export * from './frames.ts';
 export * from './messages.ts';
 export * from './rpc.ts';
 export * from './streams.ts';
+export * from './asyncapi.ts';

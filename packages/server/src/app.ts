@@ -16,7 +16,7 @@ export function createApp(ctx: AppContext) {
 
   // One module per resource.
   app.route('/', healthRoutes(ctx));
-  app.route('/', docsRoutes());
+  app.route('/', docsRoutes(ctx.version));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/api/openapi.json', {

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from './app-context.ts';
-import { createApp } from './app.ts';
+import { createApp, type App } from './app.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
@@ -21,6 +21,8 @@ export interface RunningServer {
   url: string;
   port: number;
   ctx: AppContext;
+  /** The Hono app it serves (tests compare its routes with the OpenAPI document). */
+  app: App;
   /** Graceful stop: no new connections, settle running work, close the database. */
   close(): Promise<void>;
 }
@@ -88,5 +90,5 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       log.info('control plane stopped');
     })());
 
-  return { url, port: address.port, ctx, close };
+  return { url, port: address.port, ctx, app, close };
 }

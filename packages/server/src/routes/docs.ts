@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
-import { Hono } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { asyncApiDocument } from '@mm/protocol';
 import type { AppEnv } from '../app-context.ts';
 
 const require = createRequire(import.meta.url);
@@ -28,10 +29,34 @@ const page = `<!doctype html>
 </body>
 </html>`;
 
-/** A page to read and try the API, served from the bundled swagger-ui (no CDN). */
-export function docsRoutes() {
-  const app = new Hono<AppEnv>();
-  app.get('/api/docs/', (c) => c.html(page));
+const pageRoute = createRoute({
+  method: 'get',
+  path: '/api/docs/',
+  tags: ['service'],
+  summary: 'A page to read and try the API (swagger-ui)',
+  responses: { 200: { description: 'The page', content: { 'text/html': { schema: z.string() } } } },
+});
+
+const asyncApiRoute = createRoute({
+  method: 'get',
+  path: '/api/agent/asyncapi/',
+  tags: ['service'],
+  summary: 'The agent link (WebSocket) as an AsyncAPI 3.0 document, generated from the message catalog',
+  responses: {
+    200: {
+      description: 'AsyncAPI 3.0 document',
+      content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('AsyncApiDocument') } },
+    },
+  },
+});
+
+/** A page to read and try the API, served from the bundled swagger-ui (no CDN), and the agent link's document. */
+export function docsRoutes(version?: string) {
+  const app = new OpenAPIHono<AppEnv>();
+  app.openapi(pageRoute, (c) => c.html(page, 200));
+  // Built once, on first request: it only changes with the code.
+  let asyncApi: Record<string, unknown> | undefined;
+  app.openapi(asyncApiRoute, (c) => c.json((asyncApi ??= asyncApiDocument(version ? { serverVersion: version } : {})), 200));
   app.get('/api/docs/assets/:file', (c) => {
     const file = c.req.param('file');
     const type = ASSETS[file];
