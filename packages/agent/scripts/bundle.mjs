@@ -1,19 +1,23 @@
 #!/usr/bin/env node
 // `pnpm run bundle` (or `node scripts/bundle.mjs [OUT_DIR]`): the board agent as one file,
-// dist/mm-agent.mjs, that runs with plain Node >= 20 on arm64 and x86-64 from any folder,
-// no node_modules and no tsx needed. Beside it go the programs the agent starts as child
-// processes with --simulate (they must be files of their own), bundled the same way.
+// dist/mm-agent.mjs, that runs with plain Node >= 20 on arm64 and x86-64 from any folder:
+// no node_modules, no tsx. Beside it go the files the agent finds through
+// `new URL('./x', import.meta.url)` (the simulated board's child programs).
 //
 // Why these settings:
 // - Everything is bundled, workspace .ts packages included (externalizing packages would
 //   leave `@mm/protocol` pointing at .ts sources that plain node cannot load).
 // - ESM output with a `createRequire` banner: CommonJS dependencies (ws, the emscripten
-//   h264-mp4-encoder) call `require('fs')` etc., which esbuild's ESM output can only
-//   satisfy with a real `require` in scope.
-// - bufferutil / utf-8-validate stay out: they are optional native addons of ws (it falls
-//   back to JS when the require fails) and have no linux-arm64 prebuild anyway; the agent
-//   mostly receives, and unmasking server frames needs neither.
-// - JavaScript only, no native code: the same bundle runs on arm64 and x86-64.
+//   h264-mp4-encoder, whose wasm is inlined as base64) call `require('fs')` etc., which
+//   esbuild's ESM output can only satisfy with a real `require` in scope.
+// - bufferutil / utf-8-validate stay out: optional native addons of ws, which falls back to
+//   JavaScript when their require fails; bufferutil has no linux-arm64 prebuild anyway, and
+//   the agent mostly receives (unmasking server frames needs neither).
+// - JavaScript only, no native code: the same files run on arm64 and x86-64.
+// - Paths move: after bundling, `import.meta.url` is the bundle's URL, not the source
+//   module's. The `besideFiles` plugin rewrites every `new URL('<relative>', import.meta.url)`
+//   to a file next to the bundle and puts that file there (scripts bundled the same way,
+//   other files and folders copied).
 import fs from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
@@ -24,79 +28,117 @@ const pkgDir = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const outDir = path.resolve(process.argv[2] ?? path.join(pkgDir, 'dist'));
 const pkg = JSON.parse(await fs.readFile(path.join(pkgDir, 'package.json'), 'utf8'));
 
-/**
- * Output name (without .mjs, relative to dist/) → source. The first is the agent; the others
- * are the simulated board's child programs, which the agent finds next to itself (see
- * src/simulate/programs.ts: `<dir of the running module>/<name>.mjs` in the bundle, the
- * `.ts` source under tsx).
- */
-const entries = {
-  'mm-agent': 'src/main.ts',
-};
-for (const [name, source] of Object.entries(await simulatedPrograms())) entries[name] = source;
+const SCRIPT = /\.(ts|mts|js|mjs)$/;
+// `createRequire(import.meta.url)('../package.json')` (how version.ts reads the version) would
+// look for the file next to the bundle at run time: inline relative JSON requires instead.
+const REQUIRE_JSON = /\brequire\(\s*(['"])(\.{1,2}\/[^'"]+\.json)\1\s*\)/g;
+const URL_OF_FILE = /new URL\(\s*(['"])(\.{1,2}\/[^'"]+)\1\s*,\s*import\.meta\.url\s*\)/g;
+// `import.meta.url === pathToFileURL(process.argv[1]).href`-style guards are true for every
+// module inside a bundle; only an entry may use one.
+const MAIN_GUARD = /import\.meta\.url[^\n;]{0,80}process\.argv\[1\]|process\.argv\[1\][^\n;]{0,80}import\.meta\.url/;
 
-/** Every standalone program under src/simulate/ (a file that starts with a shebang line). */
-async function simulatedPrograms() {
-  const dir = path.join(pkgDir, 'src/simulate');
-  const found = {};
-  let names = [];
-  try {
-    names = await fs.readdir(dir);
-  } catch {
-    return found;
-  }
-  for (const name of names.sort()) {
-    if (!/\.(ts|mjs)$/.test(name)) continue;
-    const text = await fs.readFile(path.join(dir, name), 'utf8');
-    if (text.startsWith('#!')) found[`simulate/${name.replace(/\.(ts|mjs)$/, '')}`] = `src/simulate/${name}`;
-  }
-  return found;
+/** Absolute source path → name beside the bundle; filled while bundling. */
+const beside = new Map();
+const besideName = (abs) => {
+  let name = beside.get(abs);
+  if (name) return name;
+  const ext = path.extname(abs);
+  const stem = path.basename(abs, ext);
+  const outExt = SCRIPT.test(abs) ? '.mjs' : ext;
+  const taken = new Set([...beside.values(), 'mm-agent.mjs']);
+  name = `${stem}${outExt}`;
+  for (let i = 2; taken.has(name); i++) name = `${stem}-${i}${outExt}`;
+  beside.set(abs, name);
+  return name;
+};
+
+const besideFiles = (entrySources) => ({
+  name: 'beside-files',
+  setup(build) {
+    build.onLoad({ filter: SCRIPT }, async (args) => {
+      const text = await fs.readFile(args.path, 'utf8');
+      const inWorkspace = !args.path.split(path.sep).includes('node_modules');
+      if (inWorkspace && !entrySources.has(args.path) && MAIN_GUARD.test(text)) {
+        throw new Error(`${path.relative(pkgDir, args.path)}: an argv[1]-based main guard would fire inside the bundle`);
+      }
+      if (!inWorkspace || !text.includes('import.meta.url')) return undefined;
+      let contents = text.replace(URL_OF_FILE, (_m, _q, rel) => {
+        const name = besideName(path.resolve(path.dirname(args.path), rel));
+        return `new URL(${JSON.stringify(`./${name}`)}, import.meta.url)`;
+      });
+      const jsons = [...contents.matchAll(REQUIRE_JSON)];
+      for (const [call, , rel] of jsons) {
+        const json = await fs.readFile(path.resolve(path.dirname(args.path), rel), 'utf8');
+        contents = contents.replace(call, `(${JSON.stringify(JSON.parse(json))})`);
+      }
+      const loader = /\.m?ts$/.test(args.path) ? 'ts' : 'js';
+      return { contents, loader, resolveDir: path.dirname(args.path) };
+    });
+  },
+});
+
+const banner = [
+  `// mm-agent ${pkg.version}, bundled by packages/agent/scripts/bundle.mjs`,
+  "import { createRequire as __mmCreateRequire } from 'node:module';",
+  'const require = __mmCreateRequire(import.meta.url);',
+].join('\n');
+
+async function bundle(entryPoints) {
+  const result = await esbuild.build({
+    absWorkingDir: pkgDir,
+    entryPoints,
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    splitting: false, // one self-contained file per program
+    external: ['bufferutil', 'utf-8-validate'],
+    banner: { js: banner },
+    plugins: [besideFiles(new Set(Object.values(entryPoints).map((p) => path.resolve(pkgDir, p))))],
+    metafile: true,
+    logLevel: 'warning',
+  });
+  checkImports(result.metafile);
+  for (const name of Object.keys(entryPoints)) await makeExecutable(path.join(outDir, `${name}.mjs`));
 }
 
-await fs.rm(outDir, { recursive: true, force: true });
-const result = await esbuild.build({
-  absWorkingDir: pkgDir,
-  entryPoints: entries,
-  outdir: outDir,
-  outExtension: { '.js': '.mjs' },
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  // One self-contained file per program: no shared chunks to keep together.
-  splitting: false,
-  external: ['bufferutil', 'utf-8-validate'],
-  banner: {
-    js: [
-      '#!/usr/bin/env node',
-      `// mm-agent ${pkg.version}, bundled by packages/agent/scripts/bundle.mjs`,
-      "import { createRequire as __mmCreateRequire } from 'node:module';",
-      'const require = __mmCreateRequire(import.meta.url);',
-    ].join('\n'),
-  },
-  metafile: true,
-  logLevel: 'warning',
-});
-if (result.errors.length > 0) process.exit(1);
+/** Anything left for node to resolve at run time must be a builtin or a deliberate external. */
+function checkImports(metafile) {
+  const builtins = new Set(builtinModules.map((m) => m.split('/')[0]));
+  const allowed = new Set(['bufferutil', 'utf-8-validate']);
+  for (const [file, out] of Object.entries(metafile.outputs)) {
+    for (const imp of out.imports) {
+      if (!imp.external || allowed.has(imp.path)) continue;
+      if (builtins.has(imp.path.replace(/^node:/, '').split('/')[0])) continue;
+      throw new Error(`${file} still imports ${imp.path} at run time: bundle it or put it beside`);
+    }
+  }
+}
 
-// A hashbang in a source would land after the banner's and be a syntax error: check.
-for (const name of Object.keys(entries)) {
-  const file = path.join(outDir, `${name}.mjs`);
-  const text = await fs.readFile(file, 'utf8');
-  if (/\n#!/.test(text)) throw new Error(`${file}: a second hashbang line`);
+/** One hashbang, on the first line (esbuild keeps a source's own, above the banner), and +x. */
+async function makeExecutable(file) {
+  const lines = (await fs.readFile(file, 'utf8')).split('\n');
+  if (lines[0]?.startsWith('#!')) lines.shift();
+  await fs.writeFile(file, ['#!/usr/bin/env node', ...lines].join('\n'));
   await fs.chmod(file, 0o755);
 }
 
-// Anything left for node to resolve at run time must be a builtin or a deliberate external.
-const builtins = new Set(builtinModules.map((m) => m.split('/')[0]));
-const isBuiltin = (name) => builtins.has(name.replace(/^node:/, '').split('/')[0]);
-const allowed = new Set(['bufferutil', 'utf-8-validate']);
-for (const [file, out] of Object.entries(result.metafile.outputs)) {
-  for (const imp of out.imports) {
-    if (!imp.external) continue;
-    if (allowed.has(imp.path) || isBuiltin(imp.path)) continue;
-    throw new Error(`${file} still imports ${imp.path} at run time: bundle it or copy it beside`);
+await fs.rm(outDir, { recursive: true, force: true });
+await bundle({ 'mm-agent': 'src/main.ts' });
+
+// Files found beside: scripts become bundles of their own (which may find more), the rest is copied.
+const done = new Set();
+for (let pending = [...beside.keys()]; pending.length > 0; pending = [...beside.keys()].filter((k) => !done.has(k))) {
+  for (const abs of pending) {
+    done.add(abs);
+    const name = beside.get(abs);
+    const stat = await fs.stat(abs).catch(() => undefined);
+    if (!stat) throw new Error(`${abs} (found through import.meta.url) does not exist`);
+    if (stat.isFile() && SCRIPT.test(abs)) await bundle({ [name.replace(/\.mjs$/, '')]: abs });
+    else await fs.cp(abs, path.join(outDir, name), { recursive: true, preserveTimestamps: true });
   }
 }
 
-console.log(`bundled ${Object.keys(entries).map((n) => `${n}.mjs`).join(', ')} into ${path.relative(process.cwd(), outDir) || '.'}`);
+console.log(`bundled into ${path.relative(process.cwd(), outDir) || '.'}: ${(await fs.readdir(outDir)).sort().join(', ')}`);
