@@ -1,0 +1,125 @@
+import { asc, eq, sql } from 'drizzle-orm';
+import { z } from '@hono/zod-openapi';
+import type { Db } from '../db/database.ts';
+import { boards } from '../db/schema.ts';
+import type { HelloMessage } from './connection.ts';
+
+export type BoardRow = typeof boards.$inferSelect;
+export type BoardStatus = 'online' | 'offline' | 'rebooting';
+
+/** The board as the API shows it (API.md, "Boards and operations"). */
+export interface BoardObject {
+  id: string;
+  name: string;
+  status: BoardStatus;
+  busy: boolean;
+  last_seen_at: string | null;
+  connected_at: string | null;
+  agent_version: string | null;
+  hostname: string | null;
+  platform: string | null;
+  boot_id: string | null;
+  active_pac: string | null;
+}
+
+export const BoardSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    status: z.enum(['online', 'offline', 'rebooting']),
+    busy: z.boolean().openapi({ description: 'The board is running an operation.' }),
+    last_seen_at: z.string().nullable().openapi({ description: 'When the agent was last heard from (now-ish while online).' }),
+    connected_at: z.string().nullable().openapi({ description: 'When the current (or last) connection was opened.' }),
+    agent_version: z.string().nullable(),
+    hostname: z.string().nullable(),
+    platform: z.string().nullable(),
+    boot_id: z.string().nullable(),
+    active_pac: z.string().nullable(),
+  })
+  .openapi('Board');
+
+export interface Presence {
+  status: BoardStatus;
+  /** While connected: when the agent was last heard from (more recent than the stored value). */
+  lastHeardAt?: Date;
+}
+
+export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean): BoardObject {
+  const lastSeen = presence.lastHeardAt ?? row.lastSeenAt;
+  return {
+    id: row.id,
+    name: row.name,
+    status: presence.status,
+    busy,
+    last_seen_at: lastSeen ? lastSeen.toISOString() : null,
+    connected_at: row.connectedAt ? row.connectedAt.toISOString() : null,
+    agent_version: row.agentVersion,
+    hostname: row.hostname,
+    platform: row.platform,
+    boot_id: row.bootId,
+    active_pac: row.activePac,
+  };
+}
+
+export async function insertBoard(db: Db, name: string, tokenHash: string): Promise<BoardRow> {
+  const [row] = await db.insert(boards).values({ name, tokenHash }).returning();
+  return row!;
+}
+
+export async function findBoard(db: Db, id: string): Promise<BoardRow | undefined> {
+  const [row] = await db.select().from(boards).where(eq(boards.id, id));
+  return row;
+}
+
+export async function findBoardByTokenHash(db: Db, tokenHash: string): Promise<BoardRow | undefined> {
+  const [row] = await db.select().from(boards).where(eq(boards.tokenHash, tokenHash));
+  return row;
+}
+
+/** Oldest first: a stable order as boards are added. */
+export async function listBoardRows(db: Db, page: { limit: number; offset: number }): Promise<{ rows: BoardRow[]; total: number }> {
+  const [rows, [count]] = await Promise.all([
+    db.select().from(boards).orderBy(asc(boards.createdAt), asc(boards.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(boards),
+  ]);
+  return { rows, total: count?.n ?? 0 };
+}
+
+/** The ids of at most `limit` boards (to tell "exactly one board" from "none" or "several"). */
+export async function someBoardIds(db: Db, limit: number): Promise<string[]> {
+  const rows = await db.select({ id: boards.id }).from(boards).orderBy(asc(boards.createdAt)).limit(limit);
+  return rows.map((r) => r.id);
+}
+
+export async function deleteBoardRow(db: Db, id: string): Promise<boolean> {
+  const rows = await db.delete(boards).where(eq(boards.id, id)).returning({ id: boards.id });
+  return rows.length > 0;
+}
+
+/** Stores what the agent said in hello; undefined if the board no longer exists. */
+export async function recordHello(db: Db, id: string, hello: HelloMessage, at: Date): Promise<BoardRow | undefined> {
+  const [row] = await db
+    .update(boards)
+    .set({
+      agentVersion: hello.agent_version,
+      hostname: hello.hostname,
+      platform: hello.platform,
+      bootId: hello.boot_id,
+      activePac: hello.active_pac,
+      cachedContent: hello.cached,
+      connectedAt: at,
+      lastSeenAt: at,
+    })
+    .where(eq(boards.id, id))
+    .returning();
+  return row;
+}
+
+export async function recordLastSeen(db: Db, id: string, at: Date): Promise<void> {
+  await db.update(boards).set({ lastSeenAt: at }).where(eq(boards.id, id));
+}
+
+/** The PAC engineer's hook: the active PAC as the board last reported it. */
+export async function recordActivePac(db: Db, id: string, activePac: string | null): Promise<void> {
+  await db.update(boards).set({ activePac }).where(eq(boards.id, id));
+}

@@ -1,0 +1,321 @@
+import { PassThrough } from 'node:stream';
+import { and, eq, inArray } from 'drizzle-orm';
+import { StreamError, writableSink, type FileRef, type OperationOutcome, type ProducedFile } from '@mm/protocol';
+import type { AgentConnection, HelloMessage, OperationMessage, PullMessage } from '../agent-link/connection.ts';
+import { invocationFiles, invocations } from '../db/schema.ts';
+import { NotFoundError } from '../errors.ts';
+import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
+import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
+import { isAgentKind, type AgentKind } from './kinds.ts';
+import { isFinal, type OperationRow } from './operation-object.ts';
+import type { Operations } from './operations.ts';
+import { findOperation, saveParams, unfinishedOperations } from './store.ts';
+
+/** What `op.start` carries, kept in the operation's params so a restart sends the same. */
+interface StartParams {
+  invocation_name: string;
+  files: FileRef[];
+}
+
+interface ActiveOperation {
+  boardId: string;
+  kind: AgentKind;
+  invocationId: number | null;
+  /** The files of its op.start (for naming them in the log). */
+  files: FileRef[];
+}
+
+/** What the server saw of a transfer (bytes it sent, from which offsets), for the result. */
+interface TransferStats {
+  bytesSent: number;
+  pulls: Array<{ filename: string | null; sha256: string; offset: number; bytes: number; complete: boolean }>;
+}
+
+const KIND_ORDER = new Map<string, number>(INPUT_FILE_KINDS.map((k, i) => [k, i]));
+const RECENTLY_FINAL_KEPT = 1000;
+
+/**
+ * `transfer` and `execute`, the operations the agent runs (docs/agent-link.md, "Operations"):
+ * `op.start` when the board queue starts one, progress and log as they come, the outcome
+ * (with the output video pulled from the board and attached to the invocation) when it
+ * ends, and the settling of a reconnecting agent's hello.
+ */
+export class AgentOperations {
+  private readonly active = new Map<number, ActiveOperation>();
+  private readonly runningOnBoard = new Map<string, number>();
+  private readonly stats = new Map<number, TransferStats>();
+  private readonly outcomes = new Map<number, Promise<void>>();
+  /** Ids of operations known to have ended, so late messages cost no database read. */
+  private readonly recentlyFinal = new Set<number>();
+
+  constructor(private readonly ops: Operations) {}
+
+  private get ctx() {
+    return this.ops.ctx;
+  }
+
+  // ── start ────────────────────────────────────────────────────────────────────────
+
+  /** The board queue claimed this operation: snapshot the invocation's files and send op.start. */
+  async begin(row: OperationRow): Promise<void> {
+    const { db } = this.ctx.database;
+    const invocationId = row.invocationId;
+    const [inv] = invocationId
+      ? await db.select({ id: invocations.id, name: invocations.name }).from(invocations).where(eq(invocations.id, invocationId))
+      : [];
+    if (!inv || !row.boardId) {
+      await this.ops.finish(row.id, 'failed', null, { code: 'invocation_not_found', message: 'The invocation no longer exists.' });
+      return;
+    }
+    const fileRows = await db
+      .select()
+      .from(invocationFiles)
+      .where(and(eq(invocationFiles.invocationId, inv.id), inArray(invocationFiles.kind, [...INPUT_FILE_KINDS])));
+    fileRows.sort((a, b) => (KIND_ORDER.get(a.kind) ?? 9) - (KIND_ORDER.get(b.kind) ?? 9));
+    const start: StartParams = {
+      invocation_name: inv.name,
+      files: fileRows.map((f) => ({ kind: f.kind as FileRef['kind'], filename: f.filename, sha256: f.sha256, size: f.size })),
+    };
+    const params = { ...row.params, ...start };
+    await saveParams(db, row.id, params);
+    const withParams = { ...row, params };
+    this.track(withParams);
+    const total = start.files.reduce((n, f) => n + f.size, 0);
+    this.ops.reportProgress(row.id, { phase: 'transfer', bytes_done: 0, bytes_total: total });
+    const conn = this.ctx.agents.connection(row.boardId);
+    // Offline now: the agent's next hello finds it running and unknown to it, and gets op.start then.
+    if (conn) this.sendStart(conn, withParams);
+  }
+
+  private sendStart(conn: AgentConnection, row: OperationRow): void {
+    const p = row.params as Partial<StartParams>;
+    conn.sendMessage({
+      type: 'op.start',
+      op_id: row.id,
+      kind: row.kind as AgentKind,
+      invocation: { id: row.invocationId ?? 0, name: p.invocation_name ?? '' },
+      files: p.files ?? [],
+    });
+  }
+
+  private track(row: OperationRow): void {
+    if (!row.boardId || !isAgentKind(row.kind)) return;
+    this.active.set(row.id, {
+      boardId: row.boardId,
+      kind: row.kind,
+      invocationId: row.invocationId,
+      files: (row.params as Partial<StartParams>).files ?? [],
+    });
+    this.runningOnBoard.set(row.boardId, row.id);
+  }
+
+  /** The operation ended: drop what was kept for it. */
+  forget(id: number): void {
+    const a = this.active.get(id);
+    if (a && this.runningOnBoard.get(a.boardId) === id) this.runningOnBoard.delete(a.boardId);
+    this.active.delete(id);
+    this.stats.delete(id);
+    this.recentlyFinal.add(id);
+    if (this.recentlyFinal.size > RECENTLY_FINAL_KEPT) {
+      const oldest = this.recentlyFinal.values().next().value;
+      if (oldest !== undefined) this.recentlyFinal.delete(oldest);
+    }
+  }
+
+  /** The running agent operation this message may refer to, read from the database on a miss. */
+  private async lookup(id: number): Promise<ActiveOperation | 'final' | undefined> {
+    const known = this.active.get(id);
+    if (known) return known;
+    if (this.recentlyFinal.has(id)) return 'final';
+    const row = await findOperation(this.ctx.database.db, id);
+    if (!row || !isAgentKind(row.kind)) return undefined;
+    if (isFinal(row.status)) return 'final';
+    if (row.status !== 'running') return undefined;
+    this.track(row);
+    return this.active.get(id);
+  }
+
+  // ── messages from the agent ──────────────────────────────────────────────────────
+
+  async onMessage(conn: AgentConnection, m: OperationMessage): Promise<void> {
+    if (m.type === 'op.result') return this.handleOutcome(conn, m.outcome);
+    const op = await this.lookup(m.op_id);
+    if (op === 'final') return; // e.g. the tail of a run cancelled while the board was away
+    if (!op || op.boardId !== conn.boardId) {
+      conn.sendMessage({ type: 'error', code: 'unknown_operation', message: `no running operation ${m.op_id} for this board`, ref_type: m.type });
+      return;
+    }
+    if (m.type === 'op.progress') this.ops.reportProgress(m.op_id, m.progress);
+    else await this.ops.appendLog(m.op_id, m.stream, m.data);
+  }
+
+  /** Handles an outcome once at a time per operation; a repeat for an ended operation is just acknowledged. */
+  handleOutcome(conn: AgentConnection, outcome: OperationOutcome): Promise<void> {
+    const id = outcome.op_id;
+    const inFlight = this.outcomes.get(id);
+    const run = (inFlight ?? Promise.resolve()).then(() => this.settleOutcome(conn, outcome));
+    const tracked = run.finally(() => {
+      if (this.outcomes.get(id) === tracked) this.outcomes.delete(id);
+    });
+    this.outcomes.set(id, tracked);
+    return tracked;
+  }
+
+  private async settleOutcome(conn: AgentConnection, outcome: OperationOutcome): Promise<void> {
+    const id = outcome.op_id;
+    const ack = () => conn.sendMessage({ type: 'op.result.ack', op_id: id });
+    const row = await findOperation(this.ctx.database.db, id);
+    if (!row) {
+      conn.log.warn({ op_id: id }, 'outcome of an unknown operation; acknowledged');
+      ack();
+      return;
+    }
+    if (row.boardId !== conn.boardId) {
+      conn.sendMessage({ type: 'error', code: 'unknown_operation', message: `operation ${id} is not this board's`, ref_type: 'op.result' });
+      return;
+    }
+    if (isFinal(row.status)) {
+      ack();
+      return;
+    }
+
+    let status = outcome.status;
+    let error = outcome.error;
+    const result: Record<string, unknown> = { ...(outcome.result ?? {}) };
+    const stats = this.stats.get(id);
+    if (stats) {
+      // Measured on this side of the link (since this server process started).
+      result.bytes_sent = stats.bytesSent;
+      result.pulls = stats.pulls;
+    }
+
+    if (status === 'succeeded' && outcome.output) {
+      try {
+        await this.receiveOutput(conn, outcome.output);
+      } catch (err) {
+        if (err instanceof StreamError && err.info.code === 'link_closed') {
+          // Not acknowledged: the agent reports it again (hello.finished) when it is back.
+          conn.log.info({ op_id: id }, 'link closed while pulling the output; waiting for the agent to report again');
+          return;
+        }
+        status = 'failed';
+        error = { code: 'output_unavailable', message: `Could not receive the output video: ${err instanceof Error ? err.message : String(err)}` };
+      }
+      if (status === 'succeeded' && row.kind === 'execute') {
+        if (row.invocationId) {
+          try {
+            result.output_video = await attachInvocationFile(this.ctx, row.invocationId, 'output_video', {
+              filename: outcome.output.filename,
+              sha256: outcome.output.sha256,
+              size: outcome.output.size,
+              contentType: outcome.output.content_type || undefined,
+            });
+          } catch (err) {
+            // attachInvocationFile released the content; the invocation went away meanwhile.
+            if (!(err instanceof NotFoundError)) throw err;
+            result.output_video = null;
+          }
+        } else {
+          await discardIngestedContent(this.ctx, outcome.output.sha256);
+          result.output_video = null;
+        }
+      } else if (status === 'succeeded') {
+        await discardIngestedContent(this.ctx, outcome.output.sha256);
+      }
+    }
+    if (status !== 'succeeded' && !error) error = { code: status === 'cancelled' ? 'cancelled' : 'failed', message: `The board reported ${status}.` };
+    await this.ops.finish(id, status, result, status === 'succeeded' ? null : error);
+    ack();
+  }
+
+  /**
+   * Makes sure the content store holds the produced file: pulls it from the agent's cache,
+   * checking its sha256 as it is stored. The content stays pinned until it is attached or
+   * discarded.
+   */
+  private async receiveOutput(conn: AgentConnection, output: ProducedFile): Promise<void> {
+    const files = this.ctx.files;
+    // Already stored (e.g. the same video as before): nothing to move. Attaching it records it.
+    if (await files.has(output.sha256)) return;
+    const pipe = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const ingest = files.ingest(pipe, { expectedSha256: output.sha256 });
+    ingest.catch(() => {});
+    const pulled = conn.pull({ kind: 'produced', sha256: output.sha256 }, writableSink(pipe));
+    try {
+      await pulled;
+    } catch (err) {
+      pipe.destroy(err instanceof Error ? err : new Error(String(err)));
+      await ingest.catch(() => {});
+      throw err;
+    }
+    await ingest;
+  }
+
+  // ── reconnect ────────────────────────────────────────────────────────────────────
+
+  /**
+   * docs/agent-link.md step 6: outcomes of `hello.finished` are handled as live ones;
+   * running operations of this board the agent does not know are started again;
+   * operations the agent still runs but the server has ended get `op.cancel`.
+   */
+  async settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+    const { db } = this.ctx.database;
+    for (const outcome of hello.finished) await this.handleOutcome(conn, outcome);
+    const reported = new Set([...hello.running, ...hello.finished.map((f) => f.op_id)]);
+    const open = await unfinishedOperations(db, { boardId: conn.boardId });
+    for (const row of open) {
+      if (row.status !== 'running' || !isAgentKind(row.kind)) continue;
+      this.track(row);
+      if (reported.has(row.id)) continue;
+      if (!(row.params as Partial<StartParams>).files) {
+        // Claimed but never sent (the server stopped in between): snapshot and send now.
+        await this.begin(row);
+        continue;
+      }
+      await this.ops.appendLog(row.id, 'server', 'the board reconnected without this operation: starting it again\n');
+      this.sendStart(conn, row);
+    }
+    for (const id of hello.running) {
+      const op = await this.lookup(id);
+      if (op === 'final' || op === undefined || op.boardId !== conn.boardId) {
+        conn.sendMessage({ type: 'op.cancel', op_id: id });
+      } else if (this.ops.isCancelRequested(id)) {
+        conn.sendMessage({ type: 'op.cancel', op_id: id });
+      }
+    }
+  }
+
+  // ── transfer statistics ──────────────────────────────────────────────────────────
+
+  /** A pull of content by this board began (`size` total, from `offset`): noted in the log. */
+  onServing(boardId: string, pull: PullMessage, size: number): void {
+    if (pull.source.kind !== 'content') return;
+    const id = this.runningOnBoard.get(boardId);
+    if (id === undefined) return;
+    const sha = pull.source.sha256;
+    const file = this.fileOf(id, sha);
+    const name = file?.filename ?? sha.slice(0, 12);
+    const text =
+      pull.offset > 0
+        ? `sending ${name}: resuming at byte ${pull.offset} of ${size}\n`
+        : `sending ${name} (${size} bytes)\n`;
+    void this.ops.appendLog(id, 'server', text);
+  }
+
+  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean): void {
+    if (pull.source.kind !== 'content') return;
+    const id = this.runningOnBoard.get(boardId);
+    if (id === undefined) return;
+    let s = this.stats.get(id);
+    if (!s) {
+      s = { bytesSent: 0, pulls: [] };
+      this.stats.set(id, s);
+    }
+    s.bytesSent += bytes;
+    s.pulls.push({ filename: this.fileOf(id, pull.source.sha256)?.filename ?? null, sha256: pull.source.sha256, offset: pull.offset, bytes, complete: ok });
+  }
+
+  private fileOf(id: number, sha256: string): FileRef | undefined {
+    return this.active.get(id)?.files.find((f) => f.sha256 === sha256);
+  }
+}

@@ -1,0 +1,40 @@
+import type { AppContext } from '../app-context.ts';
+import { findBoard, someBoardIds } from '../agent-link/board-store.ts';
+import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors.ts';
+
+export const boardNotFound = (id: unknown) => new NotFoundError('board_not_found', `No board with id ${String(id)}.`);
+
+/**
+ * The board a request means (API.md: `board_id?` may be left out when exactly one board is
+ * registered). None registered → 503 `no_board`; several and none named → 400
+ * `board_required`; an unknown id → 404 `board_not_found`.
+ */
+export async function resolveBoardId(ctx: AppContext, boardId: string | undefined): Promise<string> {
+  const { db } = ctx.database;
+  if (boardId !== undefined) {
+    if (!(await findBoard(db, boardId))) throw boardNotFound(boardId);
+    return boardId;
+  }
+  const ids = await someBoardIds(db, 2);
+  if (ids.length === 0) throw new ServiceUnavailableError('no_board', 'No board is registered (POST /api/boards/ registers one).');
+  if (ids.length > 1) throw new BadRequestError('board_required', 'Several boards are registered: name one with board_id.');
+  return ids[0]!;
+}
+
+/**
+ * Operations are only accepted for a board that is connected (or rebooting, which holds its
+ * queue until it is back): a POST for an offline board answers 503 `board_offline` and
+ * starts nothing. Work already queued for a board that goes offline waits for it.
+ */
+export function requireReachable(ctx: AppContext, boardId: string): void {
+  if (ctx.agents.status(boardId) === 'offline') {
+    throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: boardId });
+  }
+}
+
+/** resolveBoardId + requireReachable: the board an operation-starting POST will use. */
+export async function boardForOperation(ctx: AppContext, boardId: string | undefined): Promise<string> {
+  const id = await resolveBoardId(ctx, boardId);
+  requireReachable(ctx, id);
+  return id;
+}

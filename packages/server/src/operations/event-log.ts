@@ -1,0 +1,167 @@
+import { EventEmitter } from 'node:events';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { operationEvents } from '../db/schema.ts';
+import type { Logger } from '../logger.ts';
+
+export type OperationEventType = 'status' | 'progress' | 'log' | 'end';
+
+export interface OperationEvent {
+  /** 1, 2, 3… per operation: the SSE `id:` and what `Last-Event-ID` names. */
+  seq: number;
+  type: OperationEventType;
+  data: unknown;
+}
+
+export interface LogEventData {
+  /** `server`: the control plane's own notes (e.g. where a resumed transfer starts). */
+  stream: 'stdout' | 'stderr' | 'agent' | 'server';
+  data: string;
+}
+
+interface Pending {
+  type: OperationEventType;
+  data: unknown;
+  settle: Array<(e: OperationEvent | undefined) => void>;
+}
+
+/** Log chunks queued back to back while a write is in flight merge into one event up to this size. */
+const MAX_MERGED_LOG_CHARS = 64 * 1024;
+
+/**
+ * The event history of every operation: stored in `operation_events` in order (one writer
+ * per operation owns its seq counter, so events never interleave or reuse a seq), and
+ * published to live subscribers only after they are stored, so a client that replays
+ * from the database and then listens sees every event exactly once.
+ */
+export class OperationEventLog {
+  private readonly bus = new EventEmitter().setMaxListeners(0);
+  private readonly writers = new Map<number, OperationWriter>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+  ) {}
+
+  /** Stores the event (resolves once stored; undefined if the store failed, which is logged). */
+  append(operationId: number, type: OperationEventType, data: unknown): Promise<OperationEvent | undefined> {
+    let w = this.writers.get(operationId);
+    if (!w) {
+      w = new OperationWriter(this.db, this.log, operationId, (e) => this.bus.emit(String(operationId), e), () => {
+        if (this.writers.get(operationId) === w) this.writers.delete(operationId);
+      });
+      this.writers.set(operationId, w);
+    }
+    return w.enqueue(type, data);
+  }
+
+  /** Live events of one operation, after they are stored. Returns the unsubscribe function. */
+  subscribe(operationId: number, listener: (e: OperationEvent) => void): () => void {
+    const key = String(operationId);
+    this.bus.on(key, listener);
+    return () => this.bus.off(key, listener);
+  }
+
+  async read(operationId: number, afterSeq = 0): Promise<OperationEvent[]> {
+    const rows = await this.db
+      .select({ seq: operationEvents.seq, type: operationEvents.type, data: operationEvents.data })
+      .from(operationEvents)
+      .where(and(eq(operationEvents.operationId, operationId), gt(operationEvents.seq, afterSeq)))
+      .orderBy(asc(operationEvents.seq));
+    return rows.map((r) => ({ seq: r.seq, type: r.type as OperationEventType, data: r.data }));
+  }
+
+  /** The whole log so far, as text. */
+  async text(operationId: number): Promise<string> {
+    const rows = await this.db
+      .select({ data: operationEvents.data })
+      .from(operationEvents)
+      .where(and(eq(operationEvents.operationId, operationId), eq(operationEvents.type, 'log')))
+      .orderBy(asc(operationEvents.seq));
+    return rows.map((r) => (r.data as LogEventData).data).join('');
+  }
+
+  /** Waits until every event appended so far is stored (graceful shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.writers.values()].map((w) => w.idle()));
+  }
+}
+
+class OperationWriter {
+  private nextSeq: number | undefined;
+  private queue: Pending[] = [];
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly operationId: number,
+    private readonly publish: (e: OperationEvent) => void,
+    private readonly retire: () => void,
+  ) {}
+
+  enqueue(type: OperationEventType, data: unknown): Promise<OperationEvent | undefined> {
+    return new Promise((resolve) => {
+      const last = this.queue.at(-1);
+      if (type === 'log' && last?.type === 'log') {
+        const a = last.data as LogEventData;
+        const b = data as LogEventData;
+        if (a.stream === b.stream && a.data.length + b.data.length <= MAX_MERGED_LOG_CHARS) {
+          last.data = { stream: a.stream, data: a.data + b.data };
+          last.settle.push(resolve);
+          return;
+        }
+      }
+      this.queue.push({ type, data, settle: [resolve] });
+      this.running ??= this.drain();
+    });
+  }
+
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue;
+        this.queue = [];
+        await this.writeBatch(batch);
+      }
+    } finally {
+      this.running = undefined;
+      // An operation that ended keeps no writer; a late event creates a fresh one.
+      if (this.queue.length === 0) this.retire();
+      else this.running = this.drain();
+    }
+  }
+
+  private async writeBatch(batch: Pending[]): Promise<void> {
+    let events: OperationEvent[] | undefined;
+    try {
+      if (this.nextSeq === undefined) {
+        const [row] = await this.db
+          .select({ max: sql<number>`coalesce(max(${operationEvents.seq}), 0)`.mapWith(Number) })
+          .from(operationEvents)
+          .where(eq(operationEvents.operationId, this.operationId));
+        this.nextSeq = (row?.max ?? 0) + 1;
+      }
+      const first = this.nextSeq;
+      events = batch.map((p, i) => ({ seq: first + i, type: p.type, data: p.data }));
+      await this.db
+        .insert(operationEvents)
+        .values(events.map((e) => ({ operationId: this.operationId, seq: e.seq, type: e.type, data: e.data })));
+      this.nextSeq = first + batch.length;
+    } catch (err) {
+      // Typically the operation row is gone (deleted with its board's invocation): nothing to keep.
+      this.nextSeq = undefined;
+      this.log.warn({ err, op_id: this.operationId }, 'could not store operation events');
+      for (const p of batch) for (const s of p.settle) s(undefined);
+      return;
+    }
+    events.forEach((e, i) => {
+      this.publish(e);
+      for (const s of batch[i]!.settle) s(e);
+    });
+  }
+}

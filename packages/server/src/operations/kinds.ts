@@ -1,0 +1,100 @@
+import type { RpcMethod, RpcParams, RpcResult } from '@mm/protocol';
+import type { AppContext } from '../app-context.ts';
+import { ApiError } from '../errors.ts';
+import type { OperationError, OperationObject, OperationProgress } from './operation-object.ts';
+
+/**
+ * Operation kinds that run on the server side while holding their board's queue slot.
+ *
+ * `transfer` and `execute` are built in (the agent runs them, see agent-operations.ts).
+ * Every other kind (`pac_query`, `pac_activate`, `pac_install`, `script_deploy`, …) is
+ * registered by the module that owns it, at import time:
+ *
+ *   registerOperationKind('pac_query', {
+ *     async run(op, h) {
+ *       const r = await h.call('pac.query', {}, { timeoutMs: 30_000 });   // rpc over the link
+ *       await h.log(`found ${r.pacs.length} PACs\n`);                      // operation log
+ *       return { pacs: r.pacs, active: r.active };                         // operation result
+ *     },
+ *   });
+ *
+ * then starts operations with `ctx.operations.create({ kind, boardId, params })` and answers
+ * the POST with `respondWithOperation` (sync/async rules of API.md).
+ *
+ * Contract of `run`:
+ * - It starts once the board is online, not rebooting, and idle; no other operation of the
+ *   board starts before it settles.
+ * - Resolving ends the operation `succeeded` with the value as its `result`.
+ * - Throwing ends it `failed`: an `OperationFailure` or an `ApiError` (e.g. the
+ *   BadGatewayError/GatewayTimeoutError/ServiceUnavailableError of `h.call`) gives the error
+ *   its `code` and message; anything else is `internal_error`.
+ * - `h.signal` aborts when the operation is cancelled; the operation becomes `cancelled`
+ *   when `run` settles after that (or after a grace period if it does not).
+ * - If the server stops while `run` is running, the operation is found `running` at the next
+ *   start: `onServerRestart` decides — `'fail'` (the default: `server_restarted`) or
+ *   `'requeue'` (run again from the start; only for kinds that are safe to repeat).
+ */
+export interface OperationKind {
+  run(op: OperationObject, helpers: OperationHelpers): Promise<unknown>;
+  onServerRestart?: 'fail' | 'requeue';
+}
+
+export interface OperationHelpers {
+  ctx: AppContext;
+  boardId: string;
+  /** Aborted when the operation is cancelled (or the server shuts down). */
+  signal: AbortSignal;
+  /** `ctx.agents.call` on this operation's board, aborted with the operation. */
+  call<M extends RpcMethod>(method: M, params: RpcParams<M>, opts?: { timeoutMs?: number }): Promise<RpcResult<M>>;
+  /** Appends text to the operation's log (a `log` event); resolves once stored. */
+  log(text: string, stream?: 'stdout' | 'stderr' | 'agent'): Promise<void>;
+  /** Reports progress (stored at most a few times a second). */
+  progress(progress: OperationProgress): void;
+  /**
+   * Marks the board `rebooting` (its queue holds until it is back) and resolves when it has
+   * reconnected with another boot id; rejects with GatewayTimeoutError `reboot_timeout`
+   * after `MM_REBOOT_TIMEOUT_S` (or `timeoutMs`). Call it before triggering the reboot.
+   */
+  expectReboot(opts?: { timeoutMs?: number }): { back: Promise<{ bootId: string }> };
+}
+
+/** A failure with a stable code (and optionally a partial result) for the operation's `error`. */
+export class OperationFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly result: unknown = null,
+  ) {
+    super(message);
+    this.name = 'OperationFailure';
+  }
+}
+
+/** Maps whatever a run threw to the operation's error (and partial result). */
+export function operationErrorOf(err: unknown): { error: OperationError; result: unknown } {
+  if (err instanceof OperationFailure) return { error: { code: err.code, message: err.message }, result: err.result };
+  if (err instanceof ApiError) return { error: { code: err.code, message: err.message }, result: null };
+  return { error: { code: 'internal_error', message: err instanceof Error ? err.message : String(err) }, result: null };
+}
+
+/** Built-in kinds run by the agent itself. */
+export const AGENT_KINDS = ['transfer', 'execute'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+export const isAgentKind = (kind: string): kind is AgentKind => (AGENT_KINDS as readonly string[]).includes(kind);
+
+const registry = new Map<string, OperationKind>();
+
+/** Registers (or replaces) a server-side operation kind; see the comment above. */
+export function registerOperationKind(kind: string, definition: OperationKind): void {
+  if (isAgentKind(kind)) throw new Error(`operation kind ${kind} is built in`);
+  if (!/^[a-z][a-z0-9_]*$/.test(kind)) throw new Error(`operation kind ${JSON.stringify(kind)} must be snake_case`);
+  registry.set(kind, definition);
+}
+
+export function operationKind(kind: string): OperationKind | undefined {
+  return registry.get(kind);
+}
+
+export function isKnownKind(kind: string): boolean {
+  return isAgentKind(kind) || registry.has(kind);
+}

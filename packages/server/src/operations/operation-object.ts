@@ -1,0 +1,55 @@
+import type { operations } from '../db/schema.ts';
+
+export type OperationRow = typeof operations.$inferSelect;
+
+export const OPERATION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type OperationStatusName = (typeof OPERATION_STATUSES)[number];
+export const FINAL_STATUSES: readonly OperationStatusName[] = ['succeeded', 'failed', 'cancelled'];
+export const isFinal = (status: string) => (FINAL_STATUSES as readonly string[]).includes(status);
+
+export interface OperationProgress {
+  phase: string;
+  bytes_done: number;
+  bytes_total: number;
+}
+
+export interface OperationError {
+  code: string;
+  message: string;
+}
+
+/** The operation as the API shows it (API.md, "Boards and operations"). */
+export interface OperationObject {
+  id: number;
+  kind: string;
+  status: OperationStatusName;
+  board_id: string | null;
+  invocation_id: number | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  progress: OperationProgress;
+  result: unknown;
+  error: OperationError | null;
+}
+
+/** The OpenAPI/zod schema of the operation object is shared with the invocation details. */
+export { OperationSchema } from '../services/invocation-records.ts';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toOperationObject(row: OperationRow): OperationObject {
+  return {
+    id: row.id,
+    kind: row.kind,
+    status: row.status as OperationStatusName,
+    board_id: row.boardId,
+    invocation_id: row.invocationId,
+    created_at: row.createdAt.toISOString(),
+    started_at: iso(row.startedAt),
+    finished_at: iso(row.finishedAt),
+    progress: row.progress,
+    result: row.result ?? null,
+    error: row.error ?? null,
+  };
+}

@@ -1,0 +1,408 @@
+import { and, eq } from 'drizzle-orm';
+import type { AppContext } from '../app-context.ts';
+import { operations as operationsTable } from '../db/schema.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { AgentConnection, HelloMessage, OperationMessage } from '../agent-link/connection.ts';
+import { AgentOperations } from './agent-operations.ts';
+import { BoardQueue } from './board-queue.ts';
+import { OperationEventLog, type LogEventData } from './event-log.ts';
+import { isAgentKind, isKnownKind, operationKind } from './kinds.ts';
+import {
+  isFinal,
+  toOperationObject,
+  type OperationError,
+  type OperationObject,
+  type OperationProgress,
+  type OperationRow,
+} from './operation-object.ts';
+import { ServerRuns } from './server-runs.ts';
+import {
+  boardsWithQueuedWork,
+  claimQueued,
+  findOperation,
+  finishOperation,
+  insertOperation,
+  listOperationRows,
+  oldestQueuedOf,
+  runningOperationOf,
+  runningOperations,
+  saveProgress,
+  unfinishedOperations,
+  type OperationFilters,
+} from './store.ts';
+
+/** Progress is stored (row and event) at most this often per operation. */
+const PROGRESS_INTERVAL_MS = 250;
+/** A cancelled operation whose board does not confirm within this long is marked cancelled anyway. */
+export const CANCEL_GRACE_MS = 30_000;
+
+export type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
+
+interface ProgressThrottle {
+  lastStoredAt: number;
+  pending: OperationProgress | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Operations: everything that touches a board. Stored in the database with their events;
+ * one at a time per board (FIFO by id), started by the board queue when the board is
+ * online, idle and not rebooting; `transfer`/`execute` run on the agent
+ * (agent-operations.ts), registered kinds on the server (server-runs.ts, kinds.ts).
+ */
+export class Operations {
+  private ctxRef: AppContext | undefined;
+  private eventLog: OperationEventLog | undefined;
+  private readonly queue = new BoardQueue(
+    (boardId) => this.startNext(boardId),
+    (err, boardId) => this.ctx.log.error({ err, board_id: boardId }, 'could not start the next operation'),
+  );
+  private readonly throttles = new Map<number, ProgressThrottle>();
+  /** Running operations asked to stop, waiting for the board (or run) to confirm. */
+  private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
+  private stopping = false;
+  private readonly stopController = new AbortController();
+  readonly agent = new AgentOperations(this);
+  readonly server = new ServerRuns(this);
+
+  attach(ctx: AppContext): void {
+    this.ctxRef = ctx;
+    this.eventLog = new OperationEventLog(ctx.database.db, ctx.log.child({ component: 'operations' }));
+    ctx.agents.on('online', (boardId) => this.queue.kick(boardId));
+    ctx.agents.on('ready', (boardId) => this.queue.kick(boardId));
+    ctx.agents.on('offline', (boardId) => this.onBoardOffline(boardId));
+    ctx.agents.on('serving', (boardId, pull, size) => this.agent.onServing(boardId, pull, size));
+    ctx.agents.on('served', (boardId, pull, bytes, ok) => this.agent.onServed(boardId, pull, bytes, ok));
+  }
+
+  get ctx(): AppContext {
+    if (!this.ctxRef) throw new Error('Operations used before attach(ctx)');
+    return this.ctxRef;
+  }
+
+  get events(): OperationEventLog {
+    if (!this.eventLog) throw new Error('Operations used before attach(ctx)');
+    return this.eventLog;
+  }
+
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
+  /** Aborted when the server begins to shut down (event streams end then). */
+  get stopSignal(): AbortSignal {
+    return this.stopController.signal;
+  }
+
+  // ── startup and shutdown ─────────────────────────────────────────────────────────
+
+  /**
+   * After a restart: agent operations that were running stay running (their agent settles
+   * them when it says hello); server-side runs were lost, so each is failed
+   * (`server_restarted`) or queued again, as its kind says; queued work waits for its board.
+   */
+  async recover(): Promise<void> {
+    for (const op of await runningOperations(this.ctx.database.db)) {
+      if (isAgentKind(op.kind)) continue;
+      const policy = operationKind(op.kind)?.onServerRestart ?? 'fail';
+      if (policy === 'requeue') {
+        const [row] = await this.ctx.database.db
+          .update(operationsTable)
+          .set({ status: 'queued', startedAt: null })
+          .where(and(eq(operationsTable.id, op.id), eq(operationsTable.status, 'running')))
+          .returning();
+        if (row) await this.events.append(op.id, 'status', { status: 'queued', reason: 'server_restarted' });
+      } else {
+        await this.finish(op.id, 'failed', null, { code: 'server_restarted', message: 'The server restarted while this operation ran on it.' });
+      }
+    }
+    for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) this.queue.kick(boardId);
+  }
+
+  /** Shutdown, part 1: no operation starts any more, server-side runs stop, event streams end. */
+  stop(): void {
+    this.stopping = true;
+    this.stopController.abort();
+    this.server.abortAll();
+    for (const c of this.cancelRequested.values()) clearTimeout(c.timer);
+  }
+
+  /** Shutdown, part 2 (after the links closed): everything held back is stored. */
+  async drain(): Promise<void> {
+    await this.queue.idle();
+    for (const [id, t] of this.throttles) {
+      clearTimeout(t.timer);
+      if (t.pending) await this.storeProgress(id, t.pending);
+    }
+    this.throttles.clear();
+    await this.events.flush();
+  }
+
+  // ── create, read ─────────────────────────────────────────────────────────────────
+
+  async create(input: { kind: string; boardId: string; invocationId?: number | null; params?: Record<string, unknown> }): Promise<OperationObject> {
+    if (!isKnownKind(input.kind)) throw new Error(`unknown operation kind ${input.kind}`);
+    const row = await insertOperation(this.ctx.database.db, {
+      kind: input.kind,
+      boardId: input.boardId,
+      invocationId: input.invocationId ?? null,
+      params: input.params ?? {},
+    });
+    await this.events.append(row.id, 'status', { status: 'queued' });
+    this.queue.kick(input.boardId);
+    return toOperationObject(row);
+  }
+
+  async get(id: number): Promise<OperationObject | undefined> {
+    const row = await findOperation(this.ctx.database.db, id);
+    return row && toOperationObject(row);
+  }
+
+  async require(id: number): Promise<OperationObject> {
+    const op = await this.get(id);
+    if (!op) throw operationNotFound(id);
+    return op;
+  }
+
+  async list(filters: OperationFilters, page: { limit: number; offset: number }): Promise<{ operations: OperationObject[]; total: number }> {
+    const { rows, total } = await listOperationRows(this.ctx.database.db, filters, page);
+    return { operations: rows.map(toOperationObject), total };
+  }
+
+  /** Kicks the board's queue (e.g. after a reboot watch ended elsewhere). */
+  kick(boardId: string): void {
+    this.queue.kick(boardId);
+  }
+
+  // ── waiting ──────────────────────────────────────────────────────────────────────
+
+  /** The operation once it has ended, or undefined if it is still going after `timeoutMs`. */
+  async waitForEnd(id: number, timeoutMs: number, signal?: AbortSignal): Promise<OperationObject | undefined> {
+    let unsubscribe: (() => void) | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      const ended = new Promise<void>((resolve) => {
+        unsubscribe = this.events.subscribe(id, (e) => {
+          if (e.type === 'end') resolve();
+        });
+        timer = setTimeout(resolve, timeoutMs);
+        if (signal) {
+          onAbort = resolve;
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+      });
+      // Subscribed before looking, so an end between the two is not missed.
+      const now = await this.get(id);
+      if (!now || isFinal(now.status)) return now;
+      await ended;
+      const after = await this.get(id);
+      return after && isFinal(after.status) ? after : undefined;
+    } finally {
+      unsubscribe?.();
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  // ── the board queue ──────────────────────────────────────────────────────────────
+
+  private async startNext(boardId: string): Promise<void> {
+    if (this.stopping || !this.ctx.agents.canRun(boardId)) return;
+    const db = this.ctx.database.db;
+    if (await runningOperationOf(db, boardId)) return;
+    for (;;) {
+      const next = await oldestQueuedOf(db, boardId);
+      if (!next) return;
+      const claimed = await claimQueued(db, next.id);
+      if (!claimed) continue; // cancelled in between: look again
+      await this.events.append(claimed.id, 'status', { status: 'running' });
+      if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
+      else this.server.begin(claimed);
+      return;
+    }
+  }
+
+  // ── progress, log, end ───────────────────────────────────────────────────────────
+
+  /** Stores progress at most every PROGRESS_INTERVAL_MS per operation (the last value always lands). */
+  reportProgress(id: number, progress: OperationProgress): void {
+    let t = this.throttles.get(id);
+    if (!t) {
+      t = { lastStoredAt: 0, pending: undefined, timer: undefined };
+      this.throttles.set(id, t);
+    }
+    t.pending = progress;
+    if (t.timer) return;
+    const wait = t.lastStoredAt + PROGRESS_INTERVAL_MS - Date.now();
+    const throttle = t;
+    const flush = () => {
+      throttle.timer = undefined;
+      throttle.lastStoredAt = Date.now();
+      const p = throttle.pending;
+      throttle.pending = undefined;
+      if (p) void this.storeProgress(id, p);
+    };
+    if (wait <= 0) flush();
+    else throttle.timer = setTimeout(flush, wait);
+  }
+
+  private async storeProgress(id: number, progress: OperationProgress): Promise<void> {
+    try {
+      await saveProgress(this.ctx.database.db, id, progress);
+      await this.events.append(id, 'progress', progress);
+    } catch (err) {
+      this.ctx.log.warn({ err, op_id: id }, 'could not store progress');
+    }
+  }
+
+  /** Stores any progress still held back by the throttle; forgets the throttle. */
+  private async flushProgress(id: number): Promise<OperationProgress | undefined> {
+    const t = this.throttles.get(id);
+    if (!t) return undefined;
+    this.throttles.delete(id);
+    clearTimeout(t.timer);
+    if (t.pending) await this.storeProgress(id, t.pending);
+    return t.pending;
+  }
+
+  async appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void> {
+    if (data.length) await this.events.append(id, 'log', { stream, data });
+  }
+
+  /**
+   * Ends a queued or running operation (a no-op if it already ended, so outcomes are
+   * idempotent): stores it, then its `status` and `end` events, and lets the board go on.
+   */
+  async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
+    await this.flushProgress(id);
+    const row = await finishOperation(this.ctx.database.db, id, { status, result, error });
+    const cancel = this.cancelRequested.get(id);
+    if (cancel) {
+      clearTimeout(cancel.timer);
+      this.cancelRequested.delete(id);
+    }
+    if (!row) return undefined;
+    this.agent.forget(id);
+    const op = toOperationObject(row);
+    await this.events.append(id, 'status', { status, ...(error ? { error } : {}) });
+    await this.events.append(id, 'end', op);
+    this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
+    if (row.boardId) this.queue.kick(row.boardId);
+    return op;
+  }
+
+  // ── cancel ───────────────────────────────────────────────────────────────────────
+
+  /**
+   * Cancels an operation: a queued one at once; a running one on an online board is asked
+   * to stop and becomes `cancelled` when the board (or the server-side run) confirms, or
+   * after CANCEL_GRACE_MS; a running one on an offline board at once (the agent is told
+   * when it comes back). 409 `operation_finished` if it already ended.
+   */
+  async cancel(id: number): Promise<OperationObject> {
+    const db = this.ctx.database.db;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const row = await findOperation(db, id);
+      if (!row) throw operationNotFound(id);
+      if (isFinal(row.status)) {
+        throw new ConflictError('operation_finished', `Operation ${id} already ended (${row.status}).`, { operation: toOperationObject(row) });
+      }
+      if (row.status === 'queued') {
+        // Only a row still queued is cancelled here; one claimed meanwhile is handled as running.
+        const [cancelled] = await db
+          .update(operationsTable)
+          .set({ status: 'cancelled', finishedAt: new Date(), error: { code: 'cancelled', message: 'Cancelled before it started.' } })
+          .where(and(eq(operationsTable.id, id), eq(operationsTable.status, 'queued')))
+          .returning();
+        if (!cancelled) continue;
+        const op = toOperationObject(cancelled);
+        await this.events.append(id, 'status', { status: 'cancelled', error: op.error });
+        await this.events.append(id, 'end', op);
+        return op;
+      }
+      await this.cancelRunning(row);
+      return (await this.get(id)) ?? toOperationObject(row);
+    }
+    return this.require(id);
+  }
+
+  private async cancelRunning(row: OperationRow): Promise<void> {
+    if (this.cancelRequested.has(row.id)) return;
+    const cancelledError = { code: 'cancelled', message: 'Cancelled while running.' };
+    if (!isAgentKind(row.kind)) {
+      if (!this.server.abort(row.id)) {
+        await this.finish(row.id, 'cancelled', null, cancelledError);
+        return;
+      }
+    } else {
+      const conn = row.boardId ? this.ctx.agents.connection(row.boardId) : undefined;
+      if (!conn) {
+        await this.finish(row.id, 'cancelled', null, cancelledError);
+        return;
+      }
+      conn.sendMessage({ type: 'op.cancel', op_id: row.id });
+    }
+    await this.appendLog(row.id, 'server', 'cancel requested\n');
+    const timer = setTimeout(() => {
+      void this.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
+    }, CANCEL_GRACE_MS);
+    timer.unref();
+    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent: isAgentKind(row.kind), timer });
+  }
+
+  isCancelRequested(id: number): boolean {
+    return this.cancelRequested.has(id);
+  }
+
+  /** The board dropped: operations it was asked to cancel are cancelled now (it is told again on hello). */
+  private onBoardOffline(boardId: string): void {
+    for (const [id, c] of this.cancelRequested) {
+      if (c.boardId === boardId && c.onAgent) {
+        void this.finish(id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
+      }
+    }
+  }
+
+  /** Cancels every queued or running operation of an invocation and waits (a while) for them to end. */
+  async cancelOperationsOf(invocationId: number, waitMs = 10_000): Promise<void> {
+    const open = await unfinishedOperations(this.ctx.database.db, { invocationId });
+    await this.cancelAndWait(open, waitMs);
+  }
+
+  /** The board is being deleted: all its work ends now, as `cancelled`. */
+  async cancelOperationsOfBoard(boardId: string): Promise<void> {
+    const open = await unfinishedOperations(this.ctx.database.db, { boardId });
+    await this.cancelAndWait(open, 2_000);
+  }
+
+  private async cancelAndWait(open: OperationRow[], waitMs: number): Promise<void> {
+    for (const op of open) {
+      try {
+        await this.cancel(op.id);
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+      }
+    }
+    await Promise.all(
+      open.map(async (op) => {
+        const ended = await this.waitForEnd(op.id, waitMs);
+        if (!ended) await this.finish(op.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled.' });
+      }),
+    );
+  }
+
+  // ── the agent's side ─────────────────────────────────────────────────────────────
+
+  onAgentMessage(conn: AgentConnection, message: OperationMessage): Promise<void> {
+    return this.agent.onMessage(conn, message);
+  }
+
+  settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+    return this.agent.settleHello(conn, hello);
+  }
+}
+
+export function operationNotFound(id: unknown): NotFoundError {
+  return new NotFoundError('operation_not_found', `No operation with id ${String(id)}.`);
+}

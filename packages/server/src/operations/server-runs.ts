@@ -1,0 +1,84 @@
+import { operationErrorOf, operationKind, type OperationHelpers } from './kinds.ts';
+import { toOperationObject, type OperationRow } from './operation-object.ts';
+import type { Operations } from './operations.ts';
+
+class ShutdownAbort extends Error {
+  constructor() {
+    super('the server is shutting down');
+    this.name = 'ShutdownAbort';
+  }
+}
+
+/** Runs registered (server-side) operation kinds while they hold their board's slot. */
+export class ServerRuns {
+  private readonly runs = new Map<number, AbortController>();
+
+  constructor(private readonly ops: Operations) {}
+
+  begin(row: OperationRow): void {
+    const def = operationKind(row.kind);
+    const ctx = this.ops.ctx;
+    if (!def || !row.boardId) {
+      void this.ops.finish(row.id, 'failed', null, { code: 'unknown_kind', message: `No runner for operation kind ${row.kind}.` });
+      return;
+    }
+    const boardId = row.boardId;
+    const ac = new AbortController();
+    this.runs.set(row.id, ac);
+    const helpers: OperationHelpers = {
+      ctx,
+      boardId,
+      signal: ac.signal,
+      call: (method, params, opts = {}) => ctx.agents.call(boardId, method, params, { ...opts, signal: ac.signal }),
+      log: (text, stream = 'agent') => this.ops.appendLog(row.id, stream, text),
+      progress: (p) => this.ops.reportProgress(row.id, p),
+      expectReboot: (opts = {}) => {
+        const watch = ctx.agents.expectReboot(boardId, opts);
+        const aborted = new Promise<never>((_, reject) => {
+          const fail = () => reject(ac.signal.reason instanceof Error ? ac.signal.reason : new Error('aborted'));
+          if (ac.signal.aborted) fail();
+          else ac.signal.addEventListener('abort', fail, { once: true });
+        });
+        aborted.catch(() => {});
+        return { back: Promise.race([watch.back, aborted]) };
+      },
+    };
+    const started = Date.now();
+    void (async () => {
+      try {
+        const result = await def.run(toOperationObject(row), helpers);
+        if (this.ops.isStopping && ac.signal.aborted) return;
+        if (this.ops.isCancelRequested(row.id)) {
+          await this.ops.finish(row.id, 'cancelled', result ?? null, { code: 'cancelled', message: 'Cancelled while running.' });
+        } else {
+          await this.ops.finish(row.id, 'succeeded', result ?? null, null);
+        }
+      } catch (err) {
+        // Left running on shutdown: the next start applies the kind's onServerRestart.
+        if (ac.signal.reason instanceof ShutdownAbort) return;
+        if (this.ops.isCancelRequested(row.id)) {
+          await this.ops.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
+        } else {
+          const { error, result } = operationErrorOf(err);
+          if (error.code === 'internal_error') ctx.log.error({ err, op_id: row.id, kind: row.kind }, 'operation run failed unexpectedly');
+          await this.ops.finish(row.id, 'failed', result, error);
+        }
+      } finally {
+        this.runs.delete(row.id);
+        ctx.log.debug({ op_id: row.id, kind: row.kind, ms: Date.now() - started }, 'server-side run settled');
+      }
+    })();
+  }
+
+  /** Asks a run to stop; false if no such run is going on in this process. */
+  abort(id: number): boolean {
+    const ac = this.runs.get(id);
+    if (!ac) return false;
+    ac.abort(new Error('operation cancelled'));
+    return true;
+  }
+
+  abortAll(): void {
+    for (const ac of this.runs.values()) ac.abort(new ShutdownAbort());
+  }
+}

@@ -1,0 +1,152 @@
+import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { operations } from '../db/schema.ts';
+import type { OperationError, OperationProgress, OperationRow, OperationStatusName } from './operation-object.ts';
+
+/** Plain queries on the operations table; the state machine around them is in operations.ts. */
+
+export interface NewOperation {
+  kind: string;
+  boardId: string;
+  invocationId: number | null;
+  params: Record<string, unknown>;
+}
+
+export async function insertOperation(db: Db, op: NewOperation): Promise<OperationRow> {
+  const [row] = await db
+    .insert(operations)
+    .values({ kind: op.kind, boardId: op.boardId, invocationId: op.invocationId, params: op.params, status: 'queued' })
+    .returning();
+  return row!;
+}
+
+export async function findOperation(db: Db, id: number): Promise<OperationRow | undefined> {
+  const [row] = await db.select().from(operations).where(eq(operations.id, id));
+  return row;
+}
+
+export interface OperationFilters {
+  boardId?: string | undefined;
+  invocationId?: number | undefined;
+  kind?: string | undefined;
+  status?: OperationStatusName | undefined;
+}
+
+function filterWhere(f: OperationFilters): SQL | undefined {
+  const parts: SQL[] = [];
+  if (f.boardId !== undefined) parts.push(eq(operations.boardId, f.boardId));
+  if (f.invocationId !== undefined) parts.push(eq(operations.invocationId, f.invocationId));
+  if (f.kind !== undefined) parts.push(eq(operations.kind, f.kind));
+  if (f.status !== undefined) parts.push(eq(operations.status, f.status));
+  return parts.length ? and(...parts) : undefined;
+}
+
+/** Newest first. */
+export async function listOperationRows(
+  db: Db,
+  filters: OperationFilters,
+  page: { limit: number; offset: number },
+): Promise<{ rows: OperationRow[]; total: number }> {
+  const where = filterWhere(filters);
+  const [rows, [count]] = await Promise.all([
+    db.select().from(operations).where(where).orderBy(desc(operations.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(operations).where(where),
+  ]);
+  return { rows, total: count?.n ?? 0 };
+}
+
+/** Queued → running; undefined if someone else moved it first. */
+export async function claimQueued(db: Db, id: number): Promise<OperationRow | undefined> {
+  const [row] = await db
+    .update(operations)
+    .set({ status: 'running', startedAt: new Date(), progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 } })
+    .where(and(eq(operations.id, id), eq(operations.status, 'queued')))
+    .returning();
+  return row;
+}
+
+/** Running or queued → final; undefined if it had already ended (outcomes are idempotent). */
+export async function finishOperation(
+  db: Db,
+  id: number,
+  end: { status: 'succeeded' | 'failed' | 'cancelled'; result: unknown; error: OperationError | null; progress?: OperationProgress },
+): Promise<OperationRow | undefined> {
+  const [row] = await db
+    .update(operations)
+    .set({
+      status: end.status,
+      finishedAt: new Date(),
+      result: end.result ?? null,
+      error: end.error,
+      ...(end.progress ? { progress: end.progress } : {}),
+    })
+    .where(and(eq(operations.id, id), inArray(operations.status, ['queued', 'running'])))
+    .returning();
+  return row;
+}
+
+export async function saveProgress(db: Db, id: number, progress: OperationProgress): Promise<void> {
+  await db
+    .update(operations)
+    .set({ progress })
+    .where(and(eq(operations.id, id), eq(operations.status, 'running')));
+}
+
+export async function saveParams(db: Db, id: number, params: Record<string, unknown>): Promise<void> {
+  await db.update(operations).set({ params }).where(eq(operations.id, id));
+}
+
+/** The operation a board is running, if any (at most one by construction). */
+export async function runningOperationOf(db: Db, boardId: string): Promise<OperationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(operations)
+    .where(and(eq(operations.boardId, boardId), eq(operations.status, 'running')))
+    .orderBy(asc(operations.id))
+    .limit(1);
+  return row;
+}
+
+export async function oldestQueuedOf(db: Db, boardId: string): Promise<OperationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(operations)
+    .where(and(eq(operations.boardId, boardId), eq(operations.status, 'queued')))
+    .orderBy(asc(operations.id))
+    .limit(1);
+  return row;
+}
+
+export async function unfinishedOperations(db: Db, where: { boardId?: string; invocationId?: number }): Promise<OperationRow[]> {
+  const parts: SQL[] = [inArray(operations.status, ['queued', 'running'])];
+  if (where.boardId !== undefined) parts.push(eq(operations.boardId, where.boardId));
+  if (where.invocationId !== undefined) parts.push(eq(operations.invocationId, where.invocationId));
+  return db.select().from(operations).where(and(...parts)).orderBy(asc(operations.id));
+}
+
+/** Boards (ids) that have a running operation right now: the `busy` flag. */
+export async function busyBoardIds(db: Db, boardIds?: string[]): Promise<Set<string>> {
+  const parts: SQL[] = [eq(operations.status, 'running')];
+  if (boardIds) {
+    if (boardIds.length === 0) return new Set();
+    parts.push(inArray(operations.boardId, boardIds));
+  }
+  const rows = await db
+    .selectDistinct({ boardId: operations.boardId })
+    .from(operations)
+    .where(and(...parts));
+  return new Set(rows.flatMap((r) => (r.boardId ? [r.boardId] : [])));
+}
+
+/** Boards with any queued operation (the dispatcher's work list at startup). */
+export async function boardsWithQueuedWork(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ boardId: operations.boardId })
+    .from(operations)
+    .where(eq(operations.status, 'queued'));
+  return rows.flatMap((r) => (r.boardId ? [r.boardId] : []));
+}
+
+export async function runningOperations(db: Db): Promise<OperationRow[]> {
+  return db.select().from(operations).where(eq(operations.status, 'running')).orderBy(asc(operations.id));
+}

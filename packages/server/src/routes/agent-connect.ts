@@ -1,0 +1,60 @@
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import { upgradeWebSocket } from '@hono/node-server';
+import type WebSocket from 'ws';
+import { AGENT_CONNECT_PATH } from '@mm/protocol';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { findBoardByTokenHash } from '../agent-link/board-store.ts';
+import { rejectUpgrade } from '../agent-link/reject-upgrade.ts';
+import { ApiError, UnauthorizedError } from '../errors.ts';
+import { bearerToken, sha256Hex } from '../http/auth.ts';
+import { toProblem } from '../http/problem.ts';
+
+/**
+ * `GET /api/agent/connect/`: the board agent's WebSocket (docs/agent-link.md). The board
+ * token is checked before the upgrade: without a valid one (or with the token of a deleted
+ * board) the answer is a 401 problem, never a socket.
+ */
+export function agentConnectRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: AGENT_CONNECT_PATH,
+    tags: ['agent'],
+    summary: "The board agent's link (WebSocket upgrade)",
+    description: 'Authenticated with the board token (`Authorization: Bearer <board token>`), not the API token. See docs/agent-link.md.',
+    security: [{ boardToken: [] }],
+    request: { headers: z.object({ authorization: z.string().openapi({ example: 'Bearer <board token>' }) }) },
+    responses: {
+      101: { description: 'Switching protocols: the agent link is open' },
+      401: { description: 'Missing or invalid board token (problem+json, `unauthorized`)' },
+      426: { description: 'Not a WebSocket upgrade request (problem+json, `upgrade_required`)' },
+    },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'boardToken', { type: 'http', scheme: 'bearer', description: 'A board token' });
+
+  app.get(AGENT_CONNECT_PATH, async (c) => {
+    const isUpgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';
+    const token = bearerToken(c.req.header('authorization'));
+    const board = token ? await findBoardByTokenHash(ctx.database.db, sha256Hex(token)) : undefined;
+    if (!board) {
+      const err = new UnauthorizedError('A valid board token is required (Authorization: Bearer <board token>).');
+      if (isUpgrade && c.env?.incoming) {
+        ctx.log.warn({ path: c.req.path }, 'agent connection refused: bad board token');
+        await rejectUpgrade(c.env.incoming, toProblem(err), { 'WWW-Authenticate': 'Bearer' });
+        return c.body(null, 401);
+      }
+      throw err;
+    }
+    if (!isUpgrade) {
+      const err = new ApiError(426, 'upgrade_required', 'Upgrade Required', 'This route is a WebSocket: send an upgrade request.');
+      err.headers.upgrade = 'websocket';
+      throw err;
+    }
+    return upgradeWebSocket(c, {
+      onOpen: (_event, ws) => ctx.agents.accept(ws.raw as WebSocket, { id: board.id, name: board.name }),
+    });
+  });
+
+  return app;
+}

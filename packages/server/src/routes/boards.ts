@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toBoardObject, type BoardRow } from '../agent-link/board-store.ts';
+import { sha256Hex } from '../http/auth.ts';
+import { validationHook } from '../http/validation.ts';
+import { boardNotFound } from '../operations/board-selection.ts';
+import { busyBoardIds } from '../operations/store.ts';
+import { requireJson } from './invocations.ts';
+
+const BoardIdParams = z.object({
+  id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
+});
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const CreateBoardBody = z
+  .object({ name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') })
+  .openapi('CreateBoard', { example: { name: 'zcu104-lab-1' } });
+
+const NewBoard = BoardSchema.extend({
+  token: z.string().openapi({ description: 'The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored.' }),
+}).openapi('NewBoard');
+
+const BoardList = z.object({ boards: z.array(BoardSchema), total: z.number().int() }).openapi('BoardList');
+
+const problems = {
+  400: { description: 'Bad input (problem+json, `validation_failed`, `malformed_json`)' },
+  404: { description: 'No such board (problem+json, `board_not_found`)' },
+} as const;
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/boards/',
+  tags: ['boards'],
+  summary: 'List boards with their presence',
+  request: { query: ListQuery },
+  responses: {
+    200: { description: 'A page of boards (oldest first) and how many there are', content: { 'application/json': { schema: BoardList } } },
+    400: problems[400],
+  },
+});
+
+const createBoardRoute = createRoute({
+  method: 'post',
+  path: '/api/boards/',
+  tags: ['boards'],
+  summary: 'Register a board; answers its agent token once',
+  middleware: [requireJson] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: CreateBoardBody } } } },
+  responses: {
+    201: { description: 'The board and its token', content: { 'application/json': { schema: NewBoard } } },
+    400: problems[400],
+    415: { description: 'The body is not application/json' },
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/api/boards/{id}/',
+  tags: ['boards'],
+  summary: 'A board',
+  request: { params: BoardIdParams },
+  responses: {
+    200: { description: 'The board', content: { 'application/json': { schema: BoardSchema } } },
+    404: problems[404],
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/api/boards/{id}/',
+  tags: ['boards'],
+  summary: 'Delete a board: cancels its operations, revokes its token, disconnects its agent',
+  request: { params: BoardIdParams },
+  responses: {
+    204: { description: 'Deleted' },
+    404: problems[404],
+  },
+});
+
+export function boardRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(boardNotFound) });
+  const { db } = ctx.database;
+
+  const present = async (rows: BoardRow[]) => {
+    const busy = await busyBoardIds(
+      db,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => toBoardObject(r, ctx.agents.presence(r.id), busy.has(r.id)));
+  };
+
+  app.openapi(listRoute, async (c) => {
+    const { rows, total } = await listBoardRows(db, c.req.valid('query'));
+    return c.json({ boards: await present(rows), total }, 200);
+  });
+
+  app.openapi(createBoardRoute, async (c) => {
+    // 32 random bytes: 256 bits, base64url (43 characters); only the sha256 is stored.
+    const token = randomBytes(32).toString('base64url');
+    const row = await insertBoard(db, c.req.valid('json').name, sha256Hex(token));
+    ctx.log.info({ board_id: row.id, name: row.name }, 'board registered');
+    return c.json({ ...toBoardObject(row, ctx.agents.presence(row.id), false), token }, 201);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const row = await findBoard(db, id);
+    if (!row) throw boardNotFound(id);
+    const [board] = await present([row]);
+    return c.json(board!, 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    if (!(await findBoard(db, id))) throw boardNotFound(id);
+    // Its work ends first (while the operations still name the board), then the row and
+    // with it the token go, then any connection of it is closed (4003).
+    await ctx.operations.cancelOperationsOfBoard(id);
+    await deleteBoardRow(db, id);
+    ctx.agents.revoke(id);
+    ctx.log.info({ board_id: id }, 'board deleted');
+    return c.body(null, 204);
+  });
+
+  return app;
+}

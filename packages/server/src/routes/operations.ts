@@ -1,0 +1,189 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { streamSSE } from 'hono/streaming';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { validationHook } from '../http/validation.ts';
+import type { OperationEvent } from '../operations/event-log.ts';
+import { OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
+import { operationNotFound } from '../operations/operations.ts';
+
+const OperationIdParams = z.object({
+  id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive integer')
+    .transform(Number)
+    .pipe(z.number().int().max(2_147_483_647))
+    .openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
+});
+
+const ListQuery = z.object({
+  board_id: z.string().uuid().optional(),
+  invocation_id: z.coerce.number().int().positive().optional(),
+  kind: z.string().min(1).max(100).optional().openapi({ example: 'execute' }),
+  status: z.enum(OPERATION_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const OperationList = z.object({ operations: z.array(OperationSchema), total: z.number().int() }).openapi('OperationList');
+
+const notFoundResponse = { description: 'No such operation (problem+json, `operation_not_found`)' } as const;
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/operations/',
+  tags: ['operations'],
+  summary: 'List operations, newest first',
+  request: { query: ListQuery },
+  responses: {
+    200: { description: 'A page of operations and the number of all matches', content: { 'application/json': { schema: OperationList } } },
+    400: { description: 'Bad filter (problem+json, `validation_failed`)' },
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/api/operations/{id}/',
+  tags: ['operations'],
+  summary: 'An operation',
+  request: { params: OperationIdParams },
+  responses: {
+    200: { description: 'The operation', content: { 'application/json': { schema: OperationSchema } } },
+    404: notFoundResponse,
+  },
+});
+
+const logRoute = createRoute({
+  method: 'get',
+  path: '/api/operations/{id}/log/',
+  tags: ['operations'],
+  summary: "The operation's whole log so far",
+  request: { params: OperationIdParams },
+  responses: {
+    200: { description: 'The runner output and the agent/server notes, in order', content: { 'text/plain': { schema: z.string() } } },
+    404: notFoundResponse,
+  },
+});
+
+const cancelRoute = createRoute({
+  method: 'post',
+  path: '/api/operations/{id}/cancel/',
+  tags: ['operations'],
+  summary: 'Cancel an operation',
+  description:
+    'A queued operation is cancelled at once. A running one is told to stop; it becomes `cancelled` when the board confirms (poll it or follow its events).',
+  request: { params: OperationIdParams },
+  responses: {
+    202: { description: 'Cancellation accepted; the operation as it is now', content: { 'application/json': { schema: OperationSchema } } },
+    404: notFoundResponse,
+    409: { description: 'The operation already ended (problem+json, `operation_finished`, with `operation`)' },
+  },
+});
+
+/** Comment lines keep proxies and clients from timing out an idle event stream. */
+const SSE_HEARTBEAT_MS = 15_000;
+
+export function operationRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(operationNotFound) });
+
+  app.openapi(listRoute, async (c) => {
+    const q = c.req.valid('query');
+    const result = await ctx.operations.list(
+      { boardId: q.board_id, invocationId: q.invocation_id, kind: q.kind, status: q.status },
+      { limit: q.limit, offset: q.offset },
+    );
+    return c.json(result, 200);
+  });
+
+  app.openapi(getRoute, async (c) => c.json(await ctx.operations.require(c.req.valid('param').id), 200));
+
+  app.openapi(logRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    await ctx.operations.require(id);
+    return c.text(await ctx.operations.events.text(id), 200, { 'content-type': 'text/plain; charset=utf-8' });
+  });
+
+  app.openapi(cancelRoute, async (c) => c.json(await ctx.operations.cancel(c.req.valid('param').id), 202));
+
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/api/operations/{id}/events/',
+    tags: ['operations'],
+    summary: "The operation's events (server-sent events)",
+    description:
+      'Every stored event from the start — `status`, `progress`, `log` — each with `id:` = its sequence number, then live ones, ' +
+      'then `end` (data: the final operation) and the stream closes. `Last-Event-ID` resumes after that event. ' +
+      'An operation that already ended replays and ends at once. Comment lines are sent while idle.',
+    request: {
+      params: OperationIdParams,
+      headers: z.object({ 'last-event-id': z.string().optional().openapi({ description: 'Resume after this event id' }) }),
+    },
+    responses: {
+      200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
+      404: notFoundResponse,
+    },
+  });
+
+  app.get('/api/operations/:id/events/', async (c) => {
+    const parsed = OperationIdParams.safeParse({ id: c.req.param('id') });
+    if (!parsed.success) throw operationNotFound(c.req.param('id'));
+    const id = parsed.data.id;
+    await ctx.operations.require(id);
+    const lastHeader = c.req.header('last-event-id') ?? c.req.query('last_event_id');
+    const after = lastHeader && /^\d{1,10}$/.test(lastHeader.trim()) ? Number(lastHeader.trim()) : 0;
+
+    c.header('Cache-Control', 'no-cache');
+    c.header('X-Accel-Buffering', 'no');
+    return streamSSE(c, async (stream) => {
+      // Listen first, then replay: live events that arrive during the replay wait in `live`
+      // and are sent after it, skipping any the replay already sent.
+      const live: OperationEvent[] = [];
+      let wake: (() => void) | undefined;
+      const unsubscribe = ctx.operations.events.subscribe(id, (e) => {
+        live.push(e);
+        wake?.();
+      });
+      let gone = false;
+      const stop = () => {
+        gone = true;
+        wake?.();
+      };
+      stream.onAbort(stop);
+      const stopping = ctx.operations.stopSignal;
+      stopping.addEventListener('abort', stop);
+      let sentSeq = after;
+      let ended = false;
+      const send = async (e: OperationEvent) => {
+        if (e.seq <= sentSeq) return;
+        sentSeq = e.seq;
+        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e.data) });
+        if (e.type === 'end') ended = true;
+      };
+      try {
+        for (const e of await ctx.operations.events.read(id, after)) {
+          await send(e);
+          if (ended) return;
+        }
+        while (!ended && !gone && !stopping.aborted) {
+          const next = live.shift();
+          if (next) {
+            await send(next);
+            continue;
+          }
+          let timer: NodeJS.Timeout | undefined;
+          const woke = await new Promise<boolean>((resolve) => {
+            wake = () => resolve(true);
+            timer = setTimeout(() => resolve(false), SSE_HEARTBEAT_MS);
+          });
+          wake = undefined;
+          clearTimeout(timer);
+          if (!woke && !gone) await stream.write(': keep-alive\n\n');
+        }
+      } finally {
+        unsubscribe();
+        stopping.removeEventListener('abort', stop);
+      }
+    });
+  });
+
+  return app;
+}

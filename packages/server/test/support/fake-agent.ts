@@ -1,0 +1,258 @@
+/**
+ * A tiny agent speaking the link protocol over a real `ws` socket, for the control plane's
+ * own tests (the real agent is tested end to end in test/e2e). Everything it receives is
+ * kept in order; tests wait for messages, answer them and pull/serve streams by hand.
+ */
+import { createHash } from 'node:crypto';
+import WebSocket from 'ws';
+import {
+  AGENT_CONNECT_PATH,
+  decodeFrame,
+  parseServerMessage,
+  PROTOCOL_VERSION,
+  StreamReceiver,
+  StreamSender,
+  type ByteSink,
+  type OperationOutcome,
+  type ServerMessage,
+} from '@mm/protocol';
+
+type Msg = ServerMessage;
+type MsgOf<T extends Msg['type']> = Extract<Msg, { type: T }>;
+
+export interface ConnectResult {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Tries to open the agent link; answers the HTTP refusal if there is one. */
+export function tryConnect(baseUrl: string, token: string | undefined): Promise<{ ws: WebSocket } | { refused: ConnectResult }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(new URL(AGENT_CONNECT_PATH, baseUrl.replace(/^http/, 'ws')), {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    ws.once('open', () => resolve({ ws }));
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ refused: { status: res.statusCode ?? 0, body, headers: res.headers } }));
+      res.on('error', () => resolve({ refused: { status: res.statusCode ?? 0, body, headers: res.headers } }));
+    });
+    ws.once('error', (err) => reject(err));
+  });
+}
+
+export interface HelloFields {
+  boot_id?: string;
+  agent_version?: string;
+  active_pac?: string | null;
+  cached?: string[];
+  running?: number[];
+  finished?: OperationOutcome[];
+  protocol_version?: number;
+}
+
+export class FakeAgent {
+  readonly received: Msg[] = [];
+  /** Data frames for our pulls, by stream id. */
+  private readonly receivers = new Map<number, StreamReceiver>();
+  private readonly senders = new Map<number, StreamSender>();
+  private readonly waiters = new Set<() => void>();
+  private nextPull = 1;
+  /** Produced files this agent serves when the server pulls them. */
+  readonly produced = new Map<string, Buffer>();
+  closeCode: number | undefined;
+  readonly closed: Promise<number>;
+
+  private constructor(readonly ws: WebSocket) {
+    this.closed = new Promise((resolve) =>
+      ws.on('close', (code) => {
+        this.closeCode = code;
+        this.notify();
+        resolve(code);
+      }),
+    );
+    ws.on('message', (data, isBinary) => {
+      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      if (isBinary) {
+        const f = decodeFrame(buf);
+        if (f.ok) this.receivers.get(f.streamId)?.push(f.payload);
+        return;
+      }
+      const parsed = parseServerMessage(buf.toString('utf8'));
+      if (!parsed.ok) throw new Error(`server sent a bad message: ${parsed.error}`);
+      const m = parsed.message;
+      this.received.push(m);
+      this.handle(m);
+      this.notify();
+    });
+  }
+
+  static async connect(baseUrl: string, token: string, opts: { autoPong?: boolean } = {}): Promise<FakeAgent> {
+    const ws = await new Promise<WebSocket>((resolve, reject) => {
+      const s = new WebSocket(new URL(AGENT_CONNECT_PATH, baseUrl.replace(/^http/, 'ws')), {
+        headers: { authorization: `Bearer ${token}` },
+        autoPong: opts.autoPong ?? true,
+      });
+      s.once('open', () => resolve(s));
+      s.once('error', reject);
+      s.once('unexpected-response', (_q, res) => reject(new Error(`refused with ${res.statusCode}`)));
+    });
+    return new FakeAgent(ws);
+  }
+
+  /** Connects and says hello; resolves with the welcome. */
+  static async online(baseUrl: string, token: string, hello: HelloFields = {}): Promise<FakeAgent> {
+    const a = await FakeAgent.connect(baseUrl, token);
+    await a.hello(hello);
+    return a;
+  }
+
+  async hello(fields: HelloFields = {}): Promise<MsgOf<'welcome'>> {
+    this.send({
+      type: 'hello',
+      protocol_version: fields.protocol_version ?? PROTOCOL_VERSION,
+      agent_version: fields.agent_version ?? '0.0.0-test',
+      hostname: 'fake-board',
+      platform: 'linux',
+      arch: 'arm64',
+      boot_id: fields.boot_id ?? 'boot-1',
+      active_pac: fields.active_pac ?? null,
+      cached: fields.cached ?? [],
+      running: fields.running ?? [],
+      finished: fields.finished ?? [],
+    });
+    return this.next('welcome');
+  }
+
+  send(message: { type: string } & Record<string, unknown>): void {
+    this.ws.send(JSON.stringify(message));
+  }
+
+  sendRaw(data: string | Buffer, binary = false): void {
+    this.ws.send(data, { binary });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  /** Waits for a message (already received or coming) that matches; each is handed out once. */
+  async next<T extends Msg['type']>(type: T, match: (m: MsgOf<T>) => boolean = () => true, timeoutMs = 15_000): Promise<MsgOf<T>> {
+    const taken = (this.taken ??= new Set());
+    const find = () => this.received.find((m) => m.type === type && !taken.has(m) && match(m as MsgOf<T>)) as MsgOf<T> | undefined;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const m = find();
+      if (m) {
+        taken.add(m);
+        return m;
+      }
+      if (this.closeCode !== undefined) throw new Error(`link closed (${this.closeCode}) while waiting for ${type}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${type} within ${timeoutMs} ms; got ${this.received.map((r) => r.type).join(', ')}`);
+      await new Promise<void>((resolve) => {
+        const w = () => {
+          this.waiters.delete(w);
+          clearTimeout(t);
+          resolve();
+        };
+        const t = setTimeout(w, left);
+        this.waiters.add(w);
+      });
+    }
+  }
+  private taken: Set<Msg> | undefined;
+
+  /** Pulls content from the server into memory (from `offset`). */
+  async pullContent(sha256: string, offset = 0, window?: number): Promise<{ data: Buffer; size: number }> {
+    const chunks: Buffer[] = [];
+    const sink: ByteSink = { write: async (c) => void chunks.push(Buffer.from(c)), finish: async () => {}, destroy: () => {} };
+    const id = this.nextPull++;
+    const link = { sendMessage: (m: { type: string } & Record<string, unknown>) => this.send(m), sendFrame: async () => {} };
+    const r = new StreamReceiver(link, id, sink, window ? { window } : {});
+    this.receivers.set(id, r);
+    this.send({ type: 'stream.pull', stream_id: id, source: { kind: 'content', sha256 }, offset, credit: r.window });
+    try {
+      const { size } = await r.done;
+      return { data: Buffer.concat(chunks), size };
+    } finally {
+      this.receivers.delete(id);
+    }
+  }
+
+  /** Starts pulling and answers the receiver (to abort or drop mid-way). */
+  startPull(source: Record<string, unknown>, offset = 0, credit = 1024 * 1024): number {
+    const id = this.nextPull++;
+    this.send({ type: 'stream.pull', stream_id: id, source, offset, credit });
+    return id;
+  }
+
+  private handle(m: Msg): void {
+    if (m.type === 'stream.end') this.receivers.get(m.stream_id)?.end(m.size);
+    else if (m.type === 'stream.abort') {
+      this.receivers.get(m.stream_id)?.fail(m.error);
+      this.senders.get(m.stream_id)?.fail(m.error);
+    } else if (m.type === 'stream.credit') this.senders.get(m.stream_id)?.addCredit(m.bytes);
+    else if (m.type === 'stream.pull' && m.source.kind === 'produced') {
+      const data = this.produced.get(m.source.sha256);
+      if (!data) {
+        this.send({ type: 'stream.abort', stream_id: m.stream_id, error: { code: 'not_found', message: 'no such produced file' } });
+        return;
+      }
+      const link = {
+        sendMessage: (msg: { type: string } & Record<string, unknown>) => this.send(msg),
+        sendFrame: (frame: Buffer) => new Promise<void>((resolve, reject) => this.ws.send(frame, { binary: true }, (e) => (e ? reject(e) : resolve()))),
+      };
+      const sender = new StreamSender(link, m.stream_id, m.credit);
+      this.senders.set(m.stream_id, sender);
+      const body = data.subarray(m.offset);
+      void sender
+        .pump(
+          (async function* () {
+            yield body;
+          })(),
+          data.length,
+        )
+        .catch(() => {})
+        .finally(() => this.senders.delete(m.stream_id));
+    }
+  }
+
+  /** Offers `data` as produced content; answers its outcome descriptor. */
+  produce(filename: string, data: Buffer, contentType = 'video/mp4') {
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    this.produced.set(sha256, data);
+    return { filename, sha256, size: data.length, content_type: contentType };
+  }
+
+  outcome(opId: number, status: 'succeeded' | 'failed' | 'cancelled', extra: Partial<OperationOutcome> = {}): OperationOutcome {
+    return {
+      op_id: opId,
+      status,
+      finished_at: new Date().toISOString(),
+      result: extra.result ?? {},
+      error: extra.error ?? (status === 'succeeded' ? null : { code: status === 'failed' ? 'runner_failed' : 'cancelled', message: status }),
+      output: extra.output ?? null,
+    };
+  }
+
+  /** Sends op.result and waits for the server's acknowledgement. */
+  async report(outcome: OperationOutcome): Promise<void> {
+    this.send({ type: 'op.result', outcome });
+    await this.next('op.result.ack', (a) => a.op_id === outcome.op_id);
+  }
+
+  close(code = 1000): Promise<number> {
+    if (this.closeCode === undefined) this.ws.close(code);
+    return this.closed;
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
+}
+
+export const sha256Of = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
