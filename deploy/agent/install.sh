@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Model Manager board agent on a board (Ubuntu with systemd):
 #   the bundle           → /opt/mm-agent/          (root-owned: the agent cannot rewrite itself)
+#                          + /opt/mm-agent/bin/xlnx-config (runs `sudo -n <xlnx-config> "$@"`)
 #   settings             → /etc/mm-agent/mm-agent.env (0600 root; written once, never overwritten)
 #   the unit             → /etc/systemd/system/mm-agent.service
 #   sudo rights          → /etc/sudoers.d/mm-agent (xlnx-config -q / -a, systemctl reboot; visudo-checked)
@@ -76,7 +77,10 @@ staging="$(in_root /opt/.mm-agent.new)"
 rm -rf "$staging"
 mkdir -p "$staging"
 cp -R "$BUNDLE/." "$staging/"
+mkdir -p "$staging/bin"
+render_template "$HERE/xlnx-config-sudo" XLNX_CONFIG="$XLNX_CONFIG" >"$staging/bin/xlnx-config"
 chmod -R u=rwX,go=rX "$staging"
+chmod 0755 "$staging/bin/xlnx-config"
 [ "$LIVE" -eq 0 ] || chown -R root:root "$staging"
 rm -rf "$prefix.old"
 if [ -e "$prefix" ]; then mv "$prefix" "$prefix.old"; fi
