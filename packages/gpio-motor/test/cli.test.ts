@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { json } from '../../../test/support/http.ts';
 import { createSimulatedSysfs, MOTOR_LINES } from '../src/index.ts';
 
 const bin = fileURLToPath(new URL('../bin/mm-gpio-motor.mjs', import.meta.url));
@@ -60,7 +61,7 @@ describe('mm-gpio-motor CLI', () => {
     const cli = startCli([], { MM_GPIO_PORT: '0', MM_GPIO_SIMULATE: '1', MM_GPIO_ROOT: root });
     running = cli.child;
     const url = await cli.url;
-    expect((await (await fetch(`${url}/state`)).json()).motion).toBe('stop');
+    expect((await json(await fetch(`${url}/state`))).motion).toBe('stop');
     cli.child.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
   });

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { json } from '../../../test/support/http.ts';
 import {
   ALL_LINES,
   createSimulatedSysfs,
@@ -61,7 +62,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
     expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
     expect(await servoFromFiles(sysfs)).toBe(128);
     expect((await fs.readFile(path.join(root, 'export'), 'utf8')).trim().split('\n').map(Number).sort()).toEqual([...ALL_LINES].sort());
-    const state = await (await fetch(`${server.url}/state`)).json();
+    const state = await json(await fetch(`${server.url}/state`));
     expect(state).toMatchObject({ motion: 'stop', motors: { left: 'coast', right: 'coast' }, servo: { angle: 90, value: 128 } });
   });
 
@@ -70,7 +71,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
     await post(motion === 'forward' ? '/motor/backward' : '/motor/forward');
     const res = await post(`/motor/${motion}`);
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.motion).toBe(motion);
     expect(await motorFiles(sysfs)).toEqual(expectedMotorLines[motion]);
     for (const [line, value] of Object.entries(expectedMotorLines[motion]!)) expect(body.lines[line]).toBe(value);
@@ -79,7 +80,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
   });
 
   it('reports what each motor does', async () => {
-    const drives = async (m: string) => (await (await post(`/motor/${m}`)).json()).motors;
+    const drives = async (m: string) => (await json(await post(`/motor/${m}`))).motors;
     expect(await drives('forward')).toEqual({ left: 'forward', right: 'forward' });
     expect(await drives('backward')).toEqual({ left: 'backward', right: 'backward' });
     expect(await drives('left')).toEqual({ left: 'backward', right: 'forward' });
@@ -99,7 +100,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
   ])('POST /servo {angle: %s} puts %s on lines 524–531', async (angle, value) => {
     const res = await post('/servo', JSON.stringify({ angle }));
     expect(res.status).toBe(200);
-    expect((await res.json()).servo).toEqual({ angle, value });
+    expect((await json(res)).servo).toEqual({ angle, value });
     expect(await servoFromFiles(sysfs)).toBe(value);
     // Bit by bit, 524 the least significant.
     for (const [bit, line] of SERVO_LINES.entries()) expect(await sysfs.value(line)).toBe((value >> bit) & 1);
@@ -121,7 +122,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
     const res = await post('/servo', body);
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
-    const problem = await res.json();
+    const problem = await json(res);
     expect(problem).toMatchObject({ status: 400, code });
     if (code === 'validation_failed') expect(problem.errors.length).toBeGreaterThan(0);
     expect(await servoFromFiles(sysfs)).toBe(43); // 30° → 42.5 → 43
@@ -130,19 +131,19 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
   it('refuses an oversized body with a 413', async () => {
     const res = await post('/servo', JSON.stringify({ angle: 10, pad: 'x'.repeat(10_000) }));
     expect(res.status).toBe(413);
-    expect((await res.json()).code).toBe('payload_too_large');
+    expect((await json(res)).code).toBe('payload_too_large');
   });
 
   it('answers unknown routes 404 and wrong methods 405 with Allow', async () => {
     const unknown = await post('/motor/sideways');
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).code).toBe('route_not_found');
+    expect((await json(unknown)).code).toBe('route_not_found');
     expect((await fetch(`${server.url}/`)).status).toBe(404);
 
     const getMotor = await fetch(`${server.url}/motor/forward`);
     expect(getMotor.status).toBe(405);
     expect(getMotor.headers.get('allow')).toBe('POST');
-    expect((await getMotor.json()).code).toBe('method_not_allowed');
+    expect((await json(getMotor)).code).toBe('method_not_allowed');
     const postStream = await post('/stream');
     expect(postStream.status).toBe(405);
     expect(postStream.headers.get('allow')).toBe('GET');
@@ -166,7 +167,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
       expect(snapshot.event).toBe('state');
       expect(JSON.parse(snapshot.data)).toMatchObject({ cause: 'connect', motion: 'stop' });
 
-      const answer = await (await post('/motor/forward')).json();
+      const answer = await json(await post('/motor/forward'));
       const moved = await stream.nextEvent();
       expect(Number(moved.id)).toBe(Number(snapshot.id) + 1);
       expect(answer.event_id).toBe(Number(moved.id));
@@ -213,7 +214,7 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
       expect((await stream.nextEvent()).id).toBe('1000');
       await post('/motor/right');
       expect((await stream.nextEvent()).id).toBe('1001');
-      expect((await (await fetch(`${server.url}/state`)).json()).event_id).toBe(1001);
+      expect((await json(await fetch(`${server.url}/state`))).event_id).toBe(1001);
     } finally {
       stream.close();
     }

@@ -5,6 +5,7 @@ import { apiPath } from './http/api-path.ts';
 import { apiTokenAuth } from './http/auth.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
+import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 
@@ -17,6 +18,7 @@ export function createApp(ctx: AppContext) {
   // One module per resource.
   app.route('/', healthRoutes(ctx));
   app.route('/', docsRoutes(ctx.version));
+  app.route('/', deviceScriptsRoutes(ctx));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/api/openapi.json', {

@@ -6,6 +6,7 @@ import { createApp, type App } from './app.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
+import { seedDeviceScripts } from './services/device-scripts-seed.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { SERVER_VERSION } from './version.ts';
 import path from 'node:path';
@@ -39,6 +40,14 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       ...(opts.embeddedSeed ? { embeddedSeed: opts.embeddedSeed } : {}),
     });
   } catch (e) {
+    lock.release();
+    throw e;
+  }
+  try {
+    // First start of this database: the catalogue gets the GPIO motor script (once, ever).
+    await seedDeviceScripts(database.db);
+  } catch (e) {
+    await database.close();
     lock.release();
     throw e;
   }

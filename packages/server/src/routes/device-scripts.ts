@@ -1,0 +1,158 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { validationHook } from '../http/validation.ts';
+import {
+  createDeviceScript,
+  deleteDeviceScript,
+  deviceScriptNotFound,
+  getDeviceScript,
+  listDeviceScripts,
+  updateDeviceScript,
+} from '../services/device-scripts.ts';
+import {
+  DEVICE_SCRIPT_ID_PATTERN,
+  DeviceScript,
+  DeviceScriptCreate,
+  DeviceScriptPatch,
+  DeviceScriptReplace,
+  deviceTypeField,
+} from '../services/device-scripts-schema.ts';
+
+const TAG = 'device scripts';
+
+/** A whole number in a query string ("10"; not "1e1", "-1" or "10.0"). */
+const queryInt = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .optional()
+    .transform((n) => n ?? fallback)
+    .openapi({ type: 'integer', minimum: min, maximum: max, default: fallback });
+
+const ListQuery = z.object({
+  device_type: deviceTypeField.optional().openapi({ description: 'Only scripts of this device type.' }),
+  limit: queryInt(1, 1000, 100),
+  offset: queryInt(0, 1_000_000_000, 0),
+});
+
+const IdParam = z.object({
+  id: z
+    .string()
+    .regex(DEVICE_SCRIPT_ID_PATTERN)
+    .openapi({ param: { name: 'id', in: 'path' }, format: 'uuid', example: '0b6e1c52-4a59-4a27-9b4c-6f1d2d9e8a10' }),
+});
+
+const ScriptList = z.object({ scripts: z.array(DeviceScript), total: z.number().int() }).openapi('DeviceScriptList');
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: z.looseObject({ status: z.number().int(), code: z.string() }) } },
+});
+const jsonBody = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });
+const scriptAnswer = (description: string) => ({ description, content: { 'application/json': { schema: DeviceScript } } });
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/device-scripts/',
+  tags: [TAG],
+  summary: 'List the device-script catalogue',
+  description: 'Ordered by name. `total` counts every match of the filter.',
+  request: { query: ListQuery },
+  responses: {
+    200: { description: 'A page of the catalogue', content: { 'application/json': { schema: ScriptList } } },
+    400: problem('A bad filter or page'),
+  },
+});
+
+const createScriptRoute = createRoute({
+  method: 'post',
+  path: '/api/device-scripts/',
+  tags: [TAG],
+  summary: 'Add a device script to the catalogue',
+  description: 'The server sets `id` and `updated_at`; `description` may be left out (""). Unknown fields are refused.',
+  request: { body: jsonBody(DeviceScriptCreate) },
+  responses: {
+    201: scriptAnswer('The new entry'),
+    400: problem('Malformed JSON or a field that breaks its rule'),
+    415: problem('The body is not JSON'),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/api/device-scripts/{id}/',
+  tags: [TAG],
+  summary: 'One device script',
+  request: { params: IdParam },
+  responses: { 200: scriptAnswer('The entry'), 404: problem('No such entry (or a malformed id)') },
+});
+
+const replaceRoute = createRoute({
+  method: 'put',
+  path: '/api/device-scripts/{id}/',
+  tags: [TAG],
+  summary: 'Replace a device script',
+  description: 'Every field is required; `updated_at` moves forward.',
+  request: { params: IdParam, body: jsonBody(DeviceScriptReplace) },
+  responses: {
+    200: scriptAnswer('The entry as replaced'),
+    400: problem('Malformed JSON, a missing field or one that breaks its rule'),
+    404: problem('No such entry (or a malformed id)'),
+    415: problem('The body is not JSON'),
+  },
+});
+
+const patchRoute = createRoute({
+  method: 'patch',
+  path: '/api/device-scripts/{id}/',
+  tags: [TAG],
+  summary: 'Change some fields of a device script',
+  description: 'Sets the fields given; `updated_at` moves forward. An empty object changes nothing (and leaves `updated_at`).',
+  request: { params: IdParam, body: jsonBody(DeviceScriptPatch) },
+  responses: {
+    200: scriptAnswer('The entry as changed'),
+    400: problem('Malformed JSON or a field that breaks its rule'),
+    404: problem('No such entry (or a malformed id)'),
+    415: problem('The body is not JSON'),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/api/device-scripts/{id}/',
+  tags: [TAG],
+  summary: 'Remove a device script from the catalogue',
+  request: { params: IdParam },
+  responses: { 204: { description: 'Removed' }, 404: problem('No such entry (or a malformed id)') },
+});
+
+export function deviceScriptsRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(deviceScriptNotFound) });
+  const db = () => ctx.database.db;
+
+  app.openapi(listRoute, async (c) => {
+    const q = c.req.valid('query');
+    return c.json(await listDeviceScripts(db(), { deviceType: q.device_type, limit: q.limit, offset: q.offset }), 200);
+  });
+
+  app.openapi(createScriptRoute, async (c) => c.json(await createDeviceScript(db(), c.req.valid('json')), 201));
+
+  app.openapi(getRoute, async (c) => c.json(await getDeviceScript(db(), c.req.valid('param').id), 200));
+
+  app.openapi(replaceRoute, async (c) =>
+    c.json(await updateDeviceScript(db(), c.req.valid('param').id, c.req.valid('json')), 200),
+  );
+
+  app.openapi(patchRoute, async (c) =>
+    c.json(await updateDeviceScript(db(), c.req.valid('param').id, c.req.valid('json')), 200),
+  );
+
+  app.openapi(deleteRoute, async (c) => {
+    await deleteDeviceScript(db(), c.req.valid('param').id);
+    return c.body(null, 204);
+  });
+
+  return app;
+}
