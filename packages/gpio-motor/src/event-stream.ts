@@ -46,9 +46,9 @@ export class EventStream {
     });
     const client: Client = { res, lastWriteAt: Date.now() };
     this.clients.add(client);
-    const drop = () => this.clients.delete(client);
-    res.on('close', drop);
-    req.on('close', drop);
+    // The response's close (not the request's: that one can fire once the request is
+    // read) tells that the client went away.
+    res.on('close', () => this.clients.delete(client));
     this.write(client, `retry: 2000\n\n${formatEvent(this.seq, event, snapshot)}`);
   }
 

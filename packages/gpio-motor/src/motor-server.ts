@@ -103,7 +103,9 @@ export async function startMotorServer(opts: MotorServerOptions): Promise<MotorS
     },
   });
   routes.set('/state', {
-    GET: async (_req, res) => sendJson(res, 200, { event_id: stream.lastEventId, ...controller.state() }),
+    // stream_clients: how many /stream connections are open (a relay should hold one).
+    GET: async (_req, res) =>
+      sendJson(res, 200, { event_id: stream.lastEventId, stream_clients: stream.clientCount, ...controller.state() }),
   });
   routes.set('/stream', {
     GET: async (req, res) => stream.open(req, res, STATE_EVENT, { cause: 'connect', ...controller.state() }),

@@ -208,6 +208,21 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
     }
   });
 
+  it('counts its open /stream connections in /state', async () => {
+    const clients = async () => (await json(await fetch(`${server.url}/state`))).stream_clients;
+    expect(await clients()).toBe(0);
+    const a = await openSse(`${server.url}/stream`);
+    const b = await openSse(`${server.url}/stream`);
+    await a.nextEvent();
+    await b.nextEvent();
+    expect(await clients()).toBe(2);
+    a.close();
+    // The server notices the disconnect on its own schedule: wait for it rather than time it.
+    while ((await clients()) !== 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    b.close();
+    while ((await clients()) !== 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
   it('continues the ids of a Last-Event-ID from an earlier run', async () => {
     const stream = await openSse(`${server.url}/stream`, { 'last-event-id': '1000' });
     try {
