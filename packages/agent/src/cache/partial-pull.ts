@@ -1,0 +1,118 @@
+import { createHash, type Hash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import type { ByteSink } from '@mm/protocol';
+import { CacheError } from './cache-error.ts';
+import { hashFileInto } from './file-hash.ts';
+
+/**
+ * One resumable download of a content-addressed file into `partial/<sha>`.
+ *
+ * `open()` re-hashes the bytes a previous attempt left on disk (so a resumed file is
+ * verified as a whole, not trusted), `offset` tells where to continue, `sink` appends
+ * and hashes what the stream brings, and `commit()` checks size and sha256 before the
+ * file enters the cache. A mismatch deletes the partial file: it would never verify.
+ */
+export class PartialPull {
+  private written = 0;
+  private handle: fs.FileHandle | undefined;
+  private pending: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly sha256: string,
+    readonly size: number,
+    readonly partialPath: string,
+    private readonly finalPath: string,
+    /** Bytes already on disk when this attempt started. */
+    readonly offset: number,
+    private readonly hash: Hash,
+    private readonly onClose: () => void,
+  ) {}
+
+  static async open(opts: { sha256: string; size: number; partialPath: string; finalPath: string; onClose: () => void }): Promise<PartialPull> {
+    const hash = createHash('sha256');
+    let offset = 0;
+    const existing = await fs.stat(opts.partialPath).catch(() => undefined);
+    if (existing && existing.size <= opts.size) {
+      offset = await hashFileInto(opts.partialPath, hash);
+    } else if (existing) {
+      // Longer than the file can be: not a prefix of it. Start over.
+      await fs.rm(opts.partialPath, { force: true });
+    }
+    return new PartialPull(opts.sha256, opts.size, opts.partialPath, opts.finalPath, offset, hash, opts.onClose);
+  }
+
+  /** Bytes on disk: the resumed prefix plus what this attempt wrote. */
+  get bytesOnDisk(): number {
+    return this.offset + this.written;
+  }
+
+  /** Where the stream's bytes go; pass it to a StreamReceiver. */
+  readonly sink: ByteSink = {
+    write: (chunk) => {
+      const next = this.pending.then(async () => {
+        if (this.closed) throw new Error('partial file already closed');
+        if (this.offset + this.written + chunk.byteLength > this.size) {
+          throw new CacheError('size_mismatch', `more bytes than the expected ${this.size} for ${this.sha256}`);
+        }
+        this.handle ??= await fs.open(this.partialPath, 'a');
+        let at = 0;
+        while (at < chunk.byteLength) {
+          const { bytesWritten } = await this.handle.write(chunk, at, chunk.byteLength - at);
+          at += bytesWritten;
+        }
+        this.hash.update(chunk);
+        this.written += chunk.byteLength;
+      });
+      this.pending = next.catch(() => {});
+      return next;
+    },
+    finish: async () => {
+      await this.pending;
+      if (this.handle) await this.handle.sync();
+    },
+    // The bytes written so far stay on disk for the next attempt.
+    destroy: () => {
+      void this.close();
+    },
+  };
+
+  /** Verifies the whole file and moves it into the cache; on a mismatch the partial file is deleted. */
+  async commit(): Promise<void> {
+    await this.pending;
+    try {
+      if (this.bytesOnDisk !== this.size) {
+        throw new CacheError('size_mismatch', `${this.sha256}: received ${this.bytesOnDisk} bytes, expected ${this.size}`);
+      }
+      const actual = this.hash.copy().digest('hex');
+      if (actual !== this.sha256) {
+        throw new CacheError('checksum_mismatch', `sha256 mismatch: expected ${this.sha256}, received content hashes to ${actual}`);
+      }
+      if (this.handle) await this.handle.sync();
+      await this.closeHandle();
+      if (this.size === 0) await fs.writeFile(this.partialPath, new Uint8Array());
+      await fs.chmod(this.partialPath, 0o444);
+      await fs.rename(this.partialPath, this.finalPath);
+    } catch (err) {
+      if (err instanceof CacheError) await fs.rm(this.partialPath, { force: true });
+      throw err;
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** Ends this attempt, keeping what is on disk (the link dropped, the op was cancelled…). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pending;
+    await this.closeHandle();
+    this.onClose();
+  }
+
+  private async closeHandle(): Promise<void> {
+    const h = this.handle;
+    this.handle = undefined;
+    await h?.close().catch(() => {});
+  }
+}

@@ -1,0 +1,50 @@
+export interface CliOptions {
+  simulate: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+export const HELP_TEXT = `mm-agent: the Model Manager board agent
+
+Usage: mm-agent [--simulate] [--version] [--help]
+
+Keeps one WebSocket open to the control plane, receives files into its cache, runs
+invocations and PAC commands, and sends output videos back.
+
+Options:
+  --simulate   stand in a simulated board (runner, xlnx-config, reboot, GPIO), for laptops and tests
+  --version    print the agent's version and exit
+  --help       print this help and exit
+
+Settings (environment):
+  MM_SERVER_URL              the control plane (default http://127.0.0.1:8000)
+  MM_BOARD_TOKEN             the board's token (required)
+  MM_AGENT_DIR               cache, work folders, journal (default /var/lib/mm-agent; ./data/agent with --simulate)
+  MM_RUNNER                  the command that runs an invocation (required unless --simulate)
+  MM_RUN_TIMEOUT_S           how long a run may take (default 3600)
+  MM_CACHE_MAX_BYTES         size cap of the cache (default 20 GiB)
+  MM_XLNX_CONFIG             the xlnx-config executable (default xlnx-config)
+  MM_REBOOT                  the reboot command (default systemctl reboot)
+  MM_PAC_DIR                 where PACs are installed (default /boot/firmware/xlnx-config)
+  MM_HEARTBEAT_INTERVAL_MS   ping interval (default 15000)
+  MM_HEARTBEAT_TIMEOUT_MS    a link silent this long is closed (default 45000)
+  MM_RECONNECT_MAX_DELAY_MS  cap of the reconnect backoff (default 30000)
+  MM_BOOT_ID_FILE            the boot id (default /proc/sys/kernel/random/boot_id)
+  MM_SIM_GPIO_PORT           --simulate: the GPIO motor script's port (default 8765, its catalogue entry's; 0 = any free)
+  LOG_LEVEL                  trace, debug, info, warn, error, fatal or silent (default info)
+`;
+
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+export function parseCli(args: readonly string[]): CliOptions {
+  const opts: CliOptions = { simulate: false, help: false, version: false };
+  for (const arg of args) {
+    if (arg === '--simulate') opts.simulate = true;
+    else if (arg === '--help' || arg === '-h') opts.help = true;
+    else if (arg === '--version' || arg === '-v') opts.version = true;
+    else throw new CliError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
+  }
+  return opts;
+}

@@ -1,0 +1,77 @@
+import { Agent } from './agent.ts';
+import { CliError, HELP_TEXT, parseCli } from './cli.ts';
+import { ConfigError, loadAgentConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { SimulatedBoard, simulatedDefaults } from './simulate/simulated-board.ts';
+import { AGENT_VERSION } from './version.ts';
+
+/** `mm-agent [--simulate]`: runs the agent until SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  let cli;
+  try {
+    cli = parseCli(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    process.stderr.write(`mm-agent: ${err.message}\n`);
+    process.exit(2);
+  }
+  if (cli.help) {
+    process.stdout.write(HELP_TEXT);
+    return;
+  }
+  if (cli.version) {
+    process.stdout.write(`${AGENT_VERSION}\n`);
+    return;
+  }
+
+  let config;
+  try {
+    config = loadAgentConfig(process.env, { simulate: cli.simulate, ...(cli.simulate ? { simulatedDefaults } : {}) });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`mm-agent: ${err.message}\n`);
+    process.exit(2);
+  }
+
+  const log = createLogger(config.logLevel);
+  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled rejection'));
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception: exiting');
+    process.exit(1);
+  });
+
+  let simulatedBoard: SimulatedBoard | undefined;
+  if (config.simulate) {
+    simulatedBoard = new SimulatedBoard({
+      agentDir: config.agentDir,
+      bootIdFile: config.bootIdFile,
+      pacDir: config.pacDir,
+      log: log.child({ component: 'simulated-board' }),
+      ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
+    });
+    await simulatedBoard.start();
+  }
+  const agent = await Agent.create({ config, log, ...(simulatedBoard ? { simulatedBoard } : {}) });
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'stopping failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  agent.start();
+}
+
+await main();

@@ -1,0 +1,297 @@
+import path from 'node:path';
+import type { ErrorInfo, MessageOf, OperationOutcome, ProducedFile } from '@mm/protocol';
+import { StreamError } from '@mm/protocol';
+import type { Board } from '../board.ts';
+import type { ContentCache } from '../cache/content-cache.ts';
+import { syncInvocationFolder } from '../cache/invocation-folder.ts';
+import type { Journal } from '../journal/journal.ts';
+import type { AgentConnection, HelloMessage } from '../link/agent-connection.ts';
+import type { ServerLink } from '../link/server-link.ts';
+import type { Logger } from '../logger.ts';
+import { processStartTime } from '../runner/process-group.ts';
+import { videoContentType } from '../runner/output-video.ts';
+import { runInvocation } from '../runner/run-invocation.ts';
+import { OperationError, OperationStopped } from './operation-errors.ts';
+import { OpReporter } from './op-reporter.ts';
+import { transferFiles } from './transfer-files.ts';
+
+type OpStart = MessageOf<'op.start'>;
+
+export interface OperationManagerOptions {
+  cache: ContentCache;
+  journal: Journal;
+  link: ServerLink;
+  board: Board;
+  log: Logger;
+  /** `$MM_AGENT_DIR/invocations`: where each invocation's files are linked. */
+  invocationsDir: string;
+  /** `$MM_AGENT_DIR/work`: parent of the runners' work folders. */
+  workDir: string;
+  runnerArgv: readonly string[];
+  runTimeoutMs: number;
+  /** Between SIGTERM and SIGKILL when a run is stopped. */
+  cancelGraceMs?: number;
+  /** The runner's inherited environment (the agent's by default). */
+  runnerEnv?: NodeJS.ProcessEnv;
+}
+
+interface RunningOperation {
+  opId: number;
+  kind: OpStart['kind'];
+  stop: AbortController;
+  /** Why it is being stopped: a cancel is an outcome, a shutdown leaves the journal as is. */
+  stopReason: 'cancel' | 'shutdown' | undefined;
+  reporter: OpReporter;
+  done: Promise<void>;
+}
+
+/**
+ * Runs the operations the server starts (`transfer`, `execute`) and keeps their outcomes
+ * until the server acknowledges them. An operation does not depend on the connection it
+ * was started on: it goes on while the link is down, and reports on whatever connection
+ * is up when it has something to say (outcomes reach the server through the journal and
+ * `hello.finished` if the link is down when they happen).
+ */
+export class OperationManager {
+  private readonly running = new Map<number, RunningOperation>();
+  /** Outputs of unacknowledged outcomes, kept from eviction until the server has them. */
+  private readonly outputPins = new Map<number, () => void>();
+  private shuttingDown = false;
+
+  constructor(private readonly opts: OperationManagerOptions) {
+    for (const outcome of opts.journal.outcomes()) this.pinOutput(outcome);
+  }
+
+  /** Ids of operations in progress here (for `hello.running`). */
+  runningIds(): number[] {
+    return [...this.running.keys()];
+  }
+
+  /** Resolves once every operation in progress has ended. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  handle(message: MessageOf<'op.start'> | MessageOf<'op.cancel'> | MessageOf<'op.result.ack'>): Promise<void> {
+    switch (message.type) {
+      case 'op.start':
+        return this.start(message);
+      case 'op.cancel':
+        return this.cancel(message.op_id);
+      case 'op.result.ack':
+        return this.acknowledge(message.op_id);
+    }
+  }
+
+  /** A connection was welcomed: send what the operations have for it. */
+  onLinkReady(connection: AgentConnection, hello: HelloMessage): void {
+    for (const op of this.running.values()) op.reporter.flush();
+    // Outcomes that came after the hello was built are not in it: send them now.
+    const inHello = new Set(hello.finished.map((o) => o.op_id));
+    for (const outcome of this.opts.journal.outcomes()) {
+      if (!inHello.has(outcome.op_id)) connection.sendMessage({ type: 'op.result', outcome });
+    }
+  }
+
+  /** The server pulls a file this agent produced (`source: produced`). */
+  async serveProduced(pull: MessageOf<'stream.pull'>, connection: AgentConnection): Promise<void> {
+    const source = pull.source;
+    if (source.kind !== 'produced') {
+      connection.sendMessage({
+        type: 'stream.abort',
+        stream_id: pull.stream_id,
+        error: { code: 'unsupported_source', message: `the agent serves only produced content, not ${source.kind}` },
+      });
+      return;
+    }
+    const cache = this.opts.cache;
+    await connection.serve(pull, async () => {
+      const size = await cache.sizeOf(source.sha256);
+      if (size === undefined) throw new StreamError({ code: 'not_found', message: `no content ${source.sha256} on the board` });
+      if (pull.offset > size) throw new StreamError({ code: 'invalid_offset', message: `offset ${pull.offset} is past the end (${size} bytes)` });
+      await cache.touch(source.sha256);
+      return { source: cache.openRead(source.sha256, pull.offset), size };
+    });
+  }
+
+  /** Stops every operation (agent shutdown). Runs in `run` stay journaled: the next start reports them `agent_restarted`. */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    for (const op of this.running.values()) {
+      op.stopReason ??= 'shutdown';
+      op.stop.abort();
+    }
+    await this.idle();
+  }
+
+  /** Takes operations again after `shutdown()` (the simulated board's reboot). */
+  resume(): void {
+    this.shuttingDown = false;
+  }
+
+  private async start(msg: OpStart): Promise<void> {
+    const log = this.opts.log.child({ op_id: msg.op_id });
+    if (this.running.has(msg.op_id)) {
+      log.info('op.start for an operation already running here: ignored');
+      return;
+    }
+    const known = this.opts.journal.outcome(msg.op_id);
+    if (known) {
+      log.info('op.start for an operation that already ended here: repeating its outcome');
+      this.opts.link.send({ type: 'op.result', outcome: known });
+      return;
+    }
+    if (this.shuttingDown) return;
+    // Registered before the first await, so an op.cancel right behind finds it.
+    const op: RunningOperation = {
+      opId: msg.op_id,
+      kind: msg.kind,
+      stop: new AbortController(),
+      stopReason: undefined,
+      reporter: new OpReporter(this.opts.link, msg.op_id),
+      done: Promise.resolve(),
+    };
+    this.running.set(msg.op_id, op);
+    op.done = this.execute(msg, op, log).finally(() => this.running.delete(msg.op_id));
+  }
+
+  private async execute(msg: OpStart, op: RunningOperation, log: Logger): Promise<void> {
+    const { cache, journal } = this.opts;
+    const releaseInputs = cache.pin(msg.files.map((f) => f.sha256));
+    let outcome: OperationOutcome;
+    try {
+      await journal.recordStart({
+        op_id: msg.op_id,
+        kind: msg.kind,
+        invocation_id: msg.invocation.id,
+        started_at: new Date().toISOString(),
+        boot_id: await this.opts.board.bootId(),
+      });
+      log.info({ kind: msg.kind, invocation_id: msg.invocation.id, files: msg.files.length }, 'operation started');
+      const stats = await transferFiles({ files: msg.files, cache, link: this.opts.link, reporter: op.reporter, log, signal: op.stop.signal });
+      const paths = await syncInvocationFolder(cache, this.opts.invocationsDir, msg.invocation.id, msg.files);
+      const transferResult = {
+        invocation_dir: path.join(this.opts.invocationsDir, String(msg.invocation.id)),
+        files_pulled: stats.filesPulled,
+        files_cached: stats.filesCached,
+        bytes_pulled: stats.bytesPulled,
+      };
+      if (msg.kind === 'transfer') {
+        outcome = this.outcome(msg.op_id, 'succeeded', transferResult, null, null);
+      } else {
+        outcome = await this.run(msg, op, paths, transferResult);
+      }
+    } catch (err) {
+      if (err instanceof OperationStopped || op.stop.signal.aborted) {
+        outcome = this.outcome(msg.op_id, 'cancelled', null, { code: 'cancelled', message: 'cancelled on request' }, null);
+      } else if (err instanceof OperationError) {
+        outcome = this.outcome(msg.op_id, 'failed', null, err.info, null);
+      } else {
+        log.error({ err }, 'operation failed unexpectedly');
+        outcome = this.outcome(msg.op_id, 'failed', null, { code: 'agent_error', message: err instanceof Error ? err.message : String(err) }, null);
+      }
+    } finally {
+      releaseInputs();
+    }
+    await this.finish(op, outcome, log);
+  }
+
+  private async run(
+    msg: OpStart,
+    op: RunningOperation,
+    paths: Map<string, string>,
+    transferResult: Record<string, unknown>,
+  ): Promise<OperationOutcome> {
+    const { journal, cache } = this.opts;
+    // Journaled before the spawn: if the agent dies from here on, the run is reported failed.
+    await journal.setPhase(msg.op_id, 'run');
+    op.reporter.progress('run', 0, 0);
+    const timeoutMs = msg.timeout_s !== undefined ? Math.round(msg.timeout_s * 1000) : this.opts.runTimeoutMs;
+    op.reporter.note(`running ${JSON.stringify(this.opts.runnerArgv)} (timeout ${Math.round(timeoutMs / 1000)} s)`);
+    const result = await runInvocation<ProducedFile>({
+      argv: this.opts.runnerArgv,
+      workRoot: this.opts.workDir,
+      opId: msg.op_id,
+      invocation: msg.invocation,
+      inputs: paths,
+      timeoutMs,
+      signal: op.stop.signal,
+      ...(this.opts.cancelGraceMs !== undefined ? { graceMs: this.opts.cancelGraceMs } : {}),
+      ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
+      onLog: (stream, text) => op.reporter.log(stream, text),
+      onSpawn: async (pgid) => {
+        await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });
+      },
+      collectOutput: async (file) => {
+        const { sha256, size } = await cache.importFile(file);
+        const filename = path.basename(file);
+        return { filename, sha256, size, content_type: videoContentType(filename) ?? 'application/octet-stream' };
+      },
+    });
+    const seconds = (result.durationMs / 1000).toFixed(1);
+    if (result.status === 'succeeded') {
+      op.reporter.note(`runner exited with status 0 after ${seconds} s; output video ${result.output.filename} (${result.output.size} bytes)`);
+      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename }, null, result.output);
+    }
+    op.reporter.note(`${result.error.message} (after ${seconds} s)`);
+    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs };
+    return this.outcome(msg.op_id, result.status, runResult, result.error, null);
+  }
+
+  private async finish(op: RunningOperation, outcome: OperationOutcome, log: Logger): Promise<void> {
+    op.reporter.close();
+    if (op.stopReason === 'shutdown') {
+      log.info('operation stopped by the agent shutting down');
+      return;
+    }
+    this.pinOutput(outcome);
+    try {
+      await this.opts.journal.recordOutcome(outcome);
+    } catch (err) {
+      // Still tell the server: it is the journal that failed, not the operation.
+      log.error({ err }, 'could not journal the outcome');
+    }
+    log.info({ status: outcome.status, error: outcome.error }, 'operation ended');
+    this.opts.link.send({ type: 'op.result', outcome });
+  }
+
+  private async cancel(opId: number): Promise<void> {
+    const op = this.running.get(opId);
+    if (op) {
+      this.opts.log.info({ op_id: opId }, 'cancelling');
+      op.stopReason ??= 'cancel';
+      op.reporter.note('cancel requested');
+      op.stop.abort();
+      return;
+    }
+    const known = this.opts.journal.outcome(opId);
+    if (known) {
+      this.opts.link.send({ type: 'op.result', outcome: known });
+      return;
+    }
+    // Not running here (e.g. an interrupted transfer forgotten at restart): it is, then, cancelled.
+    const outcome = this.outcome(opId, 'cancelled', null, { code: 'cancelled', message: 'cancelled; it was not running on the board' }, null);
+    await this.opts.journal.recordOutcome(outcome);
+    this.opts.link.send({ type: 'op.result', outcome });
+  }
+
+  private async acknowledge(opId: number): Promise<void> {
+    this.outputPins.get(opId)?.();
+    this.outputPins.delete(opId);
+    if (this.opts.journal.outcome(opId)) await this.opts.journal.acknowledge(opId);
+  }
+
+  private pinOutput(outcome: OperationOutcome): void {
+    if (outcome.output && !this.outputPins.has(outcome.op_id)) this.outputPins.set(outcome.op_id, this.opts.cache.pin([outcome.output.sha256]));
+  }
+
+  private outcome(
+    opId: number,
+    status: OperationOutcome['status'],
+    result: Record<string, unknown> | null,
+    error: ErrorInfo | null,
+    output: ProducedFile | null,
+  ): OperationOutcome {
+    return { op_id: opId, status, finished_at: new Date().toISOString(), result, error, output };
+  }
+}

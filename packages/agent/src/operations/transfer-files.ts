@@ -1,0 +1,100 @@
+import { type FileRef, StreamError } from '@mm/protocol';
+import { CacheError } from '../cache/cache-error.ts';
+import type { ContentCache } from '../cache/content-cache.ts';
+import type { ServerLink } from '../link/server-link.ts';
+import type { Logger } from '../logger.ts';
+import { OperationError, OperationStopped } from './operation-errors.ts';
+import type { OpReporter } from './op-reporter.ts';
+
+export interface TransferStats {
+  filesPulled: number;
+  bytesPulled: number;
+  filesCached: number;
+}
+
+/**
+ * Makes every file of `files` complete and verified in the cache, pulling what is missing
+ * (`source: content`) from the server. A pull resumes from the partial file a previous
+ * attempt left. When the link drops mid-pull the transfer waits for the next connection
+ * and resumes there; the operation stays running meanwhile. A sha256 or size mismatch
+ * fails the operation (`checksum_mismatch`, `size_mismatch`), so does the server aborting
+ * the stream (`transfer_failed`).
+ */
+export async function transferFiles(opts: {
+  files: readonly FileRef[];
+  cache: ContentCache;
+  link: ServerLink;
+  reporter: OpReporter;
+  log: Logger;
+  signal: AbortSignal;
+}): Promise<TransferStats> {
+  const { cache, link, reporter, signal } = opts;
+  // The same content may be listed twice (two kinds, one file): fetch it once.
+  const unique = [...new Map(opts.files.map((f) => [f.sha256, f])).values()];
+  const total = unique.reduce((sum, f) => sum + f.size, 0);
+  let doneBefore = 0;
+  const stats: TransferStats = { filesPulled: 0, bytesPulled: 0, filesCached: 0 };
+  reporter.progress('transfer', 0, total);
+
+  for (const file of unique) {
+    if (signal.aborted) throw new OperationStopped('stopped');
+    if (await cache.has(file.sha256)) {
+      await cache.touch(file.sha256);
+      stats.filesCached++;
+      doneBefore += file.size;
+      reporter.progress('transfer', doneBefore, total);
+      continue;
+    }
+    await pullOne(file);
+    stats.filesPulled++;
+    doneBefore += file.size;
+    reporter.progress('transfer', doneBefore, total);
+  }
+  if (stats.filesCached > 0) reporter.note(`${stats.filesCached} of ${unique.length} files already on the board`);
+  return stats;
+
+  async function pullOne(file: FileRef): Promise<void> {
+    for (;;) {
+      const connection = await link.whenReady(signal).catch(() => {
+        throw new OperationStopped('stopped');
+      });
+      const pull = await cache.beginPull(file.sha256, file.size);
+      try {
+        if (pull.offset < file.size) {
+          reporter.note(
+            pull.offset > 0
+              ? `resuming ${file.kind} ${file.filename} at byte ${pull.offset} of ${file.size}`
+              : `pulling ${file.kind} ${file.filename} (${file.size} bytes)`,
+          );
+          const receiver = connection.pull({ kind: 'content', sha256: file.sha256 }, pull.offset, pull.sink, {
+            onBytes: (n) => {
+              stats.bytesPulled += n;
+              reporter.progress('transfer', doneBefore + pull.bytesOnDisk, total);
+            },
+          });
+          const onAbort = () => receiver.fail({ code: 'cancelled', message: 'the operation was stopped' }, true);
+          signal.addEventListener('abort', onAbort, { once: true });
+          try {
+            await receiver.done;
+          } finally {
+            signal.removeEventListener('abort', onAbort);
+          }
+        }
+        await pull.commit();
+        return;
+      } catch (err) {
+        await pull.close();
+        if (signal.aborted) throw new OperationStopped('stopped');
+        if (err instanceof CacheError) throw new OperationError(err.code, `${file.kind} ${file.filename}: ${err.message}`);
+        if (err instanceof StreamError && err.info.code === 'link_closed') {
+          opts.log.info({ sha256: file.sha256, bytes_on_disk: pull.bytesOnDisk }, 'pull interrupted by the link: resuming on the next connection');
+          continue;
+        }
+        if (err instanceof StreamError) {
+          throw new OperationError('transfer_failed', `${file.kind} ${file.filename}: the server aborted the transfer (${err.info.code}: ${err.info.message})`);
+        }
+        throw new OperationError('transfer_failed', `${file.kind} ${file.filename}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+}

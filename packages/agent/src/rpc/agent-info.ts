@@ -1,0 +1,7 @@
+import { AGENT_VERSION } from '../version.ts';
+import type { Board } from '../board.ts';
+import type { RpcHandler } from './rpc-registry.ts';
+
+export function agentInfoHandler(board: Board): RpcHandler<'agent.info'> {
+  return async () => ({ agent_version: AGENT_VERSION, boot_id: await board.bootId(), uptime_s: Math.round(process.uptime()) });
+}

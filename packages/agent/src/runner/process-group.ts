@@ -1,0 +1,43 @@
+import fsp from 'node:fs/promises';
+
+/** Sends `signal` to every process of group `pgid`; false when the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+export function isGroupAlive(pgid: number): boolean {
+  return signalGroup(pgid, 0);
+}
+
+/**
+ * The start time of process `pid` (field 22 of /proc/<pid>/stat, clock ticks since boot),
+ * or null where there is no /proc or no such process. With the boot id it tells a
+ * recorded process from a later one that reused its pid.
+ */
+export async function processStartTime(pid: number): Promise<string | null> {
+  const stat = await fsp.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return null;
+  // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM to the group, SIGKILL to what is left after `graceMs`; resolves once the group is gone (or given up on). */
+export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!signalGroup(pgid, 'SIGTERM')) return;
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    await sleep(50);
+    if (!isGroupAlive(pgid)) return;
+  }
+  signalGroup(pgid, 'SIGKILL');
+  for (let i = 0; i < 100 && isGroupAlive(pgid); i++) await sleep(20);
+}
