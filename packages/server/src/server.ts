@@ -3,6 +3,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from './app-context.ts';
 import { createApp, type App } from './app.ts';
+import { InFlightRequests } from './http/in-flight.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
@@ -62,11 +63,12 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   };
 
   const app = createApp(ctx);
+  const inFlight = new InFlightRequests();
   // WebSocket upgrades pass through app.fetch, so the agent route sees its headers.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   let server: ServerType;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } }, (info) =>
+    server = serve({ fetch: inFlight.wrap(app.fetch), port: config.port, hostname: config.host, websocket: { server: wss } }, (info) =>
       resolve(info),
     );
     server.once('error', reject);
@@ -94,6 +96,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       const cut = setTimeout(() => http.closeAllConnections?.(), 2000);
       await stopped;
       clearTimeout(cut);
+      // Handlers of cut requests are still cleaning up (partial files, transactions).
+      if (!(await inFlight.settled(10_000))) log.warn({ requests: inFlight.size }, 'requests still running at shutdown');
       await database.close();
       lock.release();
       log.info('control plane stopped');
