@@ -38,7 +38,9 @@ export type XlnxConfigErrorCode =
   /** `xlnx-config -q` answered something the parser does not recognise. */
   | 'xlnx_config_output_unrecognised'
   /** The reboot command could not be started, failed or timed out. */
-  | 'reboot_failed';
+  | 'reboot_failed'
+  /** A name xlnx-config would misread (empty, starting with '-', holding a line break). */
+  | 'invalid_pac_name';
 
 /** A board command failed; `output` is what it printed (stdout and stderr, interleaved). */
 export class XlnxConfigError extends Error {
