@@ -238,6 +238,8 @@ export class AgentOperations {
     // Already stored (e.g. the same video as before): nothing to move. Attaching it records it.
     if (await files.has(output.sha256)) return;
     const pipe = new PassThrough({ highWaterMark: 1024 * 1024 });
+    // The pull may fail before ingest has wired its pipeline: never an unhandled 'error'.
+    pipe.on('error', () => {});
     const ingest = files.ingest(pipe, { expectedSha256: output.sha256 });
     ingest.catch(() => {});
     const pulled = conn.pull({ kind: 'produced', sha256: output.sha256 }, writableSink(pipe));

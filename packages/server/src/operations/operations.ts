@@ -370,10 +370,16 @@ export class Operations {
     await this.cancelAndWait(open, waitMs);
   }
 
-  /** The board is being deleted: all its work ends now, as `cancelled`. */
+  /** The board is being deleted: all its work ends now, as `cancelled` (its agent is told, if it listens). */
   async cancelOperationsOfBoard(boardId: string): Promise<void> {
-    const open = await unfinishedOperations(this.ctx.database.db, { boardId });
-    await this.cancelAndWait(open, 2_000);
+    const conn = this.ctx.agents.connection(boardId);
+    for (const op of await unfinishedOperations(this.ctx.database.db, { boardId })) {
+      if (op.status === 'running') {
+        if (isAgentKind(op.kind)) conn?.sendMessage({ type: 'op.cancel', op_id: op.id });
+        else this.server.abort(op.id);
+      }
+      await this.finish(op.id, 'cancelled', null, { code: 'board_deleted', message: 'The board was deleted.' });
+    }
   }
 
   private async cancelAndWait(open: OperationRow[], waitMs: number): Promise<void> {

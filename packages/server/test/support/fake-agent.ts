@@ -63,6 +63,8 @@ export class FakeAgent {
   private nextPull = 1;
   /** Produced files this agent serves when the server pulls them. */
   readonly produced = new Map<string, Buffer>();
+  /** When set, the server's pulls of produced files are left unanswered. */
+  holdPulls = false;
   closeCode: number | undefined;
   readonly closed: Promise<number>;
 
@@ -197,6 +199,7 @@ export class FakeAgent {
       this.senders.get(m.stream_id)?.fail(m.error);
     } else if (m.type === 'stream.credit') this.senders.get(m.stream_id)?.addCredit(m.bytes);
     else if (m.type === 'stream.pull' && m.source.kind === 'produced') {
+      if (this.holdPulls) return;
       const data = this.produced.get(m.source.sha256);
       if (!data) {
         this.send({ type: 'stream.abort', stream_id: m.stream_id, error: { code: 'not_found', message: 'no such produced file' } });
