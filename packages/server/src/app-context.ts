@@ -1,6 +1,8 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Logger } from './logger.ts';
+import type { ContentStore } from './storage/content-store.ts';
 
 /**
  * Everything a route module needs, built once at startup (services.ts) and passed to
@@ -13,11 +15,20 @@ export interface AppContext {
   version: string;
   /** Boards connected right now (the agent hub fills this in). */
   boardsOnline(): number;
+  /** Content-addressed file store (`MM_DATA_DIR/content`): invocation files and what boards return. */
+  files: ContentStore;
+  /**
+   * Cancels the invocation's queued or running operations (the operations module sets it);
+   * awaited before an invocation is deleted.
+   */
+  cancelOperationsOf?: (invocationId: number) => Promise<void>;
   /** Work to finish before the database closes (graceful shutdown), in order. */
   shutdownHooks: Array<() => Promise<void>>;
 }
 
 export interface AppEnv {
+  /** The raw Node request/response (streamed uploads read `c.env.incoming`). */
+  Bindings: HttpBindings;
   Variables: {
     requestId: string;
   };

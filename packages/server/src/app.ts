@@ -8,6 +8,9 @@ import { requestLog } from './http/request-log.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { invocationFileRoutes } from './routes/invocation-files.ts';
+import { invocationRoutes } from './routes/invocations.ts';
+import { videoRoutes } from './routes/videos.ts';
 
 export function createApp(ctx: AppContext) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
@@ -18,6 +21,9 @@ export function createApp(ctx: AppContext) {
   // One module per resource.
   app.route('/', healthRoutes(ctx));
   app.route('/', docsRoutes(ctx.version));
+  app.route('/', invocationRoutes(ctx));
+  app.route('/', invocationFileRoutes(ctx));
+  app.route('/', videoRoutes(ctx));
   app.route('/', deviceScriptsRoutes(ctx));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

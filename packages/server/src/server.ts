@@ -11,6 +11,9 @@ import { seedDeviceScripts } from './services/device-scripts-seed.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { SERVER_VERSION } from './version.ts';
 import path from 'node:path';
+import fs from 'node:fs/promises';
+import { ContentStore } from './storage/content-store.ts';
+import { sweepContentStore } from './services/invocation-files.ts';
 
 export interface StartServerOptions {
   config: Config;
@@ -59,8 +62,19 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     log,
     version: SERVER_VERSION,
     boardsOnline: () => 0,
+    files: new ContentStore(path.join(config.dataDir, 'content')),
     shutdownHooks: [],
   };
+
+  try {
+    // The results folder and the content store exist from the start; leftovers of a crash go.
+    await fs.mkdir(config.resultsDir, { recursive: true });
+    await sweepContentStore(ctx);
+  } catch (e) {
+    await database.close();
+    lock.release();
+    throw e;
+  }
 
   const app = createApp(ctx);
   const inFlight = new InFlightRequests();

@@ -72,7 +72,8 @@ export async function installPacArchive(source: Readable, options: InstallPacArc
     return { pac: extracted.top, files: extracted.files, bytes: extracted.bytes };
   } catch (err) {
     source.destroy();
-    await fs.rm(staging, { recursive: true, force: true });
+    // Best effort: a failing clean-up must not hide why the install failed.
+    await fs.rm(staging, { recursive: true, force: true }).catch(() => {});
     if (firstCreated !== undefined) await removeCreatedFolders(pacDir, firstCreated);
     throw err;
   }
@@ -296,7 +297,7 @@ function safeSegments(name: string): string[] {
 
 function assertInside(root: string, target: string, name: string): void {
   const relative = path.relative(root, target);
-  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
+  if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
     throw unsafePath(name, 'resolves outside the PAC folder');
   }
 }
@@ -407,7 +408,7 @@ async function removeCreatedFolders(pacDir: string, firstCreated: string): Promi
 
 async function* chunksOf(source: Readable): AsyncGenerator<Buffer> {
   try {
-    for await (const chunk of source) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    for await (const chunk of source) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array | string);
   } catch (err) {
     throw new SourceError(err);
   }

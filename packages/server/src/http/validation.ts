@@ -1,5 +1,6 @@
 import type { Hook } from '@hono/zod-openapi';
 import type { Env } from 'hono';
+import type { AppEnv } from '../app-context.ts';
 import { type ApiError, ValidationError } from '../errors.ts';
 import { zodFieldProblems } from './problem.ts';
 
@@ -8,8 +9,8 @@ import { zodFieldProblems } from './problem.ts';
  * (e.g. a non-numeric id) names no resource, so it answers that resource's 404;
  * anything else is a 400 listing each field problem.
  */
-export function validationHook(notFound: (raw: string) => ApiError) {
-  const hook: Hook<unknown, Env, string, unknown> = (result, c) => {
+export function validationHook<E extends Env = AppEnv>(notFound: (raw: string) => ApiError) {
+  const hook: Hook<unknown, E, string, unknown> = (result, c) => {
     if (result.success) return;
     if (result.target === 'param') {
       const raw = Object.values(c.req.param() as Record<string, string>)[0] ?? '';

@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { CacheError } from '../src/cache/cache-error.ts';
+import { ContentCache } from '../src/cache/content-cache.ts';
+import { syncInvocationFolder } from '../src/cache/invocation-folder.ts';
+import { sha256, tempDir, testLogger } from './support/agent-fixture.ts';
+
+let dir: string;
+const newCache = (maxBytes = 1024 ** 3) => new ContentCache(path.join(dir, 'cache'), maxBytes, path.join(dir, 'invocations'), testLogger());
+
+/** Pulls `data` into the cache through a PartialPull, as a stream would, in pieces. */
+async function pullAll(cache: ContentCache, data: Buffer, expectedSha = sha256(data)) {
+  const pull = await cache.beginPull(expectedSha, data.length);
+  for (let at = pull.offset; at < data.length; at += 100_000) await pull.sink.write(data.subarray(at, Math.min(data.length, at + 100_000)));
+  await pull.sink.finish();
+  await pull.commit();
+}
+
+async function setLastUse(cache: ContentCache, sha: string, secondsAgo: number) {
+  const t = new Date(Date.now() - secondsAgo * 1000);
+  await fsp.utimes(cache.pathOf(sha), t, t);
+}
+
+beforeEach(async () => {
+  dir = await tempDir('mm-cache-');
+});
+
+describe('ContentCache', () => {
+  it('verifies the sha256 before content enters the cache', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(300_000);
+    await pullAll(cache, data);
+    expect(await cache.has(sha256(data))).toBe(true);
+    expect(await cache.list()).toEqual([sha256(data)]);
+    expect(sha256(await fsp.readFile(cache.pathOf(sha256(data))))).toBe(sha256(data));
+    // Content is read-only in the cache: a runner writing to its input cannot corrupt it by accident.
+    expect((await fsp.stat(cache.pathOf(sha256(data)))).mode & 0o222).toBe(0);
+  });
+
+  it('discards the partial file and fails on a sha256 mismatch', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(50_000);
+    const claimed = sha256('something else');
+    const error = await pullAll(cache, data, claimed).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CacheError);
+    expect((error as CacheError).code).toBe('checksum_mismatch');
+    expect(await cache.has(claimed)).toBe(false);
+    await expect(fsp.stat(path.join(cache.partialDir, claimed))).rejects.toThrow();
+    expect(await cache.list()).toEqual([]);
+  });
+
+  it('fails on a size mismatch', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(1000);
+    const pull = await cache.beginPull(sha256(data), 2000);
+    await pull.sink.write(data);
+    const error = await pull.commit().catch((e: unknown) => e);
+    expect((error as CacheError).code).toBe('size_mismatch');
+  });
+
+  it('resumes from a partial file, re-hashing its prefix from disk', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(1_000_000);
+    const sha = sha256(data);
+    const first = await cache.beginPull(sha, data.length);
+    expect(first.offset).toBe(0);
+    await first.sink.write(data.subarray(0, 400_000));
+    first.sink.destroy(new Error('link closed'));
+    await first.close();
+
+    const second = await cache.beginPull(sha, data.length);
+    expect(second.offset).toBe(400_000);
+    await second.sink.write(data.subarray(400_000));
+    await second.sink.finish();
+    await second.commit();
+    expect(sha256(await fsp.readFile(cache.pathOf(sha)))).toBe(sha256(data));
+  });
+
+  it('a resumed file whose kept prefix is corrupt does not verify, and starts over next time', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(200_000);
+    const sha = sha256(data);
+    const bad = Buffer.from(data.subarray(0, 100_000));
+    bad[10] = bad[10]! ^ 0xff;
+    await fsp.writeFile(path.join(cache.partialDir, sha), bad);
+    const pull = await cache.beginPull(sha, data.length);
+    expect(pull.offset).toBe(100_000);
+    await pull.sink.write(data.subarray(100_000));
+    await expect(pull.commit()).rejects.toMatchObject({ code: 'checksum_mismatch' });
+    const again = await cache.beginPull(sha, data.length);
+    expect(again.offset).toBe(0);
+    await again.close();
+  });
+
+  it('evicts the least recently used content to stay under its cap', async () => {
+    const cache = newCache(250_000);
+    await cache.init();
+    const [a, b, c] = [randomBytes(100_000), randomBytes(100_000), randomBytes(100_000)];
+    await pullAll(cache, a);
+    await pullAll(cache, b);
+    await setLastUse(cache, sha256(a), 100);
+    await setLastUse(cache, sha256(b), 200);
+    // a was used after b: b goes first.
+    await pullAll(cache, c);
+    expect(new Set(await cache.list())).toEqual(new Set([sha256(a), sha256(c)]));
+    await cache.touch(sha256(a));
+    await setLastUse(cache, sha256(c), 50);
+    const d = randomBytes(100_000);
+    await pullAll(cache, d);
+    expect(new Set(await cache.list())).toEqual(new Set([sha256(a), sha256(d)]));
+    expect(await cache.totalBytes()).toBeLessThanOrEqual(250_000);
+  });
+
+  it('never evicts pinned content (in use by an operation), even over the cap', async () => {
+    const cache = newCache(150_000);
+    await cache.init();
+    const [a, b] = [randomBytes(100_000), randomBytes(100_000)];
+    await pullAll(cache, a);
+    await setLastUse(cache, sha256(a), 1000);
+    const release = cache.pin([sha256(a)]);
+    await pullAll(cache, b);
+    expect(new Set(await cache.list())).toEqual(new Set([sha256(a), sha256(b)]));
+    release();
+    await setLastUse(cache, sha256(b), 10);
+    await cache.ensureSpace(0);
+    expect(await cache.list()).toEqual([sha256(b)]);
+  });
+
+  it('evicting content also removes its hard links in invocation folders', async () => {
+    const cache = newCache(150_000);
+    await cache.init();
+    const a = randomBytes(100_000);
+    await pullAll(cache, a);
+    const paths = await syncInvocationFolder(cache, path.join(dir, 'invocations'), 7, [{ kind: 'weights', filename: 'w.bin', sha256: sha256(a), size: a.length }]);
+    expect(sha256(await fsp.readFile(paths.get('weights')!))).toBe(sha256(a));
+    await setLastUse(cache, sha256(a), 1000);
+    await pullAll(cache, randomBytes(100_000));
+    expect(await cache.has(sha256(a))).toBe(false);
+    await expect(fsp.stat(path.join(dir, 'invocations/7/w.bin'))).rejects.toThrow();
+  });
+
+  it('imports a produced file by content', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(10_000);
+    const file = path.join(dir, 'out.mp4');
+    await fsp.writeFile(file, data);
+    expect(await cache.importFile(file)).toEqual({ sha256: sha256(data), size: data.length });
+    expect(sha256(await fsp.readFile(cache.pathOf(sha256(data))))).toBe(sha256(data));
+    await expect(fsp.stat(file)).rejects.toThrow();
+  });
+});
+
+describe('syncInvocationFolder', () => {
+  it('links files under their own names, replaces stale ones and removes leftovers', async () => {
+    const cache = newCache();
+    await cache.init();
+    const [p1, p2, w] = [Buffer.from('{"v":1}'), Buffer.from('{"v":2}'), randomBytes(5000)];
+    for (const d of [p1, p2, w]) await pullAll(cache, d);
+    const inv = path.join(dir, 'invocations');
+    await syncInvocationFolder(cache, inv, 3, [
+      { kind: 'parameter', filename: 'params.json', sha256: sha256(p1), size: p1.length },
+      { kind: 'weights', filename: 'old-weights.bin', sha256: sha256(w), size: w.length },
+    ]);
+    const paths = await syncInvocationFolder(cache, inv, 3, [
+      { kind: 'parameter', filename: 'params.json', sha256: sha256(p2), size: p2.length },
+      { kind: 'weights', filename: 'weights.bin', sha256: sha256(w), size: w.length },
+      { kind: 'bitstream', filename: 'weights.bin', sha256: sha256(p1), size: p1.length },
+    ]);
+    expect((await fsp.readdir(path.join(inv, '3'))).sort()).toEqual(['bitstream-weights.bin', 'params.json', 'weights.bin']);
+    expect(await fsp.readFile(paths.get('parameter')!, 'utf8')).toBe('{"v":2}');
+    expect((await fsp.stat(paths.get('weights')!)).ino).toBe((await fsp.stat(cache.pathOf(sha256(w)))).ino);
+  });
+
+  it('refuses file names that are not plain names', async () => {
+    const cache = newCache();
+    await cache.init();
+    const d = Buffer.from('x');
+    await pullAll(cache, d);
+    for (const filename of ['../escape', 'a/b', '..', '.']) {
+      await expect(syncInvocationFolder(cache, path.join(dir, 'invocations'), 1, [{ kind: 'weights', filename, sha256: sha256(d), size: 1 }])).rejects.toMatchObject({
+        code: 'invalid_filename',
+      });
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { splitCommandLine } from '../src/command-line.ts';
+import { ConfigError, loadAgentConfig } from '../src/config.ts';
+
+describe('splitCommandLine', () => {
+  it('splits words, keeps quoted spaces and escapes, runs no shell', () => {
+    expect(splitCommandLine('  /opt/run.sh --fast   x ')).toEqual(['/opt/run.sh', '--fast', 'x']);
+    expect(splitCommandLine(`python3 "/opt/my models/run.py" 'a b' c\\ d`)).toEqual(['python3', '/opt/my models/run.py', 'a b', 'c d']);
+    expect(splitCommandLine(`echo "say \\"hi\\"" '$HOME' ""`)).toEqual(['echo', 'say "hi"', '$HOME', '']);
+    expect(splitCommandLine('a;b | c > d')).toEqual(['a;b', '|', 'c', '>', 'd']);
+  });
+
+  it('rejects unterminated quotes', () => {
+    expect(() => splitCommandLine('run "x')).toThrow(/unterminated/);
+    expect(() => splitCommandLine("run 'x")).toThrow(/unterminated/);
+  });
+});
+
+describe('loadAgentConfig', () => {
+  it('applies the documented defaults', () => {
+    const c = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: '/opt/run "a b"' }, { simulate: false });
+    expect(c.connectUrl).toBe('ws://127.0.0.1:8000/api/agent/connect/');
+    expect(c.agentDir).toBe('/var/lib/mm-agent');
+    expect(c.runner).toEqual(['/opt/run', 'a b']);
+    expect(c.runTimeoutMs).toBe(3_600_000);
+    expect(c.cacheMaxBytes).toBe(20 * 1024 ** 3);
+    expect(c.xlnxConfig).toBe('xlnx-config');
+    expect(c.reboot).toBe('systemctl reboot');
+    expect(c.pacDir).toBe('/boot/firmware/xlnx-config');
+    expect(c.heartbeatIntervalMs).toBe(15_000);
+    expect(c.heartbeatTimeoutMs).toBe(45_000);
+    expect(c.bootIdFile).toBe('/proc/sys/kernel/random/boot_id');
+    expect(c.logLevel).toBe('info');
+  });
+
+  it('turns https into wss and keeps a path prefix', () => {
+    const c = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_SERVER_URL: 'https://mm.example.org/base/' }, { simulate: false });
+    expect(c.connectUrl).toBe('wss://mm.example.org/base/api/agent/connect/');
+  });
+
+  it('names every bad variable, and never echoes the token', () => {
+    let error: unknown;
+    try {
+      loadAgentConfig({ MM_SERVER_URL: 'ftp://x', MM_RUN_TIMEOUT_S: '-3', MM_CACHE_MAX_BYTES: 'lots', LOG_LEVEL: 'loud' }, { simulate: false });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const text = (error as Error).message;
+    for (const name of ['MM_BOARD_TOKEN', 'MM_RUNNER', 'MM_SERVER_URL', 'MM_RUN_TIMEOUT_S', 'MM_CACHE_MAX_BYTES', 'LOG_LEVEL']) expect(text).toContain(name);
+    expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 'secret-token', MM_RUNNER: 'run "x' }, { simulate: false })).toThrow(/MM_RUNNER.*unterminated/);
+  });
+
+  it('needs no MM_RUNNER with --simulate and defaults to the simulated board', () => {
+    const c = loadAgentConfig(
+      { MM_BOARD_TOKEN: 't' },
+      { simulate: true, simulatedDefaults: (dir) => ({ runner: ['sim'], xlnxConfig: '/sim/xlnx-config', pacDir: path.join(dir, 'pacs'), bootIdFile: path.join(dir, 'boot') }) },
+    );
+    expect(c.agentDir).toBe(path.resolve('./data/agent'));
+    expect(c.runner).toEqual(['sim']);
+    expect(c.xlnxConfig).toBe('/sim/xlnx-config');
+    expect(c.pacDir).toBe(path.resolve('./data/agent/pacs'));
+    expect(c.bootIdFile).toBe(path.resolve('./data/agent/boot'));
+    // Explicit settings still win.
+    const d = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'mine', MM_AGENT_DIR: '/tmp/a' }, { simulate: true, simulatedDefaults: () => ({ runner: ['sim'], xlnxConfig: 'x', pacDir: '/p', bootIdFile: '/b' }) });
+    expect(d.runner).toEqual(['mine']);
+    expect(d.agentDir).toBe('/tmp/a');
+  });
+});

@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent } from '../../src/agent.ts';
+import type { AgentConfig } from '../../src/config.ts';
+import { connectUrlFor } from '../../src/config.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+
+/** Logs of the code under test: silent unless AGENT_TEST_LOG=debug (or another level) is set. */
+export function testLogger(): Logger {
+  const level = process.env.AGENT_TEST_LOG;
+  return level ? createLogger(level as 'debug', { service: 'mm-agent-test' }, (line) => process.stderr.write(line)) : createLogger('silent');
+}
+
+export async function tempDir(prefix = 'mm-agent-test-'): Promise<string> {
+  return fsp.mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+export function sha256(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Polls `check` until it returns something other than undefined/false, or fails after `timeoutMs`. */
+export async function waitUntil<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export function testConfig(serverUrl: string, agentDir: string, overrides: Partial<AgentConfig> = {}): AgentConfig {
+  return {
+    serverUrl,
+    connectUrl: connectUrlFor(serverUrl),
+    boardToken: 'test-token',
+    agentDir,
+    runner: ['/bin/sh', '-c', 'exit 0'],
+    runTimeoutMs: 60_000,
+    cacheMaxBytes: 1024 ** 3,
+    xlnxConfig: 'xlnx-config',
+    reboot: 'true',
+    pacDir: path.join(agentDir, 'pacs'),
+    heartbeatIntervalMs: 15_000,
+    heartbeatTimeoutMs: 45_000,
+    reconnectMaxDelayMs: 200,
+    bootIdFile: path.join(agentDir, 'boot_id'),
+    logLevel: 'silent',
+    simulate: false,
+    simulatedGpioPort: undefined,
+    ...overrides,
+  };
+}
+
+/** An agent in this process, connected to `serverUrl`, with its own MM_AGENT_DIR. */
+export async function startAgent(serverUrl: string, opts: { agentDir?: string; config?: Partial<AgentConfig>; cancelGraceMs?: number } = {}) {
+  const agentDir = opts.agentDir ?? (await tempDir());
+  await fsp.mkdir(agentDir, { recursive: true });
+  const config = testConfig(serverUrl, agentDir, opts.config);
+  await fsp.writeFile(config.bootIdFile, 'test-boot-id-1\n').catch(() => {});
+  const agent = await Agent.create({ config, log: testLogger(), reconnectBaseMs: 50, cancelGraceMs: opts.cancelGraceMs ?? 1000 });
+  agent.start();
+  return { agent, agentDir, config };
+}
