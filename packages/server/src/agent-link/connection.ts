@@ -8,6 +8,7 @@ import {
   StreamError,
   StreamReceiver,
   StreamSender,
+  type AgentMessage,
   type ByteSink,
   type ErrorInfo,
   type Hello,
@@ -24,11 +25,18 @@ import { RpcClient } from './rpc-client.ts';
 export type HelloMessage = z.infer<typeof Hello>;
 export type OperationMessage = z.infer<typeof OpProgress> | z.infer<typeof OpLog> | z.infer<typeof OpResult>;
 export type PullMessage = z.infer<typeof StreamPull>;
+/** Messages the connection handles itself; every other agent message goes to the hub's extensions. */
+type CoreMessage = Extract<AgentMessage, { type: 'hello' | 'error' | `op.${string}` | `stream.${string}` | 'rpc.response' }>;
+/** Agent messages of other modules (the device-script relay's `http.*`, `sse.*`): see AgentHub.handleMessages. */
+export type RelayMessage = Exclude<AgentMessage, CoreMessage>;
 
-/** A source the connection can send on a stream: its bytes from the pull's offset, and its total size. */
+/**
+ * A source the connection can send on a stream: its bytes from the pull's offset, and its
+ * total size (left out when only known at the end, e.g. a relayed HTTP body).
+ */
 export interface OpenedSource {
   stream: Readable;
-  size: number;
+  size?: number;
 }
 
 /** What a connection asks of the rest of the server (the hub implements it). */
@@ -40,6 +48,8 @@ export interface ConnectionHandlers {
   /** A pull of ours (the agent's side) finished sending: for transfer statistics. */
   served(conn: AgentConnection, pull: PullMessage, bytes: number, ok: boolean): void;
   closed(conn: AgentConnection, code: number, reason: string): void;
+  /** A valid message of a type the connection does not handle itself (see AgentHub.handleMessages). */
+  other(conn: AgentConnection, message: RelayMessage): void;
 }
 
 export interface HeartbeatSettings {
@@ -249,6 +259,12 @@ export class AgentConnection implements LinkOutput {
       case 'error':
         this.log.warn({ code: m.code, message: m.message, ref_type: m.ref_type }, 'agent reported an error');
         return;
+      default:
+        if (this.state === 'greeting') {
+          this.reply('hello_required', 'the first message must be hello', m.type);
+          return;
+        }
+        this.handlers.other(this, m);
     }
   }
 

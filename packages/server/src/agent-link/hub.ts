@@ -17,7 +17,7 @@ import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '.
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { SERVER_VERSION } from '../version.ts';
 import { recordHello, recordLastSeen, type BoardStatus, type Presence } from './board-store.ts';
-import { AgentConnection, type ConnectionHandlers, type HelloMessage, type OpenedSource, type OperationMessage, type PullMessage } from './connection.ts';
+import { AgentConnection, type RelayMessage, type ConnectionHandlers, type HelloMessage, type OpenedSource, type OperationMessage, type PullMessage } from './connection.ts';
 import { UploadRegistry } from './uploads.ts';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -39,7 +39,13 @@ export interface HubEvents {
   serving: [boardId: string, pull: PullMessage, size: number];
   /** Bytes of content the board pulled from us (transfer statistics). */
   served: [boardId: string, pull: PullMessage, bytes: number, ok: boolean];
+  /** Any connection closed (greeted or not, replaced or not): per-connection state goes. */
+  'connection-closed': [conn: AgentConnection];
 }
+
+/** Opens a source kind the hub does not know itself (see registerSource). */
+export type SourceOpener = (conn: AgentConnection, pull: PullMessage) => Promise<OpenedSource>;
+export type MessageHandler = (conn: AgentConnection, message: RelayMessage) => void;
 
 /**
  * Every agent link of the server: accepts connections, keeps presence (one live connection
@@ -54,6 +60,8 @@ export class AgentHub extends EventEmitter<HubEvents> {
   private readonly open = new Set<AgentConnection>();
   private readonly reboots = new Map<string, RebootWatch>();
   private stopping = false;
+  private readonly extraSources = new Map<string, SourceOpener>();
+  private readonly extraMessages = new Map<string, MessageHandler>();
   readonly uploads = new UploadRegistry();
 
   constructor() {
@@ -193,10 +201,32 @@ export class AgentHub extends EventEmitter<HubEvents> {
     return parsed.data as RpcResult<M>;
   }
 
+  // ── extensions (device-script relay, …) ──────────────────────────────────────────
+
+  /**
+   * Routes agent messages of these types (added to the catalog by another module, e.g.
+   * `http.response`, `sse.event`) to `handler`. Each arrives parsed and schema-checked,
+   * only after the connection's hello; `conn.boardId` says whose it is. Unclaimed types
+   * are answered with an `unexpected_message` error.
+   */
+  handleMessages(types: readonly string[], handler: MessageHandler): void {
+    for (const t of types) this.extraMessages.set(t, handler);
+  }
+
+  /**
+   * Serves `stream.pull` of another source kind (e.g. `http.request_body`): `open` answers
+   * the bytes from the pull's offset and the total size, or throws a StreamError.
+   */
+  registerSource(kind: string, open: SourceOpener): void {
+    this.extraSources.set(kind, open);
+  }
+
   // ── streams ──────────────────────────────────────────────────────────────────────
 
   private async openSource(conn: AgentConnection, pull: PullMessage): Promise<OpenedSource> {
     const { source, offset } = pull;
+    const extra = this.extraSources.get(source.kind);
+    if (extra) return extra(conn, pull);
     let file: string | undefined;
     if (source.kind === 'content') {
       if (await this.ctx.files.has(source.sha256)) file = this.ctx.files.pathOf(source.sha256);
@@ -224,6 +254,11 @@ export class AgentHub extends EventEmitter<HubEvents> {
     openSource: (conn, pull) => this.openSource(conn, pull),
     served: (conn, pull, bytes, ok) => this.emit('served', conn.boardId, pull, bytes, ok),
     closed: (conn, code, reason) => this.onClosed(conn, code, reason),
+    other: (conn, message) => {
+      const handler = this.extraMessages.get(message.type);
+      if (handler) handler(conn, message);
+      else conn.sendMessage({ type: 'error', code: 'unexpected_message', message: `the server does not take ${message.type}`, ref_type: message.type });
+    },
   };
 
   private async onHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
@@ -275,6 +310,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
   private onClosed(conn: AgentConnection, code: number, reason: string): void {
     this.open.delete(conn);
     conn.log.info({ code, reason }, 'agent disconnected');
+    this.emit('connection-closed', conn);
     if (this.live.get(conn.boardId) !== conn) return; // replaced (or never greeted): presence unchanged
     this.live.delete(conn.boardId);
     const at = new Date(conn.lastHeardAt);
@@ -297,5 +333,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
 }
 
 function describeSource(source: StreamSource): string {
-  return source.kind === 'upload' ? source.upload_id : source.sha256;
+  if ('sha256' in source) return source.sha256;
+  if ('upload_id' in source) return source.upload_id;
+  return JSON.stringify(source);
 }
