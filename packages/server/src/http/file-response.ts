@@ -1,0 +1,99 @@
+import { Readable } from 'node:stream';
+import type { Context } from 'hono';
+import { RangeNotSatisfiableError } from '../errors.ts';
+import { decideRange } from './range.ts';
+
+/** What a download route knows about the file it serves. */
+export interface ServedFile {
+  size: number;
+  /** A strong entity tag, quoted (e.g. `"<sha256>"`). */
+  etag: string;
+  lastModified: Date;
+  contentType: string;
+  disposition?: { type: 'inline' | 'attachment'; filename: string };
+  /**
+   * Opens the bytes start..end (inclusive); called at most once, never for HEAD, 304 or
+   * 416. Opening before the headers go lets a vanished file still become a 404.
+   */
+  open(span: { start: number; end: number }): Readable | Promise<Readable>;
+}
+
+/**
+ * Answers a GET or HEAD for a file: conditional requests (If-None-Match, If-Modified-Since
+ * → 304), Range (206; 416 with a Content-Range naming the size; If-Range honoured), and a
+ * streamed body. The read stream is destroyed when the client goes away (the server
+ * cancels the body, and cancelling a `Readable.toWeb` stream destroys its source).
+ */
+export async function serveFile(c: Context, file: ServedFile): Promise<Response> {
+  const headers: Record<string, string> = {
+    'accept-ranges': 'bytes',
+    etag: file.etag,
+    'last-modified': file.lastModified.toUTCString(),
+    // The same URL may serve other bytes after a new upload: revalidate (cheap, via ETag).
+    'cache-control': 'private, no-cache',
+    'x-content-type-options': 'nosniff',
+  };
+
+  if (notModified(c, file)) return new Response(null, { status: 304, headers });
+
+  headers['content-type'] = file.contentType;
+  if (file.disposition) headers['content-disposition'] = contentDisposition(file.disposition.type, file.disposition.filename);
+
+  const rangeHeader = rangeApplies(c, file) ? c.req.header('range') : undefined;
+  const decision = decideRange(rangeHeader, file.size);
+  if (decision.kind === 'unsatisfiable') throw new RangeNotSatisfiableError(file.size);
+
+  let status = 200;
+  let span = { start: 0, end: file.size - 1 };
+  if (decision.kind === 'partial') {
+    status = 206;
+    span = { start: decision.start, end: decision.end };
+    headers['content-range'] = `bytes ${span.start}-${span.end}/${file.size}`;
+  }
+  const length = span.end - span.start + 1;
+  headers['content-length'] = String(length);
+
+  if (c.req.method === 'HEAD' || length === 0) return new Response(null, { status, headers });
+  const body = Readable.toWeb(await file.open(span)) as unknown as ReadableStream<Uint8Array>;
+  return new Response(body, { status, headers });
+}
+
+/** RFC 9110 §13.1.2–13.1.3: If-None-Match (weak comparison) wins over If-Modified-Since. */
+function notModified(c: Context, file: ServedFile): boolean {
+  const inm = c.req.header('if-none-match');
+  if (inm !== undefined) {
+    const mine = opaqueTag(file.etag);
+    return inm.split(',').some((t) => t.trim() === '*' || opaqueTag(t.trim()) === mine);
+  }
+  const ims = c.req.header('if-modified-since');
+  if (ims !== undefined) {
+    const since = Date.parse(ims);
+    return Number.isFinite(since) && wholeSeconds(file.lastModified) <= since;
+  }
+  return false;
+}
+
+/** If-Range (RFC 9110 §13.1.5): the Range applies only if the representation is unchanged. */
+function rangeApplies(c: Context, file: ServedFile): boolean {
+  const ifRange = c.req.header('if-range')?.trim();
+  if (ifRange === undefined) return true;
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === file.etag; // strong comparison
+  const date = Date.parse(ifRange);
+  return Number.isFinite(date) && date === wholeSeconds(file.lastModified);
+}
+
+function opaqueTag(tag: string): string {
+  return tag.startsWith('W/') ? tag.slice(2) : tag;
+}
+
+/** HTTP dates have one-second resolution. */
+function wholeSeconds(d: Date): number {
+  return Math.floor(d.getTime() / 1000) * 1000;
+}
+
+/** `inline; filename="…"; filename*=UTF-8''…` with an ASCII fallback (RFC 6266). */
+export function contentDisposition(type: 'inline' | 'attachment', filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${type}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,122 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { notFound, UnsupportedMediaTypeError } from '../errors.ts';
+import { validationHook } from '../http/validation.ts';
+import { latestOperationsOf } from '../services/invocation-operations.ts';
+import { InvocationDetailsSchema, InvocationSchema } from '../services/invocation-records.ts';
+import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../services/invocations.ts';
+import { toInvocationRecord } from '../services/invocation-records.ts';
+
+/** Invocation ids are serial (int4) keys: positive, at most 2^31 - 1, plain decimal. */
+export const InvocationId = z
+  .string()
+  .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive integer')
+  .transform(Number)
+  .pipe(z.number().int().max(2_147_483_647));
+
+export const InvocationIdParams = z.object({
+  id: InvocationId.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
+});
+
+export const problemResponses = {
+  400: { description: 'Bad input (problem+json, `validation_failed`, `malformed_json`, …)' },
+  404: { description: 'No such invocation (problem+json, `invocation_not_found`)' },
+} as const;
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
+  offset: z.coerce.number().int().min(0).default(0),
+  q: z.string().max(200).optional().openapi({ description: 'Only invocations whose name contains this (case-insensitive).' }),
+});
+
+const CreateInvocationBody = z
+  .object({
+    name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+    description: z.string().max(10_000, 'must be at most 10000 characters'),
+  })
+  .openapi('CreateInvocation', { example: { name: 'yolo-test', description: '' } });
+
+const InvocationList = z.object({ invocations: z.array(InvocationSchema), total: z.number().int() }).openapi('InvocationList');
+
+/** JSON bodies must say so: anything else is 415, before the body is parsed. */
+export const requireJson: MiddlewareHandler = async (c, next) => {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+    throw new UnsupportedMediaTypeError(`Send the body as application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'}).`);
+  }
+  await next();
+};
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/invocations/',
+  tags: ['invocations'],
+  summary: 'List invocations, newest first',
+  request: { query: ListQuery },
+  responses: {
+    200: { description: 'A page of invocations and the number of all matches', content: { 'application/json': { schema: InvocationList } } },
+    400: problemResponses[400],
+  },
+});
+
+const createInvocationRoute = createRoute({
+  method: 'post',
+  path: '/api/invocations/create/',
+  tags: ['invocations'],
+  summary: 'Create an invocation',
+  middleware: [requireJson] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: CreateInvocationBody } } } },
+  responses: {
+    201: { description: 'The new invocation', content: { 'application/json': { schema: InvocationSchema } } },
+    400: problemResponses[400],
+    415: { description: 'The body is not application/json' },
+  },
+});
+
+const detailsRoute = createRoute({
+  method: 'get',
+  path: '/api/invocations/{id}/',
+  tags: ['invocations'],
+  summary: 'An invocation with its latest operations',
+  request: { params: InvocationIdParams },
+  responses: {
+    200: { description: 'The invocation', content: { 'application/json': { schema: InvocationDetailsSchema } } },
+    404: problemResponses[404],
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/api/invocations/{id}/',
+  tags: ['invocations'],
+  summary: 'Delete an invocation (cancels its operations; removes its files)',
+  request: { params: InvocationIdParams },
+  responses: {
+    204: { description: 'Deleted' },
+    404: problemResponses[404],
+  },
+});
+
+export function invocationRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
+
+  app.openapi(listRoute, async (c) => c.json(await listInvocations(ctx, c.req.valid('query')), 200));
+
+  app.openapi(createInvocationRoute, async (c) => c.json(await createInvocation(ctx, c.req.valid('json')), 201));
+
+  app.openapi(detailsRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const found = await findInvocation(ctx, id);
+    if (!found) throw notFound.invocation(id);
+    const operations = await latestOperationsOf(ctx, id);
+    return c.json({ ...toInvocationRecord(found.row, found.files), operations }, 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    await deleteInvocation(ctx, c.req.valid('param').id);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

@@ -1,0 +1,114 @@
+import fsp from 'node:fs/promises';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { and, eq } from 'drizzle-orm';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { invocationFiles, invocations } from '../db/schema.ts';
+import { NotFoundError } from '../errors.ts';
+import { sniffFileContentType, videoTypeFromExtension } from '../http/content-type.ts';
+import { serveFile } from '../http/file-response.ts';
+import { validationHook } from '../http/validation.ts';
+import { type VideoRecord, VideoSchema } from '../services/invocation-records.ts';
+import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
+import { listResultsVideos, resolveResultsVideo, resultsVideoUrl } from '../storage/results-folder.ts';
+
+const RESULTS_PREFIX = '/api/videos/results/';
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const VideoList = z.object({ videos: z.array(VideoSchema), total: z.number().int() }).openapi('VideoList');
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/videos/',
+  tags: ['videos'],
+  summary: "Output videos of invocations and videos of the results folder, newest first",
+  request: { query: ListQuery },
+  responses: {
+    200: { description: 'A page of videos and the number of all', content: { 'application/json': { schema: VideoList } } },
+    400: { description: 'Bad paging parameters (problem+json)' },
+  },
+});
+
+const resultsVideoNotFound = () => new NotFoundError('video_not_found', 'No such video in the results folder.');
+
+async function invocationVideos(ctx: AppContext): Promise<VideoRecord[]> {
+  const rows = await ctx.database.db
+    .select({ file: invocationFiles, name: invocations.name })
+    .from(invocationFiles)
+    .innerJoin(invocations, eq(invocations.id, invocationFiles.invocationId))
+    .where(and(eq(invocationFiles.kind, 'output_video')));
+  return rows.map(({ file, name }) => ({
+    source: 'invocation' as const,
+    invocation_id: file.invocationId,
+    name,
+    filename: file.filename,
+    size: file.size,
+    content_type: file.contentType,
+    modified_at: file.uploadedAt.toISOString(),
+    url: `/api/invocations/${file.invocationId}/video/`,
+  }));
+}
+
+async function resultsVideos(ctx: AppContext): Promise<VideoRecord[]> {
+  const found = await listResultsVideos(ctx.config.resultsDir);
+  return found.map((v) => ({
+    source: 'results' as const,
+    invocation_id: null,
+    name: v.relativePath,
+    filename: v.relativePath.slice(v.relativePath.lastIndexOf('/') + 1),
+    size: v.stats.size,
+    content_type: videoTypeFromExtension(v.relativePath),
+    modified_at: v.stats.mtime.toISOString(),
+    url: resultsVideoUrl(v.relativePath),
+  }));
+}
+
+export function videoRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => resultsVideoNotFound()) });
+
+  app.openapi(listRoute, async (c) => {
+    const { limit, offset } = c.req.valid('query');
+    const all = [...(await invocationVideos(ctx)), ...(await resultsVideos(ctx))];
+    all.sort((a, b) => (a.modified_at < b.modified_at ? 1 : a.modified_at > b.modified_at ? -1 : a.url.localeCompare(b.url)));
+    return c.json({ videos: all.slice(offset, offset + limit), total: all.length }, 200);
+  });
+
+  // A path of any depth: not expressible as an OpenAPI route, so registered and documented apart.
+  app.get(`${RESULTS_PREFIX}*`, async (c) => {
+    // The still-encoded path: an encoded slash or dot must not turn into a separator or `..`.
+    const pathname = new URL(c.req.url).pathname;
+    if (!pathname.startsWith(RESULTS_PREFIX)) throw resultsVideoNotFound();
+    const video = await resolveResultsVideo(ctx.config.resultsDir, pathname.slice(RESULTS_PREFIX.length));
+    if (!video) throw resultsVideoNotFound();
+    const { stats, absolutePath, relativePath } = video;
+    const filename = relativePath.slice(relativePath.lastIndexOf('/') + 1);
+    return serveFile(c, {
+      size: stats.size,
+      etag: `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`,
+      lastModified: stats.mtime,
+      contentType: await sniffFileContentType(absolutePath, filename).catch(() => videoTypeFromExtension(filename)),
+      disposition: { type: 'inline', filename },
+      open: async ({ start, end }) => (await fsp.open(absolutePath, 'r')).createReadStream({ start, end, highWaterMark: READ_CHUNK_BYTES }),
+    }).catch((err: unknown) => {
+      throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? resultsVideoNotFound() : err;
+    });
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/api/videos/results/{path}',
+    tags: ['videos'],
+    summary: 'A video of the results folder (`Range` honoured); `path` may span subfolders',
+    request: { params: z.object({ path: z.string().openapi({ param: { name: 'path', in: 'path' }, example: 'run-1/out.mp4' }) }) },
+    responses: {
+      200: { description: 'The video', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
+      206: { description: 'The requested byte range' },
+      404: { description: 'No such video inside the results folder' },
+      416: { description: 'Range not satisfiable' },
+    },
+  });
+
+  return app;
+}

@@ -1,0 +1,154 @@
+import { and, eq, inArray, notExists, sql } from 'drizzle-orm';
+import type { AppContext } from '../app-context.ts';
+import { contents, invocationFiles, invocations } from '../db/schema.ts';
+import { notFound } from '../errors.ts';
+import { OCTET_STREAM, sniffFileContentType } from '../http/content-type.ts';
+import { type FileKind, type FileRecord, toFileRecord } from './invocation-records.ts';
+
+export type InvocationFileRow = typeof invocationFiles.$inferSelect;
+
+export interface AttachedFile {
+  filename: string;
+  sha256: string;
+  size: number;
+  /** Sniffed from the stored content (and filename) when left out. */
+  contentType?: string;
+}
+
+/**
+ * Records stored content as the invocation's file of that kind (contents row +
+ * invocation_files row, replacing the old file of that kind and collecting content
+ * nothing uses any more). Ends the store's pin on the content, whatever happens.
+ * Throws the invocation's 404 when it does not exist (any more).
+ */
+export async function attachInvocationFile(
+  ctx: AppContext,
+  invocationId: number,
+  kind: FileKind,
+  file: AttachedFile,
+): Promise<FileRecord> {
+  const { db } = ctx.database;
+  let replaced: string | undefined;
+  let row: InvocationFileRow;
+  try {
+    const contentType = file.contentType ?? (await sniffFileContentType(ctx.files.pathOf(file.sha256), file.filename).catch(() => OCTET_STREAM));
+    ({ row, replaced } = await db.transaction(async (tx) => {
+      // Lock the invocation: a concurrent delete either waits for this or has already won.
+      const [inv] = await tx.select({ id: invocations.id }).from(invocations).where(eq(invocations.id, invocationId)).for('update');
+      if (!inv) throw notFound.invocation(invocationId);
+      // An upsert that always writes locks the contents row, so a concurrent collection of
+      // the same content waits for this transaction and then sees the new reference.
+      await tx
+        .insert(contents)
+        .values({ sha256: file.sha256, size: file.size })
+        .onConflictDoUpdate({ target: contents.sha256, set: { size: sql`excluded.size` } });
+      // Holding that lock, the bytes must be there (the pin kept them; this checks it).
+      if (!(await ctx.files.has(file.sha256))) throw new Error(`content ${file.sha256} is missing from the store`);
+      const [previous] = await tx
+        .select({ sha256: invocationFiles.sha256 })
+        .from(invocationFiles)
+        .where(and(eq(invocationFiles.invocationId, invocationId), eq(invocationFiles.kind, kind)));
+      const [written] = await tx
+        .insert(invocationFiles)
+        .values({ invocationId, kind, filename: file.filename, size: file.size, sha256: file.sha256, contentType })
+        .onConflictDoUpdate({
+          target: [invocationFiles.invocationId, invocationFiles.kind],
+          set: { filename: file.filename, size: file.size, sha256: file.sha256, contentType, uploadedAt: sql`now()` },
+        })
+        .returning();
+      await tx.update(invocations).set({ updatedAt: sql`now()` }).where(eq(invocations.id, invocationId));
+      return { row: written!, replaced: previous?.sha256 };
+    }));
+  } catch (err) {
+    ctx.files.release(file.sha256);
+    await collectUnusedContent(ctx, [file.sha256]);
+    throw err;
+  }
+  ctx.files.release(file.sha256);
+  if (replaced && replaced !== file.sha256) await collectUnusedContent(ctx, [replaced]);
+  return toFileRecord(row);
+}
+
+/** Removes the invocation's file of that kind; false when it had none. */
+export async function detachInvocationFile(ctx: AppContext, invocationId: number, kind: FileKind): Promise<boolean> {
+  const removed = await ctx.database.db.transaction(async (tx) => {
+    const [gone] = await tx
+      .delete(invocationFiles)
+      .where(and(eq(invocationFiles.invocationId, invocationId), eq(invocationFiles.kind, kind)))
+      .returning({ sha256: invocationFiles.sha256 });
+    if (gone) await tx.update(invocations).set({ updatedAt: sql`now()` }).where(eq(invocations.id, invocationId));
+    return gone;
+  });
+  if (!removed) return false;
+  await collectUnusedContent(ctx, [removed.sha256]);
+  return true;
+}
+
+/** Gives back content an ingest stored but nobody recorded (e.g. a rejected upload). */
+export async function discardIngestedContent(ctx: AppContext, sha256: string): Promise<void> {
+  ctx.files.release(sha256);
+  await collectUnusedContent(ctx, [sha256]);
+}
+
+/**
+ * Deletes each content's row and file when no invocation file refers to it any more.
+ * The check and the row delete run in one transaction holding the contents row lock, and
+ * the file goes under the store's per-content lock (see ContentStore.removeIfUnused), so a
+ * concurrent upload of the same bytes keeps them. Failures are logged, never thrown: the
+ * caller's change has already happened, and the startup sweep catches what is left.
+ */
+export async function collectUnusedContent(ctx: AppContext, shas: Iterable<string>): Promise<void> {
+  const { db } = ctx.database;
+  for (const sha256 of new Set(shas)) {
+    try {
+      await ctx.files.removeIfUnused(sha256, () =>
+        db.transaction(async (tx) => {
+          await tx.select({ sha256: contents.sha256 }).from(contents).where(eq(contents.sha256, sha256)).for('update');
+          const [used] = await tx
+            .select({ one: sql<number>`1` })
+            .from(invocationFiles)
+            .where(eq(invocationFiles.sha256, sha256))
+            .limit(1);
+          if (used) return false;
+          await tx.delete(contents).where(eq(contents.sha256, sha256));
+          return true;
+        }),
+      );
+    } catch (err) {
+      ctx.log.warn({ err, sha256 }, 'could not collect unused content');
+    }
+  }
+}
+
+/**
+ * At startup, before anything else touches the store: removes leftover temp files,
+ * content rows nothing refers to (with their files) and files that have no row.
+ */
+export async function sweepContentStore(ctx: AppContext): Promise<void> {
+  const { db } = ctx.database;
+  await ctx.files.init();
+  const unused = await db
+    .delete(contents)
+    .where(notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))))
+    .returning({ sha256: contents.sha256 });
+  const onDisk = await ctx.files.list();
+  const known = new Set<string>();
+  for (let i = 0; i < onDisk.length; i += 500) {
+    const batch = onDisk.slice(i, i + 500);
+    const rows = await db.select({ sha256: contents.sha256 }).from(contents).where(inArray(contents.sha256, batch));
+    for (const r of rows) known.add(r.sha256);
+  }
+  const orphans = onDisk.filter((sha) => !known.has(sha));
+  for (const sha256 of orphans) await ctx.files.removeIfUnused(sha256, async () => true);
+  if (unused.length || orphans.length) {
+    ctx.log.info({ rows: unused.length, files: orphans.length }, 'removed unused content');
+  }
+}
+
+export async function invocationFileOf(ctx: AppContext, invocationId: number, kind: FileKind): Promise<InvocationFileRow | undefined> {
+  const [row] = await ctx.database.db
+    .select()
+    .from(invocationFiles)
+    .where(and(eq(invocationFiles.invocationId, invocationId), eq(invocationFiles.kind, kind)));
+  return row;
+}

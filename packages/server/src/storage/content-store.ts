@@ -1,0 +1,202 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { PayloadTooLargeError } from '../errors.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+
+/** Read chunk size for stored content: 64 KiB (Node's default) caps downloads near 0.5 GB/s. */
+export const READ_CHUNK_BYTES = 1024 * 1024;
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const TEMP_DIR_NAME = '.tmp';
+
+export class ContentMismatchError extends Error {
+  override name = 'ContentMismatchError';
+}
+
+export interface IngestOptions {
+  /** More bytes than this reject with PayloadTooLargeError. */
+  maxBytes?: number;
+  /** The content must hash to this (lowercase hex), or the ingest rejects with ContentMismatchError. */
+  expectedSha256?: string;
+  /** Aborting rejects with the signal's reason and leaves nothing behind. */
+  signal?: AbortSignal;
+}
+
+export interface IngestedContent {
+  sha256: string;
+  size: number;
+}
+
+/**
+ * Content-addressed file store: each distinct content is one file named by its sha256,
+ * at `<root>/<first two hex digits>/<sha256>`, so the same bytes are stored once.
+ *
+ * Content is written to a temp file under `<root>/.tmp`, hashed while it streams, fsynced
+ * and only then renamed into place, so a stored file is always complete. Which content is
+ * in use is the database's business (contents / invocation_files rows); this class only
+ * keeps the bytes, plus a per-content "pin" between an ingest and the row that records it,
+ * so that collecting unused content never removes bytes someone is about to record
+ * (see `removeIfUnused`).
+ */
+export class ContentStore {
+  readonly root: string;
+  readonly tempDir: string;
+  private readonly locks = new KeyedMutex();
+  /** Ingested content not yet recorded in the database (count per sha256). */
+  private readonly pins = new Map<string, number>();
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+    this.tempDir = path.join(this.root, TEMP_DIR_NAME);
+  }
+
+  /** Creates the folders and removes temp files a crash may have left. Call once at startup. */
+  async init(): Promise<void> {
+    await fsp.mkdir(this.tempDir, { recursive: true });
+    for (const name of await fsp.readdir(this.tempDir)) {
+      await fsp.rm(path.join(this.tempDir, name), { force: true, recursive: true });
+    }
+  }
+
+  pathOf(sha256: string): string {
+    if (!SHA256_HEX.test(sha256)) throw new TypeError(`not a sha256: ${JSON.stringify(sha256)}`);
+    return path.join(this.root, sha256.slice(0, 2), sha256);
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    try {
+      return (await fsp.stat(this.pathOf(sha256))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Streams into a temp file under root, hashing while streaming; fsync; rename into place.
+   * Rejects (leaving nothing behind) on source error, abort, over maxBytes
+   * (PayloadTooLargeError) or sha mismatch. The stored content stays pinned (safe from
+   * `removeIfUnused`) until `release(sha256)`; attaching it to an invocation does that.
+   */
+  async ingest(
+    source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
+    opts: IngestOptions = {},
+  ): Promise<IngestedContent> {
+    const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    // Synchronous on purpose: nothing may be awaited before pipeline() listens to the
+    // source, or an early source error would be emitted to nobody (an uncaught exception).
+    fs.mkdirSync(this.tempDir, { recursive: true });
+    const tempPath = path.join(this.tempDir, `${Date.now().toString(36)}-${randomBytes(8).toString('hex')}.part`);
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      await pipeline(
+        source,
+        async function* hashAndCount(chunks: AsyncIterable<Uint8Array | string>) {
+          for await (const chunk of chunks) {
+            const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+            size += bytes.byteLength;
+            if (size > maxBytes) throw new PayloadTooLargeError(`The file is larger than the limit of ${maxBytes} bytes.`);
+            hash.update(bytes);
+            yield bytes;
+          }
+        },
+        // `flush` fsyncs before close: the rename below must never expose a partly written file.
+        fs.createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: READ_CHUNK_BYTES }),
+        ...(opts.signal ? [{ signal: opts.signal }] : []),
+      );
+      const sha256 = hash.digest('hex');
+      if (opts.expectedSha256 !== undefined && opts.expectedSha256 !== sha256) {
+        throw new ContentMismatchError(`content hashes to ${sha256}, expected ${opts.expectedSha256}`);
+      }
+      const finalPath = this.pathOf(sha256);
+      await this.locks.run(sha256, async () => {
+        await fsp.mkdir(path.dirname(finalPath), { recursive: true });
+        // Replaces an existing copy (same bytes) atomically; also re-creates content whose
+        // file was collected while this ingest streamed.
+        await fsp.rename(tempPath, finalPath);
+        this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+      });
+      await syncDirectory(path.dirname(finalPath));
+      return { sha256, size };
+    } catch (err) {
+      await fsp.rm(tempPath, { force: true });
+      // pipeline reports an abort as a generic AbortError; the caller's reason says why.
+      if (opts.signal?.aborted && opts.signal.reason !== undefined) throw opts.signal.reason;
+      throw err;
+    }
+  }
+
+  createReadStream(sha256: string, opts: { start?: number; end?: number } = {}): fs.ReadStream {
+    return fs.createReadStream(this.pathOf(sha256), { ...opts, highWaterMark: READ_CHUNK_BYTES });
+  }
+
+  /**
+   * Like createReadStream, but opens the file first: rejects (ENOENT) when the content is
+   * not there, and keeps reading the same bytes even if the content is collected meanwhile.
+   */
+  async openReadStream(sha256: string, opts: { start?: number; end?: number } = {}): Promise<fs.ReadStream> {
+    const handle = await fsp.open(this.pathOf(sha256), 'r');
+    return handle.createReadStream({ ...opts, highWaterMark: READ_CHUNK_BYTES }) as unknown as fs.ReadStream;
+  }
+
+  /** Ends the pin an ingest put on its content (once the content is recorded, or abandoned). */
+  release(sha256: string): void {
+    const n = this.pins.get(sha256) ?? 0;
+    if (n <= 1) this.pins.delete(sha256);
+    else this.pins.set(sha256, n - 1);
+  }
+
+  isPinned(sha256: string): boolean {
+    return this.pins.has(sha256);
+  }
+
+  /**
+   * Removes the content's file when it is not pinned and `dropRecord` confirms that nothing
+   * uses it (and drops the database record, e.g. in a transaction holding the row lock).
+   * Runs under the content's lock, so no ingest of the same bytes can rename a fresh copy
+   * into place between the check and the removal. Resolves to whether the file went.
+   */
+  async removeIfUnused(sha256: string, dropRecord: () => Promise<boolean>): Promise<boolean> {
+    const file = this.pathOf(sha256);
+    return this.locks.run(sha256, async () => {
+      if (this.pins.has(sha256)) return false;
+      if (!(await dropRecord())) return false;
+      await fsp.rm(file, { force: true });
+      return true;
+    });
+  }
+
+  /** Every sha256 with a file in the store (for the startup sweep). */
+  async list(): Promise<string[]> {
+    const found: string[] = [];
+    let shards: string[];
+    try {
+      shards = await fsp.readdir(this.root);
+    } catch {
+      return found;
+    }
+    for (const shard of shards) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const name of await fsp.readdir(path.join(this.root, shard)).catch(() => [] as string[])) {
+        if (SHA256_HEX.test(name) && name.startsWith(shard)) found.push(name);
+      }
+    }
+    return found;
+  }
+}
+
+/** Makes a rename durable: fsync the folder that holds the new name. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * One-at-a-time sections per key (here: per sha256), within this process. The data-folder
+ * lock guarantees a single server process per content store, so an in-memory lock is enough
+ * to order "rename new content into place" against "remove unused content".
+ */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, section: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => done);
+    this.tails.set(key, tail);
+    await previous;
+    try {
+      return await section();
+    } finally {
+      release();
+      // Forget the key once nobody queued behind this section.
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
