@@ -10,11 +10,17 @@ import type { OperationError, OperationObject, OperationProgress } from './opera
  * Every other kind (`pac_query`, `pac_activate`, `pac_install`, `script_deploy`, …) is
  * registered by the module that owns it, at import time:
  *
- *   registerOperationKind('pac_query', {
+ *   registerOperationKind('pac_activate', {
  *     async run(op, h) {
- *       const r = await h.call('pac.query', {}, { timeoutMs: 30_000 });   // rpc over the link
- *       await h.log(`found ${r.pacs.length} PACs\n`);                      // operation log
- *       return { pacs: r.pacs, active: r.active };                         // operation result
+ *       const pac = String(op.params.pac);                 // the params given to create()
+ *       await h.call('pac.activate', { pac });             // an RPC over the board's link
+ *       const { back } = h.expectReboot();                 // board shows `rebooting`, queue holds
+ *       await h.call('board.reboot', {});
+ *       await back;                                        // reconnected with a new boot id
+ *       await h.log(`rebooted with ${pac}\n`);             // the operation's log
+ *       const r = await h.call('pac.query', {});
+ *       if (r.active !== pac) throw new OperationFailure('pac_not_active', `${pac} is not active`);
+ *       return r;                                          // the operation's result
  *     },
  *   });
  *
@@ -35,9 +41,12 @@ import type { OperationError, OperationObject, OperationProgress } from './opera
  *   `'requeue'` (run again from the start; only for kinds that are safe to repeat).
  */
 export interface OperationKind {
-  run(op: OperationObject, helpers: OperationHelpers): Promise<unknown>;
+  run(op: OperationToRun, helpers: OperationHelpers): Promise<unknown>;
   onServerRestart?: 'fail' | 'requeue';
 }
+
+/** The operation as its run sees it: the API object plus the params it was created with. */
+export type OperationToRun = OperationObject & { params: Record<string, unknown> };
 
 export interface OperationHelpers {
   ctx: AppContext;

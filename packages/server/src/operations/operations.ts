@@ -330,25 +330,22 @@ export class Operations {
   private async cancelRunning(row: OperationRow): Promise<void> {
     if (this.cancelRequested.has(row.id)) return;
     const cancelledError = { code: 'cancelled', message: 'Cancelled while running.' };
-    if (!isAgentKind(row.kind)) {
-      if (!this.server.abort(row.id)) {
-        await this.finish(row.id, 'cancelled', null, cancelledError);
-        return;
-      }
-    } else {
-      const conn = row.boardId ? this.ctx.agents.connection(row.boardId) : undefined;
-      if (!conn) {
-        await this.finish(row.id, 'cancelled', null, cancelledError);
-        return;
-      }
-      conn.sendMessage({ type: 'op.cancel', op_id: row.id });
+    const onAgent = isAgentKind(row.kind);
+    const conn = onAgent && row.boardId ? this.ctx.agents.connection(row.boardId) : undefined;
+    // Nobody to ask (board offline, or a run this process does not have): cancelled now.
+    if (onAgent ? !conn : !this.server.isRunning(row.id)) {
+      await this.finish(row.id, 'cancelled', null, cancelledError);
+      return;
     }
-    await this.appendLog(row.id, 'server', 'cancel requested\n');
+    // Recorded before asking, so a run that stops at once is seen as cancelled, not failed.
     const timer = setTimeout(() => {
       void this.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
     }, CANCEL_GRACE_MS);
     timer.unref();
-    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent: isAgentKind(row.kind), timer });
+    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent, timer });
+    if (conn) conn.sendMessage({ type: 'op.cancel', op_id: row.id });
+    else this.server.abort(row.id);
+    await this.appendLog(row.id, 'server', 'cancel requested\n');
   }
 
   isCancelRequested(id: number): boolean {

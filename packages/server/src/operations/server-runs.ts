@@ -46,7 +46,7 @@ export class ServerRuns {
     const started = Date.now();
     void (async () => {
       try {
-        const result = await def.run(toOperationObject(row), helpers);
+        const result = await def.run({ ...toOperationObject(row), params: row.params }, helpers);
         if (this.ops.isStopping && ac.signal.aborted) return;
         if (this.ops.isCancelRequested(row.id)) {
           await this.ops.finish(row.id, 'cancelled', result ?? null, { code: 'cancelled', message: 'Cancelled while running.' });
@@ -68,6 +68,10 @@ export class ServerRuns {
         ctx.log.debug({ op_id: row.id, kind: row.kind, ms: Date.now() - started }, 'server-side run settled');
       }
     })();
+  }
+
+  isRunning(id: number): boolean {
+    return this.runs.has(id);
   }
 
   /** Asks a run to stop; false if no such run is going on in this process. */
