@@ -1,7 +1,9 @@
 import type { HttpBindings } from '@hono/node-server';
+import type { AgentHub } from './agent-link/hub.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Logger } from './logger.ts';
+import type { Operations } from './operations/operations.ts';
 import type { ContentStore } from './storage/content-store.ts';
 
 /**
@@ -22,6 +24,10 @@ export interface AppContext {
    * awaited before an invocation is deleted.
    */
   cancelOperationsOf?: (invocationId: number) => Promise<void>;
+  /** The boards' agent links: presence, RPC (`agents.call`), streams, reboot watches. */
+  agents: AgentHub;
+  /** Operations: create, wait, cancel, list; the per-board queue (operations/operations.ts). */
+  operations: Operations;
   /** Work to finish before the database closes (graceful shutdown), in order. */
   shutdownHooks: Array<() => Promise<void>>;
 }

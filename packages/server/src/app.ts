@@ -5,9 +5,13 @@ import { apiPath } from './http/api-path.ts';
 import { apiTokenAuth } from './http/auth.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
+import { agentConnectRoutes } from './routes/agent-connect.ts';
+import { boardRoutes } from './routes/boards.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { invocationOperationRoutes } from './routes/invocation-operations.ts';
+import { operationRoutes } from './routes/operations.ts';
 import { invocationFileRoutes } from './routes/invocation-files.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
@@ -25,6 +29,10 @@ export function createApp(ctx: AppContext) {
   app.route('/', invocationFileRoutes(ctx));
   app.route('/', videoRoutes(ctx));
   app.route('/', deviceScriptsRoutes(ctx));
+  app.route('/', boardRoutes(ctx));
+  app.route('/', operationRoutes(ctx));
+  app.route('/', invocationOperationRoutes(ctx));
+  app.route('/', agentConnectRoutes(ctx));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/api/openapi.json', {

@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from './app-context.ts';
+import { AgentHub } from './agent-link/hub.ts';
+import { startBoardServices } from './agent-link/install.ts';
 import { createApp, type App } from './app.ts';
 import { InFlightRequests } from './http/in-flight.ts';
 import type { Config } from './config.ts';
@@ -9,6 +11,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { seedDeviceScripts } from './services/device-scripts-seed.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { Operations } from './operations/operations.ts';
 import { SERVER_VERSION } from './version.ts';
 import path from 'node:path';
 import fs from 'node:fs/promises';
@@ -63,6 +66,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     version: SERVER_VERSION,
     boardsOnline: () => 0,
     files: new ContentStore(path.join(config.dataDir, 'content')),
+    agents: new AgentHub(),
+    operations: new Operations(),
     shutdownHooks: [],
   };
 
@@ -70,6 +75,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     // The results folder and the content store exist from the start; leftovers of a crash go.
     await fs.mkdir(config.resultsDir, { recursive: true });
     await sweepContentStore(ctx);
+    await startBoardServices(ctx);
   } catch (e) {
     await database.close();
     lock.release();
