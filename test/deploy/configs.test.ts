@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from './bundles.ts';
+
+/**
+ * The deployment files checked by the tools that read them, where those tools are installed
+ * (`apt-get install shellcheck nginx-light caddy docker-compose` gives all of them). There is
+ * no Docker engine here: the image itself is not built by the suite.
+ */
+
+const has = (bin: string) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
+const deploy = path.join(repoRoot, 'deploy');
+let work: string;
+
+beforeAll(() => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'mm-configs-'));
+});
+afterAll(() => {
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+describe('deployment files', () => {
+  it.skipIf(!has('shellcheck'))('shell scripts pass shellcheck', () => {
+    const scripts = ['agent/install.sh', 'agent/uninstall.sh', 'gpio-motor/install.sh', 'gpio-motor/uninstall.sh', 'gpio-motor/gpio-lines.sh', 'lib/install-common.sh'];
+    const r = spawnSync('shellcheck', ['-x', ...scripts], { cwd: deploy, encoding: 'utf8' });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const wrapper = spawnSync('shellcheck', ['-s', 'sh', 'agent/xlnx-config-sudo'], { cwd: deploy, encoding: 'utf8' });
+    expect(wrapper.stdout).toBe('');
+  });
+
+  it.skipIf(!has('nginx') || !has('openssl'))('nginx.conf passes nginx -t', () => {
+    const certs = path.join(work, 'certs');
+    fs.mkdirSync(certs);
+    const cert = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=mm.example.org',
+      '-keyout', path.join(certs, 'privkey.pem'), '-out', path.join(certs, 'fullchain.pem')]);
+    expect(cert.status).toBe(0);
+    const site = fs.readFileSync(path.join(deploy, 'server/nginx.conf'), 'utf8').replaceAll('/etc/letsencrypt/live/mm.example.org', certs);
+    fs.writeFileSync(path.join(work, 'site.conf'), site);
+    fs.writeFileSync(
+      path.join(work, 'nginx.conf'),
+      `events {}\npid ${work}/nginx.pid;\nerror_log ${work}/error.log;\nhttp { access_log off; include ${work}/site.conf; }\n`,
+    );
+    const r = spawnSync('nginx', ['-t', '-c', path.join(work, 'nginx.conf')], { encoding: 'utf8' });
+    expect(r.stderr).toContain('test is successful');
+    expect(r.status).toBe(0);
+  });
+
+  it.skipIf(!has('caddy'))('the Caddyfile is valid', () => {
+    const r = spawnSync('caddy', ['validate', '--config', path.join(deploy, 'server/Caddyfile'), '--adapter', 'caddyfile'], {
+      encoding: 'utf8',
+      env: { ...process.env, MM_DOMAIN: 'mm.example.org', HOME: work, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work },
+    });
+    expect(r.stdout + r.stderr).toContain('Valid configuration');
+    expect(r.status).toBe(0);
+  });
+
+  it.skipIf(!has('docker-compose'))('docker-compose.yml is a valid compose file', () => {
+    // docker-compose v1 predates the top-level `name:`; everything else is checked.
+    const dir = path.join(work, 'compose');
+    fs.mkdirSync(dir);
+    const compose = fs.readFileSync(path.join(deploy, 'server/docker-compose.yml'), 'utf8').replace(/^name: .*$/m, '');
+    fs.writeFileSync(path.join(dir, 'docker-compose.yml'), compose.replace('context: ../..', `context: ${repoRoot}`));
+    fs.copyFileSync(path.join(deploy, 'server/server.env.example'), path.join(dir, 'server.env'));
+    fs.copyFileSync(path.join(deploy, 'server/Caddyfile'), path.join(dir, 'Caddyfile'));
+    const r = spawnSync('docker-compose', ['--profile', 'tls', 'config'], { cwd: dir, encoding: 'utf8' });
+    expect(r.stderr).not.toMatch(/invalid|error/i);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/image: postgres:16/);
+    expect(r.stdout).toMatch(/condition: service_healthy/);
+  });
+});
