@@ -1,21 +1,18 @@
 import { desc, eq } from 'drizzle-orm';
 import type { AppContext } from '../app-context.ts';
 import { operations } from '../db/schema.ts';
-import { type OperationRecord, toOperationRecord } from './invocation-records.ts';
+import { toOperationObject, type OperationObject } from '../operations/operation-object.ts';
 
 /** How many operations an invocation's details show. */
 export const LATEST_OPERATIONS_SHOWN = 20;
 
-/**
- * The invocation's latest operations, newest first, shaped like the contract's operation
- * object. Self-contained on purpose: the operations module may replace it with its own.
- */
-export async function latestOperationsOf(ctx: AppContext, invocationId: number, limit = LATEST_OPERATIONS_SHOWN): Promise<OperationRecord[]> {
+/** The invocation's latest operations, newest first, as the operations module shows them. */
+export async function latestOperationsOf(ctx: AppContext, invocationId: number, limit = LATEST_OPERATIONS_SHOWN): Promise<OperationObject[]> {
   const rows = await ctx.database.db
     .select()
     .from(operations)
     .where(eq(operations.invocationId, invocationId))
     .orderBy(desc(operations.createdAt), desc(operations.id))
     .limit(limit);
-  return rows.map(toOperationRecord);
+  return rows.map(toOperationObject);
 }
