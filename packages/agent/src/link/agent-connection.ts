@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import {
+  catalog,
   CloseCode,
   decodeFrame,
   type ByteSink,
@@ -7,6 +8,7 @@ import {
   type LinkOutput,
   MAX_FRAME_BYTES,
   type MessageOf,
+  type MessageType,
   parseServerMessage,
   type ServerMessage,
   StreamError,
@@ -254,10 +256,11 @@ export class AgentConnection implements LinkOutput {
   private async handleText(text: string): Promise<void> {
     const parsed = parseServerMessage(text);
     if (!parsed.ok) {
-      this.log.warn({ code: parsed.code, error: parsed.error, ref_type: parsed.type }, 'message not understood');
+      const detail = parsed.code === 'malformed_message' && parsed.type ? (describeInvalid(text, parsed.type) ?? parsed.error) : parsed.error;
+      this.log.warn({ code: parsed.code, error: detail, ref_type: parsed.type }, 'message not understood');
       // An `error` is never answered, even a malformed one: two peers could loop on it.
       if (parsed.type !== 'error') {
-        this.sendMessage({ type: 'error', code: parsed.code, message: parsed.error, ...(parsed.type ? { ref_type: parsed.type } : {}) });
+        this.sendMessage({ type: 'error', code: parsed.code, message: detail, ...(parsed.type ? { ref_type: parsed.type } : {}) });
       }
       return;
     }
@@ -303,6 +306,17 @@ export class AgentConnection implements LinkOutput {
         }
     }
   }
+}
+
+/**
+ * Which fields of a message of a known type are wrong. The union the catalog parses server
+ * messages with reports only "Invalid input"; the type's own schema names the fields.
+ */
+function describeInvalid(text: string, type: string): string | undefined {
+  if (!Object.hasOwn(catalog, type)) return undefined;
+  const result = catalog[type as MessageType].safeParse(JSON.parse(text));
+  if (result.success) return `${type} is not a message the server sends`;
+  return `${type}: ${result.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ')}`;
 }
 
 /** The `detail` (or `title`) of an RFC 9457 problem body, else the body's start. */

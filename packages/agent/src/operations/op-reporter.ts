@@ -72,7 +72,12 @@ export class OpReporter {
     if (this.progressUnsent) this.sendProgress();
   }
 
-  /** The operation ended: logs go out now, pending progress is moot. */
+  /** Something is still waiting for the link (log text or the latest progress). */
+  get hasUnsent(): boolean {
+    return this.buffered.length > 0 || this.droppedChars > 0 || this.progressUnsent;
+  }
+
+  /** The operation ended: logs go out now (or at the next flush if the link is down). */
   close(): void {
     clearTimeout(this.timer);
     this.timer = undefined;

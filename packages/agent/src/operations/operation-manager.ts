@@ -57,6 +57,8 @@ export class OperationManager {
   /** Outputs of unacknowledged outcomes, kept from eviction until the server has them. */
   private readonly outputPins = new Map<number, () => void>();
   private shuttingDown = false;
+  /** Reporters of ended operations that still hold log text the link was down for. */
+  private readonly unsentReports = new Set<OpReporter>();
 
   constructor(private readonly opts: OperationManagerOptions) {
     for (const outcome of opts.journal.outcomes()) this.pinOutput(outcome);
@@ -86,6 +88,10 @@ export class OperationManager {
   /** A connection was welcomed: send what the operations have for it. */
   onLinkReady(connection: AgentConnection, hello: HelloMessage): void {
     for (const op of this.running.values()) op.reporter.flush();
+    for (const reporter of this.unsentReports) {
+      reporter.flush();
+      if (!reporter.hasUnsent) this.unsentReports.delete(reporter);
+    }
     // Outcomes that came after the hello was built are not in it: send them now.
     const inHello = new Set(hello.finished.map((o) => o.op_id));
     for (const outcome of this.opts.journal.outcomes()) {
@@ -240,6 +246,7 @@ export class OperationManager {
 
   private async finish(op: RunningOperation, outcome: OperationOutcome, log: Logger): Promise<void> {
     op.reporter.close();
+    if (op.reporter.hasUnsent) this.unsentReports.add(op.reporter);
     if (op.stopReason === 'shutdown') {
       log.info('operation stopped by the agent shutting down');
       return;
