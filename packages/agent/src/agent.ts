@@ -13,6 +13,7 @@ import type { Logger } from './logger.ts';
 import { OperationManager } from './operations/operation-manager.ts';
 import { agentInfoHandler } from './rpc/agent-info.ts';
 import { RpcRegistry } from './rpc/rpc-registry.ts';
+import { DeviceRelay } from './device-relay/device-relay.ts';
 import type { SimulatedBoard } from './simulate/simulated-board.ts';
 import { AGENT_VERSION } from './version.ts';
 
@@ -48,6 +49,8 @@ export class Agent {
   readonly link: ServerLink;
   readonly rpc = new RpcRegistry();
   readonly operations: OperationManager;
+  /** Device-script relay: proxied requests and followed event streams (device-relay/). */
+  readonly deviceRelay: DeviceRelay;
 
   private constructor(
     readonly config: AgentConfig,
@@ -89,6 +92,7 @@ export class Agent {
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
+    this.deviceRelay = new DeviceRelay(log.child({ component: 'device-relay' }));
     if (simulatedBoard) simulatedBoard.onReboot = () => this.simulateReboot();
   }
 
@@ -119,6 +123,7 @@ export class Agent {
   }
 
   async stop(): Promise<void> {
+    this.deviceRelay.close();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
     await this.simulatedBoard?.stop();
   }
@@ -149,7 +154,13 @@ export class Agent {
       case 'op.result.ack':
         return this.operations.handle(message);
       case 'stream.pull':
+        if (DeviceRelay.serves(message.source)) return this.deviceRelay.serveBody(message, connection);
         return this.operations.serveProduced(message, connection);
+      case 'http.request':
+      case 'http.abort':
+      case 'sse.subscribe':
+      case 'sse.unsubscribe':
+        return this.deviceRelay.handle(message, connection);
       case 'rpc.request': {
         const response = await this.rpc.handle(message, { connection, log: this.log.child({ rpc: message.method }) });
         connection.sendMessage(response);

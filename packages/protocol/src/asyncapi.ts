@@ -32,6 +32,14 @@ export const messageSummaries: Record<MessageType, string> = {
   'stream.abort': 'Either side gives the stream up (unknown source, read error, cancel).',
   'rpc.request': 'Call a method on the agent (see the `rpc.*` schemas for each method’s params and result).',
   'rpc.response': 'The answer to rpc.request with the same id.',
+  'http.request': 'Relay: make an HTTP request to a device script on the board’s loopback (127.0.0.1:<port>); the body, if any, is pulled as source http.request_body.',
+  'http.abort': 'Relay: the server gives a relayed request up (client gone or timed out); the agent ends it and its streams.',
+  'http.response': 'Relay: the script’s status and headers; the body, if any, is pulled as source http.response_body.',
+  'http.error': 'Relay: the request failed before the script answered (script_unreachable, script_failed, bad_request).',
+  'sse.subscribe': 'Relay: follow a device script’s event stream on the board and forward its events until unsubscribed or the link closes.',
+  'sse.unsubscribe': 'Relay: stop following the event stream of a subscription.',
+  'sse.event': 'Relay: one event of a followed stream (id, event name, data).',
+  'sse.status': 'Relay: a followed stream opened, or dropped (the agent keeps retrying).',
 };
 
 type JsonSchema = Record<string, unknown>;

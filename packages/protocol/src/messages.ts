@@ -11,6 +11,10 @@ import { z } from 'zod';
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');
 export const OperationId = z.number().int().positive();
 export const StreamId = z.number().int().min(1).max(0xffffffff);
+/** A relayed HTTP request, numbered by the server. */
+export const RelayRequestId = z.number().int().positive();
+/** A relayed event-stream subscription, numbered by the server. */
+export const RelaySubscriptionId = z.number().int().positive();
 export const ErrorInfo = z.object({ code: z.string().min(1), message: z.string() });
 export type ErrorInfo = z.infer<typeof ErrorInfo>;
 
@@ -143,6 +147,10 @@ export const StreamSource = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('produced'), sha256: Sha256 }),
   /** An upload the server holds for an RPC (e.g. a PAC archive); A pulls from S. */
   z.object({ kind: z.literal('upload'), upload_id: z.string().min(1) }),
+  /** The body of a relayed HTTP request (`http.request` with `has_body`); A pulls from S, offset 0. */
+  z.object({ kind: z.literal('http.request_body'), req_id: RelayRequestId }),
+  /** The body of a relayed HTTP response (`http.response` with `has_body`); S pulls from A, offset 0. */
+  z.object({ kind: z.literal('http.response_body'), req_id: RelayRequestId }),
 ]);
 export type StreamSource = z.infer<typeof StreamSource>;
 
@@ -184,6 +192,95 @@ export const RpcResponse = z.discriminatedUnion('ok', [
   z.object({ type: z.literal('rpc.response'), id: z.number().int().positive(), ok: z.literal(false), error: ErrorInfo }),
 ]);
 
+// ── device-script relay (proxy and event streams; docs/agent-link.md) ──────────────
+
+/**
+ * A header as it travels over the link: name and value, in order, repeated names kept
+ * (Set-Cookie…). Names are HTTP tokens; values carry no CR, LF or NUL.
+ */
+export const HttpHeader = z.tuple([
+  z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name'),
+  z.string().regex(/^[^\r\n\0]*$/, 'must not contain CR, LF or NUL'),
+]);
+export type HttpHeader = z.infer<typeof HttpHeader>;
+
+/** A TCP port on the board's loopback; the server only ever sends a catalogue entry's port. */
+export const ScriptPort = z.number().int().min(1).max(65535);
+
+/** An origin-form request target: a path (and query) starting with `/`, printable ASCII, no spaces. */
+export const ScriptPath = z.string().regex(/^\/[\x21-\x7e]*$/, 'must be a path starting with / (printable ASCII, no spaces)');
+
+/**
+ * S→A, make an HTTP request to `127.0.0.1:<port><path>` on the board and answer
+ * `http.response` (or `http.error`). With `has_body` the agent pulls the request body
+ * (`stream.pull`, source `http.request_body`) while the request is open.
+ */
+export const HttpRequest = z.object({
+  type: z.literal('http.request'),
+  req_id: RelayRequestId,
+  port: ScriptPort,
+  method: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP method'),
+  path: ScriptPath,
+  headers: z.array(HttpHeader),
+  has_body: z.boolean(),
+});
+
+/** S→A, the server gives the request up (its client left, or it timed out): end it and its streams. */
+export const HttpAbort = z.object({ type: z.literal('http.abort'), req_id: RelayRequestId });
+
+/**
+ * A→S, the script answered: status and headers as it sent them. With `has_body` the server
+ * pulls the body (`stream.pull`, source `http.response_body`); the agent ends the request if
+ * that pull does not come.
+ */
+export const HttpResponse = z.object({
+  type: z.literal('http.response'),
+  req_id: RelayRequestId,
+  status: z.number().int().min(100).max(999),
+  headers: z.array(HttpHeader),
+  has_body: z.boolean(),
+});
+
+/**
+ * A→S, the request failed before the script answered: `script_unreachable` (nothing listens
+ * on the port), `script_failed` (the connection broke), `bad_request` (the agent refused it).
+ */
+export const HttpError = z.object({ type: z.literal('http.error'), req_id: RelayRequestId, error: ErrorInfo });
+
+/**
+ * S→A, follow the script's event stream at `127.0.0.1:<port><path>` (the `eventsource`
+ * client, reconnecting on its own) and forward each event as `sse.event` until
+ * `sse.unsubscribe` or the link closes. `last_event_id` is sent as `Last-Event-ID` on the
+ * first request (a subscription made again after a reconnect).
+ */
+export const SseSubscribe = z.object({
+  type: z.literal('sse.subscribe'),
+  sub_id: RelaySubscriptionId,
+  port: ScriptPort,
+  path: ScriptPath,
+  last_event_id: z.string().optional(),
+});
+
+/** S→A, stop following the stream of `sse.subscribe` `sub_id`. */
+export const SseUnsubscribe = z.object({ type: z.literal('sse.unsubscribe'), sub_id: RelaySubscriptionId });
+
+/** A→S, one event of a followed stream: its id (if it had one), its name (if not `message`) and data. */
+export const SseEvent = z.object({
+  type: z.literal('sse.event'),
+  sub_id: RelaySubscriptionId,
+  id: z.string().optional(),
+  event: z.string().optional(),
+  data: z.string(),
+});
+
+/** A→S, a followed stream opened (`open`) or dropped (`down`; the agent keeps retrying). */
+export const SseStatus = z.object({
+  type: z.literal('sse.status'),
+  sub_id: RelaySubscriptionId,
+  state: z.enum(['open', 'down']),
+  message: z.string().optional(),
+});
+
 /** Every message of the catalog, by type. Add a message here and to its side's union below. */
 export const catalog = {
   hello: Hello,
@@ -201,6 +298,14 @@ export const catalog = {
   'stream.abort': StreamAbort,
   'rpc.request': RpcRequest,
   'rpc.response': RpcResponse,
+  'http.request': HttpRequest,
+  'http.abort': HttpAbort,
+  'http.response': HttpResponse,
+  'http.error': HttpError,
+  'sse.subscribe': SseSubscribe,
+  'sse.unsubscribe': SseUnsubscribe,
+  'sse.event': SseEvent,
+  'sse.status': SseStatus,
 } as const;
 
 export type MessageType = keyof typeof catalog;
@@ -218,6 +323,10 @@ export const AgentMessage = z.union([
   StreamEnd,
   StreamAbort,
   RpcResponse,
+  HttpResponse,
+  HttpError,
+  SseEvent,
+  SseStatus,
 ]);
 export type AgentMessage = z.infer<typeof AgentMessage>;
 
@@ -233,6 +342,10 @@ export const ServerMessage = z.union([
   StreamEnd,
   StreamAbort,
   RpcRequest,
+  HttpRequest,
+  HttpAbort,
+  SseSubscribe,
+  SseUnsubscribe,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessage>;
 

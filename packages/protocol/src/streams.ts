@@ -55,9 +55,11 @@ export class StreamSender {
   /**
    * Sends every byte of `source`, then `stream.end` with `size` (the source's total size,
    * counting bytes before the pull's offset). Reading pauses while credit is exhausted,
-   * so a file source is read no faster than the receiver writes.
+   * so a file source is read no faster than the receiver writes. A source whose size is
+   * known only at its end (a relayed HTTP body, always pulled from offset 0) leaves `size`
+   * out: `stream.end` then carries the bytes sent.
    */
-  async pump(source: AsyncIterable<Uint8Array>, size: number): Promise<number> {
+  async pump(source: AsyncIterable<Uint8Array>, size?: number): Promise<number> {
     let sent = 0;
     for await (const chunk of source) {
       for (let at = 0; at < chunk.byteLength; at += STREAM_CHUNK_BYTES) {
@@ -73,7 +75,7 @@ export class StreamSender {
       }
     }
     if (this.failure) throw this.failure;
-    this.link.sendMessage({ type: 'stream.end', stream_id: this.streamId, size });
+    this.link.sendMessage({ type: 'stream.end', stream_id: this.streamId, size: size ?? sent });
     return sent;
   }
 }

@@ -8,6 +8,7 @@ import { requestLog } from './http/request-log.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
+import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invocationOperationRoutes } from './routes/invocation-operations.ts';
@@ -29,6 +30,7 @@ export function createApp(ctx: AppContext) {
   app.route('/', invocationFileRoutes(ctx));
   app.route('/', videoRoutes(ctx));
   app.route('/', deviceScriptsRoutes(ctx));
+  app.route('/', deviceScriptRelayRoutes(ctx));
   app.route('/', boardRoutes(ctx));
   app.route('/', operationRoutes(ctx));
   app.route('/', invocationOperationRoutes(ctx));

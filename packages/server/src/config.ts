@@ -30,6 +30,11 @@ export const configSchema = z.object({
   MM_MAX_UPLOAD_BYTES: int(1, Number.MAX_SAFE_INTEGER).default(8 * GiB),
   MM_SYNC_WAIT_S: seconds.default(600),
   MM_REBOOT_TIMEOUT_S: seconds.default(600),
+  /** Device-script relay: how long the board may take to answer a proxied request. */
+  MM_RELAY_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(30),
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
@@ -48,6 +53,7 @@ export interface Config {
   maxUploadBytes: number;
   syncWaitMs: number;
   rebootTimeoutMs: number;
+  relayTimeoutMs: number;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   logLevel: string;
@@ -76,6 +82,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUploadBytes: e.MM_MAX_UPLOAD_BYTES,
     syncWaitMs: Math.round(e.MM_SYNC_WAIT_S * 1000),
     rebootTimeoutMs: Math.round(e.MM_REBOOT_TIMEOUT_S * 1000),
+    relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

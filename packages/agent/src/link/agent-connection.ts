@@ -199,9 +199,10 @@ export class AgentConnection implements LinkOutput {
 
   /**
    * Answers the server's `stream.pull` with `open()`'s bytes. `open` may throw a StreamError
-   * (unknown source, bad offset): the pull is then aborted with its code.
+   * (unknown source, bad offset): the pull is then aborted with its code. A source of
+   * unknown size (a relayed response body) leaves `size` out.
    */
-  async serve(pull: MessageOf<'stream.pull'>, open: () => Promise<{ source: AsyncIterable<Uint8Array> & { destroy?: () => void }; size: number }>): Promise<void> {
+  async serve(pull: MessageOf<'stream.pull'>, open: () => Promise<{ source: AsyncIterable<Uint8Array> & { destroy?: () => void }; size?: number }>): Promise<void> {
     const id = pull.stream_id;
     if (this.sends.has(id)) {
       this.sendMessage({ type: 'stream.abort', stream_id: id, error: { code: 'stream_in_use', message: `stream ${id} is already open` } });

@@ -1,0 +1,50 @@
+import type { MessageOf, StreamSource } from '@mm/protocol';
+import type { AgentConnection } from '../link/agent-connection.ts';
+import type { Logger } from '../logger.ts';
+import { HttpRelay } from './http-relay.ts';
+import { SseRelay } from './sse-relay.ts';
+
+/** The server's relay messages the agent handles. */
+export type RelayRequestMessage = MessageOf<'http.request'> | MessageOf<'http.abort'> | MessageOf<'sse.subscribe'> | MessageOf<'sse.unsubscribe'>;
+
+/**
+ * The board's side of the device-script relay (API.md row 14): proxied HTTP requests to
+ * a script's port on 127.0.0.1 and followed event streams. Everything it opens ends with
+ * the link it came on.
+ */
+export class DeviceRelay {
+  private readonly http: HttpRelay;
+  private readonly sse: SseRelay;
+
+  constructor(log: Logger) {
+    this.http = new HttpRelay(log);
+    this.sse = new SseRelay(log);
+  }
+
+  /** The `stream.pull` sources this relay serves (the rest are the operations'). */
+  static serves(source: StreamSource): boolean {
+    return source.kind === 'http.response_body';
+  }
+
+  handle(message: RelayRequestMessage, connection: AgentConnection): void {
+    switch (message.type) {
+      case 'http.request':
+        return this.http.request(message, connection);
+      case 'http.abort':
+        return this.http.abort(message, connection);
+      case 'sse.subscribe':
+        return this.sse.subscribe(message, connection);
+      case 'sse.unsubscribe':
+        return this.sse.unsubscribe(message, connection);
+    }
+  }
+
+  serveBody(pull: MessageOf<'stream.pull'>, connection: AgentConnection): Promise<void> {
+    return this.http.serveResponseBody(pull, connection);
+  }
+
+  close(): void {
+    this.http.closeAll();
+    this.sse.closeAll();
+  }
+}

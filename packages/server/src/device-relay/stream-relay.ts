@@ -1,0 +1,261 @@
+import type { MessageOf } from '@mm/protocol';
+import type { AgentConnection } from '../agent-link/connection.ts';
+import { SseClient } from './sse-client.ts';
+import { EventRing, formatEvent, HEARTBEAT_COMMENT, preamble, upstreamEvent } from './sse-format.ts';
+
+export interface StreamRelayOptions {
+  /** An idle client gets a heartbeat comment this often. */
+  heartbeatMs: number;
+  /** How long the upstream stays open after its last client left (a reloading page comes back). */
+  lingerMs: number;
+  /** Events kept per stream for `Last-Event-ID` resumption. */
+  ringSize: number;
+  /** Unread output a client may pile up before it is cut off. */
+  maxClientBufferBytes: number;
+  /** The `retry:` the relay tells clients (EventSource reconnect delay). */
+  retryMs: number;
+}
+
+export const DEFAULT_STREAM_RELAY_OPTIONS: StreamRelayOptions = {
+  heartbeatMs: 15_000,
+  lingerMs: 2_000,
+  ringSize: 256,
+  maxClientBufferBytes: 1024 * 1024,
+  retryMs: 2_000,
+};
+
+/** Which script's stream on which board, and where the script serves it. */
+export interface StreamTarget {
+  boardId: string;
+  scriptId: string;
+  port: number;
+  path: string;
+}
+
+/** The part of the agent hub the stream relay needs. */
+export interface BoardLinks {
+  connection(boardId: string): AgentConnection | undefined;
+}
+
+type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
+
+/** The relayed stream of one script on one board: its clients, its buffer, its one upstream subscription. */
+interface ScriptStream {
+  key: string;
+  boardId: string;
+  port: number;
+  path: string;
+  clients: Set<SseClient>;
+  ring: EventRing;
+  /** The script's last event id (SSE ids stick): sent again when the subscription is made anew. */
+  lastId: string | undefined;
+  state: UpstreamState;
+  sub: { id: number; conn: AgentConnection } | undefined;
+  linger: NodeJS.Timeout | undefined;
+}
+
+/**
+ * `GET /api/device-scripts/<id>/stream/` for any number of clients from ONE upstream per
+ * (board, script): the first client makes the subscription (`sse.subscribe`), the agent
+ * forwards the script's events (`sse.event`), each is formatted once and written to every
+ * client, and the subscription ends (`sse.unsubscribe`) `lingerMs` after the last client
+ * left. When the link drops, clients get `event: upstream` `{"state":"down"}`; when the
+ * board is back the subscription is made again (with the last id seen, so the script can
+ * resume) and they get `{"state":"up"}` once it is open.
+ */
+export class StreamRelay {
+  private readonly streams = new Map<string, ScriptStream>();
+  private readonly bySub = new Map<number, ScriptStream>();
+  private readonly watched = new WeakSet<AgentConnection>();
+  private nextSubId = 1;
+  private readonly heartbeat: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly links: BoardLinks,
+    private readonly opts: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS,
+  ) {
+    // Checked a few times per period, so an idle client hears from us about every heartbeatMs.
+    this.heartbeat = setInterval(() => this.sendHeartbeats(), Math.max(10, Math.floor(opts.heartbeatMs / 3)));
+    this.heartbeat.unref();
+  }
+
+  /** Clients connected to the stream of this board and script (tests, diagnostics). */
+  clientCount(boardId: string, scriptId: string): number {
+    return this.streams.get(streamKey(boardId, scriptId))?.clients.size ?? 0;
+  }
+
+  /**
+   * A new client's event stream (the response body): the `retry:` preamble, the events
+   * missed since `lastEventId` (if given), the upstream's state if it is known, then live
+   * events. The first client of a stream makes its upstream subscription.
+   */
+  attach(target: StreamTarget, opts: { lastEventId?: string | undefined } = {}): ReadableStream<Uint8Array> {
+    const stream = this.streamFor(target);
+    clearTimeout(stream.linger);
+    stream.linger = undefined;
+    const client = new SseClient(this.opts.maxClientBufferBytes, (c) => this.detach(stream, c));
+    client.write(preamble(this.opts.retryMs));
+    if (opts.lastEventId !== undefined) for (const frame of stream.ring.since(opts.lastEventId)) client.write(frame);
+    if (stream.state === 'up' || stream.state === 'down') client.write(upstreamEvent(stream.state));
+    if (this.closed) {
+      client.end();
+      return client.body;
+    }
+    stream.clients.add(client);
+    if (!stream.sub) this.subscribe(stream);
+    return client.body;
+  }
+
+  onEvent(conn: AgentConnection, m: MessageOf<'sse.event'>): void {
+    const stream = this.streamOf(conn, m.sub_id);
+    if (!stream) return;
+    if (m.id !== undefined) stream.lastId = m.id;
+    const frame = formatEvent(m);
+    stream.ring.push(stream.lastId, frame);
+    for (const client of stream.clients) client.write(frame);
+  }
+
+  onStatus(conn: AgentConnection, m: MessageOf<'sse.status'>): void {
+    const stream = this.streamOf(conn, m.sub_id);
+    if (!stream) return;
+    this.setState(stream, m.state === 'open' ? 'up' : 'down', m.message);
+  }
+
+  /** The board's agent said hello (again): streams with clients subscribe on the new link. */
+  boardOnline(boardId: string): void {
+    const conn = this.links.connection(boardId);
+    if (!conn) return;
+    for (const stream of this.streams.values()) {
+      if (stream.boardId !== boardId || stream.clients.size === 0) continue;
+      if (stream.sub?.conn === conn) continue;
+      this.forgetSubscription(stream);
+      this.subscribe(stream);
+    }
+  }
+
+  /** Shutdown: upstreams are let go and every client's stream ends. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    for (const stream of this.streams.values()) {
+      clearTimeout(stream.linger);
+      this.unsubscribe(stream);
+      for (const client of [...stream.clients]) client.end();
+    }
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────────
+
+  private streamFor(target: StreamTarget): ScriptStream {
+    const key = streamKey(target.boardId, target.scriptId);
+    let stream = this.streams.get(key);
+    if (!stream) {
+      stream = {
+        key,
+        boardId: target.boardId,
+        port: target.port,
+        path: target.path,
+        clients: new Set(),
+        ring: new EventRing(this.opts.ringSize),
+        lastId: undefined,
+        state: 'idle',
+        sub: undefined,
+        linger: undefined,
+      };
+      this.streams.set(key, stream);
+    } else if (!stream.sub) {
+      // The entry may have moved to another port since the last subscription.
+      stream.port = target.port;
+      stream.path = target.path;
+    }
+    return stream;
+  }
+
+  /** The stream a message of this connection belongs to; a stray subscription is ended on the board. */
+  private streamOf(conn: AgentConnection, subId: number): ScriptStream | undefined {
+    const stream = this.bySub.get(subId);
+    if (stream && stream.sub?.conn === conn) return stream;
+    if (conn.isOpen) conn.sendMessage({ type: 'sse.unsubscribe', sub_id: subId });
+    return undefined;
+  }
+
+  private subscribe(stream: ScriptStream): void {
+    const conn = this.links.connection(stream.boardId);
+    if (!conn) {
+      this.setState(stream, 'down', 'the board is not connected');
+      return;
+    }
+    this.watch(conn);
+    const id = this.nextSubId++;
+    stream.sub = { id, conn };
+    this.bySub.set(id, stream);
+    if (stream.state === 'idle') stream.state = 'connecting';
+    conn.sendMessage({
+      type: 'sse.subscribe',
+      sub_id: id,
+      port: stream.port,
+      path: stream.path,
+      ...(stream.lastId !== undefined ? { last_event_id: stream.lastId } : {}),
+    });
+  }
+
+  private unsubscribe(stream: ScriptStream): void {
+    const sub = stream.sub;
+    this.forgetSubscription(stream);
+    if (sub?.conn.isOpen) sub.conn.sendMessage({ type: 'sse.unsubscribe', sub_id: sub.id });
+    stream.state = 'idle';
+  }
+
+  private forgetSubscription(stream: ScriptStream): void {
+    if (stream.sub) this.bySub.delete(stream.sub.id);
+    stream.sub = undefined;
+  }
+
+  private detach(stream: ScriptStream, client: SseClient): void {
+    stream.clients.delete(client);
+    if (stream.clients.size > 0) return;
+    if (!stream.sub) {
+      stream.state = 'idle';
+      return;
+    }
+    if (stream.linger) return;
+    stream.linger = setTimeout(() => {
+      stream.linger = undefined;
+      if (stream.clients.size === 0) this.unsubscribe(stream);
+    }, this.opts.lingerMs);
+    stream.linger.unref();
+  }
+
+  /** Every subscription of a link that closed is gone on the agent's side too. */
+  private watch(conn: AgentConnection): void {
+    if (this.watched.has(conn)) return;
+    this.watched.add(conn);
+    void conn.closed.then(() => {
+      for (const stream of this.streams.values()) {
+        if (stream.sub?.conn !== conn) continue;
+        this.forgetSubscription(stream);
+        if (stream.clients.size > 0) this.setState(stream, 'down', 'the link to the board dropped');
+        else stream.state = 'idle';
+      }
+    });
+  }
+
+  private setState(stream: ScriptStream, state: 'up' | 'down', message?: string): void {
+    if (stream.state === state) return;
+    stream.state = state;
+    const frame = upstreamEvent(state, message);
+    for (const client of stream.clients) client.write(frame);
+  }
+
+  private sendHeartbeats(): void {
+    const due = Date.now() - this.opts.heartbeatMs;
+    for (const stream of this.streams.values()) {
+      for (const client of stream.clients) if (client.lastWriteAt <= due) client.write(HEARTBEAT_COMMENT);
+    }
+  }
+}
+
+function streamKey(boardId: string, scriptId: string): string {
+  return `${boardId}/${scriptId}`;
+}

@@ -1,0 +1,163 @@
+import type { IncomingMessage } from 'node:http';
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { installDeviceRelay } from '../device-relay/device-relay.ts';
+import { endToEndHeaders, pairsOfRawHeaders } from '../device-relay/http-headers.ts';
+import { BadRequestError, ServiceUnavailableError } from '../errors.ts';
+import { boardNotFound, resolveBoardId } from '../operations/board-selection.ts';
+import { getDeviceScript } from '../services/device-scripts.ts';
+import { DEVICE_SCRIPT_ID_PATTERN } from '../services/device-scripts-schema.ts';
+import { ScriptPath } from '@mm/protocol';
+
+const TAG = 'device scripts';
+
+/** Where a script serves its event stream (API.md: the script's `GET /stream`). */
+const SCRIPT_STREAM_PATH = '/stream';
+
+/** `/api/device-scripts/<id>/proxy` and what follows it: the path the script gets. */
+const PROXY_PATH = /^\/api\/device-scripts\/[^/]+\/proxy(\/.*)?$/;
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: z.looseObject({ status: z.number().int(), code: z.string() }) } },
+});
+
+const IdParam = z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' });
+const BoardQuery = z.object({
+  board_id: z.string().optional().openapi({ format: 'uuid', description: 'The board; may be left out when exactly one is registered.' }),
+});
+
+const boardProblems = {
+  400: problem('`board_required`: several boards are registered and none is named'),
+  404: problem('`device_script_not_found` or `board_not_found`'),
+  503: problem('`board_offline` (or `no_board`): the board is not connected'),
+};
+
+/** Returns the board a relay request means, connected: `?board_id=` or the only board. */
+async function connectedBoard(ctx: AppContext, boardId: string | undefined): Promise<string> {
+  if (boardId !== undefined && !DEVICE_SCRIPT_ID_PATTERN.test(boardId)) throw boardNotFound(boardId);
+  const id = await resolveBoardId(ctx, boardId);
+  if (!ctx.agents.connection(id)) throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: id });
+  return id;
+}
+
+/** The query string without `board_id` (it chose the board; the script never sees it), other parameters untouched. */
+function queryWithoutBoardId(search: string): string {
+  if (search.length <= 1) return '';
+  const kept = search
+    .slice(1)
+    .split('&')
+    .filter((part) => {
+      const name = part.split('=', 1)[0]!.replace(/\+/g, ' ');
+      try {
+        return decodeURIComponent(name) !== 'board_id';
+      } catch {
+        return true;
+      }
+    });
+  return kept.length ? `?${kept.join('&')}` : '';
+}
+
+/** A request with a body to relay (a declared length above 0, or a chunked one). */
+function hasBody(incoming: IncomingMessage): boolean {
+  if (incoming.headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(incoming.headers['content-length'] ?? 0);
+  return Number.isFinite(length) && length > 0;
+}
+
+/**
+ * Row 14's relay: `ANY /api/device-scripts/<id>/proxy/<path>` and
+ * `GET /api/device-scripts/<id>/stream/`, through the board's agent to the script's port
+ * (the catalogue entry's, never one from the request) on the board's loopback.
+ */
+export function deviceScriptRelayRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>();
+  const relay = installDeviceRelay(ctx);
+
+  for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+    app.openAPIRegistry.registerPath({
+      method,
+      path: '/api/device-scripts/{id}/proxy/{path}',
+      tags: [TAG],
+      summary: "Relay a request to the device script's own route on the board",
+      description:
+        "Any method. The request goes through the board's agent to `127.0.0.1:<port>/<path>` on the board, where `port` is the " +
+        'catalogue entry\'s: method, query (without `board_id`) and end-to-end headers (hop-by-hop ones, `Host` and ' +
+        '`Authorization` removed); bodies are streamed both ways. The answer is the script\'s own: status, headers, body. ' +
+        `The board must answer within MM_RELAY_TIMEOUT_S seconds.`,
+      request: {
+        params: z.object({ id: IdParam, path: z.string().openapi({ param: { name: 'path', in: 'path' }, description: 'The script\'s route, may be empty' }) }),
+        query: BoardQuery,
+      },
+      responses: {
+        200: { description: "The script's answer (any status it sends)" },
+        ...boardProblems,
+        502: problem('`script_unreachable`: nothing listens on the port on the board; or the request to the script failed'),
+        504: problem('`board_timeout`: the board did not answer in time'),
+      },
+    });
+  }
+
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/api/device-scripts/{id}/stream/',
+    tags: [TAG],
+    summary: "The script's event stream, relayed live (server-sent events)",
+    description:
+      "The script's `GET /stream` events (id, event name, data as it sent them) to any number of clients from one upstream " +
+      'subscription per board and script, opened with the first client and closed shortly after the last one leaves. ' +
+      'Heartbeat comments every 15 s while idle. `Last-Event-ID` (or `?last_event_id=`) replays the events missed since ' +
+      'then from the last 256. An `upstream` event (`{"state":"down"}` / `{"state":"up"}`) tells when the script\'s stream ' +
+      'drops and when it is back (link drop, agent reconnect, script restart); a client joining gets the current state.',
+    request: {
+      params: z.object({ id: IdParam }),
+      query: BoardQuery.extend({ last_event_id: z.string().optional().openapi({ description: 'Same as the Last-Event-ID header' }) }),
+    },
+    responses: {
+      200: { description: 'An endless event stream', content: { 'text/event-stream': { schema: z.string() } } },
+      ...boardProblems,
+    },
+  });
+
+  app.all('/api/device-scripts/:id/proxy/*', async (c) => {
+    const script = await getDeviceScript(ctx.database.db, c.req.param('id'));
+    const boardId = await connectedBoard(ctx, c.req.query('board_id'));
+    const conn = ctx.agents.connection(boardId);
+    if (!conn) throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: boardId });
+    // The path as routed (dot segments already resolved); percent-escapes stay as sent, so
+    // `..%2f..` is just a strange path on the script's port, like any other.
+    const url = new URL(c.req.url);
+    const path = (PROXY_PATH.exec(url.pathname)?.[1] || '/') + queryWithoutBoardId(url.search);
+    if (!ScriptPath.safeParse(path).success) throw new BadRequestError('bad_proxy_path', 'The path cannot be relayed.');
+    const incoming = c.env.incoming;
+    return relay.proxy.forward({
+      conn,
+      port: script.port,
+      method: c.req.method,
+      path,
+      headers: endToEndHeaders(pairsOfRawHeaders(incoming.rawHeaders)),
+      body: hasBody(incoming) ? incoming : undefined,
+      signal: c.req.raw.signal,
+      timeoutMs: ctx.config.relayTimeoutMs,
+    });
+  });
+
+  app.get('/api/device-scripts/:id/stream/', async (c) => {
+    const script = await getDeviceScript(ctx.database.db, c.req.param('id'));
+    const boardId = await connectedBoard(ctx, c.req.query('board_id'));
+    const headers = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      // Reverse proxies (nginx) must pass events on at once.
+      'x-accel-buffering': 'no',
+    };
+    if (c.req.method === 'HEAD') return c.body(null, 200, headers);
+    const body = relay.streams.attach(
+      { boardId, scriptId: script.id, port: script.port, path: SCRIPT_STREAM_PATH },
+      { lastEventId: c.req.header('last-event-id') ?? c.req.query('last_event_id') },
+    );
+    return new Response(body, { status: 200, headers });
+  });
+
+  return app;
+}
