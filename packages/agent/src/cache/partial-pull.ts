@@ -55,13 +55,15 @@ export class PartialPull {
         if (this.offset + this.written + chunk.byteLength > this.size) {
           throw new CacheError('size_mismatch', `more bytes than the expected ${this.size} for ${this.sha256}`);
         }
-        this.handle ??= await fs.open(this.partialPath, 'a');
-        let at = 0;
-        while (at < chunk.byteLength) {
-          const { bytesWritten } = await this.handle.write(chunk, at, chunk.byteLength - at);
-          at += bytesWritten;
-        }
+        const handle = (this.handle ??= await fs.open(this.partialPath, 'a'));
+        // Hash while the write runs on the thread pool. If the write fails, this attempt
+        // fails too, and the next one re-hashes what is on disk: the hash is never wrong.
+        const writing = (async () => {
+          let at = 0;
+          while (at < chunk.byteLength) at += (await handle.write(chunk, at, chunk.byteLength - at)).bytesWritten;
+        })();
         this.hash.update(chunk);
+        await writing;
         this.written += chunk.byteLength;
       });
       this.pending = next.catch(() => {});
