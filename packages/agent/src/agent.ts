@@ -11,6 +11,7 @@ import type { AgentConnection, DispatchedMessage, HelloMessage } from './link/ag
 import { ServerLink } from './link/server-link.ts';
 import type { Logger } from './logger.ts';
 import { OperationManager } from './operations/operation-manager.ts';
+import { registerPacMethods } from './pac/pac-wiring.ts';
 import { agentInfoHandler } from './rpc/agent-info.ts';
 import { RpcRegistry } from './rpc/rpc-registry.ts';
 import { DeviceRelay } from './device-relay/device-relay.ts';
@@ -92,6 +93,7 @@ export class Agent {
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
+    registerPacMethods(this);
     this.deviceRelay = new DeviceRelay(log.child({ component: 'device-relay' }));
     if (simulatedBoard) simulatedBoard.onReboot = () => this.simulateReboot();
   }
@@ -176,7 +178,7 @@ export class Agent {
    */
   private async simulateReboot(): Promise<void> {
     let booted!: () => void;
-    this.link.dropConnection(CloseCode.rebooting, 'rebooting', { pauseMs: 1000, until: new Promise<void>((resolve) => (booted = resolve)) });
+    this.link.dropConnection(CloseCode.rebooting, 'rebooting', { pauseMs: this.simulatedBoard?.rebootDownMs ?? 1000, until: new Promise<void>((resolve) => (booted = resolve)) });
     try {
       await this.operations.shutdown();
       await recoverJournal(this.journal, { bootId: await this.board.bootId(), log: this.log.child({ component: 'journal' }) });

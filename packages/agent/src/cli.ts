@@ -31,6 +31,10 @@ Settings (environment):
   MM_RECONNECT_MAX_DELAY_MS  cap of the reconnect backoff (default 30000)
   MM_BOOT_ID_FILE            the boot id (default /proc/sys/kernel/random/boot_id)
   MM_SIM_GPIO_PORT           --simulate: the GPIO motor script's port (default 8765, its catalogue entry's; 0 = any free)
+  MM_SIM_REBOOT_DELAY_MS     --simulate: how long a reboot keeps the board off the link (default 3000)
+  MM_SIM_REBOOT_NEVER_RETURN --simulate: 1 = after a reboot the board never comes back (tests)
+  MM_SIM_REBOOT_SAME_BOOT_ID --simulate: 1 = the board comes back with its old boot id (tests)
+  MM_SIM_REBOOT_FALLBACK     --simulate: 1 = the board comes back with the PAC it booted with before (tests)
   LOG_LEVEL                  trace, debug, info, warn, error, fatal or silent (default info)
 `;
 

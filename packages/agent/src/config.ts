@@ -16,6 +16,18 @@ const int = (min: number, max: number) =>
     z.coerce.number().int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`),
   );
 
+/** An on/off setting: 1/true/yes/on or 0/false/no/off (any case); unset is off. */
+const flag = z.preprocess(
+  unsetIfEmpty,
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['1', 'true', 'yes', 'on', '0', 'false', 'no', 'off'], { error: 'must be 1 or 0 (true/false, yes/no, on/off)' }))
+    .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
+    .default(false),
+);
+
 const positiveSeconds = z.preprocess(unsetIfEmpty, z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'));
 
 /** A command line, split into argv without a shell. */
@@ -66,6 +78,11 @@ export const agentEnvSchema = z.object({
   MM_BOOT_ID_FILE: optionalString,
   /** --simulate: the GPIO motor script's port (default its catalogue entry's; 0 picks a free one). */
   MM_SIM_GPIO_PORT: int(0, 65535).optional(),
+  /** --simulate: how a simulated reboot goes (see SimulatedRebootOptions). */
+  MM_SIM_REBOOT_DELAY_MS: int(0, 3_600_000).default(3000),
+  MM_SIM_REBOOT_NEVER_RETURN: flag,
+  MM_SIM_REBOOT_SAME_BOOT_ID: flag,
+  MM_SIM_REBOOT_FALLBACK: flag,
   LOG_LEVEL: z.preprocess(unsetIfEmpty, z.enum(LOG_LEVELS)).default('info'),
 });
 
@@ -96,6 +113,8 @@ export interface AgentConfig {
   simulate: boolean;
   /** --simulate: the GPIO motor script's port, if not its catalogue entry's. */
   simulatedGpioPort: number | undefined;
+  /** --simulate: how a simulated reboot goes (MM_SIM_REBOOT_*). */
+  simulatedReboot?: { downMs: number; neverReturn: boolean; sameBootId: boolean; fallback: boolean };
 }
 
 export class ConfigError extends Error {
@@ -128,6 +147,9 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
         const got = name === 'MM_BOARD_TOKEN' || env[name] === undefined ? '' : ` (got ${JSON.stringify(env[name])})`;
         return `  ${name}: ${i.message}${got}`;
       });
+  if (parsed.success && parsed.data.MM_HEARTBEAT_TIMEOUT_MS <= parsed.data.MM_HEARTBEAT_INTERVAL_MS) {
+    problems.push(`  MM_HEARTBEAT_TIMEOUT_MS: must be longer than MM_HEARTBEAT_INTERVAL_MS (${parsed.data.MM_HEARTBEAT_INTERVAL_MS})`);
+  }
   if (!opts.simulate && (env.MM_RUNNER ?? '').trim() === '') {
     problems.push('  MM_RUNNER: is required (the command that runs an invocation), unless --simulate');
   }
@@ -153,5 +175,11 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     logLevel: e.LOG_LEVEL,
     simulate: opts.simulate,
     simulatedGpioPort: e.MM_SIM_GPIO_PORT,
+    simulatedReboot: {
+      downMs: e.MM_SIM_REBOOT_DELAY_MS,
+      neverReturn: e.MM_SIM_REBOOT_NEVER_RETURN,
+      sameBootId: e.MM_SIM_REBOOT_SAME_BOOT_ID,
+      fallback: e.MM_SIM_REBOOT_FALLBACK,
+    },
   };
 }

@@ -29,7 +29,35 @@ export interface SimulatedBoardOptions {
   log: Logger;
   /** The GPIO motor script's port; default its catalogue entry's (GPIO_MOTOR_SCRIPT.port), 0 picks one. */
   motorPort?: number;
+  /** How a reboot goes (settings MM_SIM_REBOOT_*); default: down 3 s, back with a new boot id. */
+  reboot?: Partial<SimulatedRebootOptions>;
 }
+
+/**
+ * How the simulated board reboots. The failure modes exist for tests of what the control
+ * plane does when a reboot goes wrong.
+ */
+export interface SimulatedRebootOptions {
+  /** How long the board stays down before the agent reconnects (MM_SIM_REBOOT_DELAY_MS). */
+  downMs: number;
+  /** The board never comes back: the agent stays disconnected until stopped (MM_SIM_REBOOT_NEVER_RETURN). */
+  neverReturn: boolean;
+  /** The board comes back with the boot id it had, as if it had not rebooted (MM_SIM_REBOOT_SAME_BOOT_ID). */
+  sameBootId: boolean;
+  /**
+   * The new boot configuration "fails" and the board falls back to the PAC that was active
+   * when it last booted (none on a fresh board), as a multi-boot fallback would
+   * (MM_SIM_REBOOT_FALLBACK).
+   */
+  fallback: boolean;
+}
+
+export const DEFAULT_SIMULATED_REBOOT: SimulatedRebootOptions = { downMs: 3000, neverReturn: false, sameBootId: false, fallback: false };
+
+/** Longest pause a timer takes (about 24.8 days): "never", for a board that does not come back. */
+const NEVER_MS = 2 ** 31 - 1;
+/** Where the simulated xlnx-config keeps the active configuration (its MM_SIM_STATE_DIR is the board's folder). */
+const XLNX_CONFIG_STATE_FILE = 'xlnx-config-sim-state.json';
 
 /**
  * The stand-ins of `mm-agent --simulate`, so the whole product works on a laptop:
@@ -40,7 +68,9 @@ export interface SimulatedBoardOptions {
  * - a boot id of its own, in a file under MM_AGENT_DIR that a simulated reboot rewrites;
  * - reboot: `rebootSoon(delayMs)`: after the delay the boot id changes and the `onReboot`
  *   hook runs (the agent sets it: it drops its link with 4004, ends what was running as a
- *   real reboot would, and comes back with the new boot id);
+ *   real reboot would, and comes back with the new boot id after `rebootDownMs`); the
+ *   failure modes of `SimulatedRebootOptions` (never back, same boot id, PAC fallback)
+ *   stand in for reboots that go wrong;
  * - GPIO: the motor script, in process, on simulated sysfs lines under MM_AGENT_DIR, at the
  *   port of its catalogue entry.
  */
@@ -51,13 +81,22 @@ export class SimulatedBoard {
   readonly commandEnv: NodeJS.ProcessEnv;
   /** Set by the agent: what a reboot does to it. */
   onReboot: (() => Promise<void>) | undefined;
+  readonly rebootOptions: SimulatedRebootOptions;
   private motor: MotorServer | undefined;
   private rebootTimer: NodeJS.Timeout | undefined;
+  /** The active PAC (per xlnx-config's state) when the board last booted: what a fallback reboot restores. */
+  private bootedPac: string | null = null;
 
   constructor(private readonly opts: SimulatedBoardOptions) {
     this.dir = simulatedBoardDir(opts.agentDir);
     this.gpioRoot = path.join(this.dir, 'gpio');
     this.commandEnv = { ...process.env, MM_PAC_DIR: opts.pacDir, MM_SIM_STATE_DIR: this.dir };
+    this.rebootOptions = { ...DEFAULT_SIMULATED_REBOOT, ...opts.reboot };
+  }
+
+  /** How long the agent stays off the link after a reboot ("never": about 24.8 days, or until stopped). */
+  get rebootDownMs(): number {
+    return this.rebootOptions.neverReturn ? NEVER_MS : this.rebootOptions.downMs;
   }
 
   get bootIdFile(): string {
@@ -75,6 +114,7 @@ export class SimulatedBoard {
     await fsp.mkdir(this.opts.pacDir, { recursive: true });
     const existing = await fsp.readFile(this.opts.bootIdFile, 'utf8').catch(() => '');
     if (!existing.trim()) await this.newBootId();
+    this.bootedPac = await this.readActivePacState();
     const port = this.opts.motorPort ?? GPIO_MOTOR_SCRIPT.port;
     try {
       const log = this.opts.log.child({ component: 'gpio-motor' });
@@ -100,13 +140,39 @@ export class SimulatedBoard {
   }
 
   private async reboot(): Promise<void> {
-    this.opts.log.warn('simulated reboot');
+    const how = this.rebootOptions;
+    this.opts.log.warn({ down_ms: this.rebootDownMs, never_return: how.neverReturn, same_boot_id: how.sameBootId, fallback: how.fallback }, 'simulated reboot');
     try {
-      await this.newBootId();
+      if (!how.sameBootId) await this.newBootId();
+      if (how.fallback) await this.writeActivePacState(this.bootedPac);
+      this.bootedPac = await this.readActivePacState();
       await this.onReboot?.();
     } catch (err) {
       this.opts.log.error({ err }, 'simulated reboot failed');
     }
+  }
+
+  /** The active configuration in the simulated xlnx-config's state file (null: none, or no state yet). */
+  private async readActivePacState(): Promise<string | null> {
+    try {
+      const state = JSON.parse(await fsp.readFile(path.join(this.dir, XLNX_CONFIG_STATE_FILE), 'utf8')) as { active?: unknown };
+      return typeof state.active === 'string' ? state.active : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Sets the active configuration in that state file (other fields kept), as xlnx-config writes it. */
+  private async writeActivePacState(active: string | null): Promise<void> {
+    const file = path.join(this.dir, XLNX_CONFIG_STATE_FILE);
+    const text = await fsp.readFile(file, 'utf8').catch(() => undefined);
+    // No state yet: xlnx-config never ran, nothing was activated, nothing to fall back from.
+    if (text === undefined) return;
+    const state = JSON.parse(text) as Record<string, unknown>;
+    const temporary = `${file}.${process.pid}.tmp`;
+    await fsp.writeFile(temporary, `${JSON.stringify({ ...state, active }, null, 2)}\n`);
+    await fsp.rename(temporary, file);
+    this.opts.log.warn({ active }, 'simulated reboot fell back to the previous boot configuration');
   }
 
   private async newBootId(): Promise<void> {
