@@ -13,6 +13,7 @@ import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invocationOperationRoutes } from './routes/invocation-operations.ts';
 import { operationRoutes } from './routes/operations.ts';
+import { pacRoutes } from './routes/pacs.ts';
 import { invocationFileRoutes } from './routes/invocation-files.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
@@ -34,6 +35,7 @@ export function createApp(ctx: AppContext) {
   app.route('/', boardRoutes(ctx));
   app.route('/', operationRoutes(ctx));
   app.route('/', invocationOperationRoutes(ctx));
+  app.route('/', pacRoutes(ctx));
   app.route('/', agentConnectRoutes(ctx));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

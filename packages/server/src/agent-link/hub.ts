@@ -163,6 +163,17 @@ export class AgentHub extends EventEmitter<HubEvents> {
     return { back };
   }
 
+  /**
+   * Ends a board's reboot wait early: it takes work again, and `back` rejects with `error`
+   * (e.g. it came back with the boot id it had: it did not reboot). False if none was on.
+   */
+  endRebootWait(boardId: string, error: Error): boolean {
+    const watch = this.reboots.get(boardId);
+    if (!watch) return false;
+    this.endRebootWatch(boardId, watch, error);
+    return true;
+  }
+
   private endRebootWatch(boardId: string, watch: RebootWatch, outcome: { bootId: string } | Error): void {
     if (this.reboots.get(boardId) !== watch) return;
     clearTimeout(watch.timer);

@@ -1,0 +1,216 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
+import { receiveUpload } from '../http/multipart.ts';
+import { validationHook } from '../http/validation.ts';
+import { boardForOperation } from '../operations/board-selection.ts';
+import { OperationSchema } from '../operations/operation-object.ts';
+import { holdArchive, releaseArchive, releaseArchiveWhenEnded } from '../pacs/archive-uploads.ts';
+import '../pacs/pac-operations.ts';
+import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema } from '../pacs/pac-schemas.ts';
+import { respondWithPacOperation } from '../pacs/respond.ts';
+import { discardIngestedContent } from '../services/invocation-files.ts';
+import { requireJson } from './invocations.ts';
+
+/** The pre-check of an activation: the agent's `xlnx-config -q` takes up to 30 s. */
+const PRECHECK_TIMEOUT_MS = 60_000;
+
+const boardIdField = z.string().uuid().openapi({ description: 'The board; may be left out when exactly one is registered.' });
+
+const QueryBody = z.object({ board_id: boardIdField.optional() }).openapi('PacQueryRequest');
+const ActivateBody = z.object({ board_id: boardIdField.optional(), pac: PacName }).openapi('PacActivateRequest');
+
+const preferHeader = z.object({
+  prefer: z.string().optional().openapi({ description: '`respond-async` answers 202 at once; `wait=<s>` caps the wait', example: 'respond-async' }),
+});
+
+const OperationProblem = { description: 'Problem details; `operation` holds the operation' };
+const common = {
+  202: {
+    description: 'Accepted (`Prefer: respond-async`, or still running after MM_SYNC_WAIT_S): the operation; `Location` names it',
+    content: { 'application/json': { schema: OperationSchema } },
+  },
+  404: { description: '`board_not_found`' },
+  409: { description: '`operation_cancelled` (the problem carries `operation`)' },
+  502: { description: '`operation_failed`: the board ran it and it failed (the problem carries `operation`, whose `error.code` says why)' },
+  503: { description: '`no_board` (none registered) or `board_offline` (not connected; nothing was started)' },
+} as const;
+
+/**
+ * "No body" may come with a JSON content type (a client that always sets it): an empty
+ * body is taken as no body rather than as malformed JSON.
+ */
+const emptyBodyIsNoBody: MiddlewareHandler = async (c, next) => {
+  if (c.req.header('content-length') === '0' && c.req.header('content-type')) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete('content-type');
+    c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers, signal: c.req.raw.signal });
+  }
+  await next();
+};
+
+const queryRoute = createRoute({
+  method: 'post',
+  path: '/api/pacs/query/',
+  tags: ['pacs'],
+  summary: "List the board's PACs (xlnx-config -q)",
+  description:
+    'Runs as an operation of kind `pac_query`, so it waits for the board\'s earlier work (a reboot above all). ' +
+    'Waits for the end and answers the query itself; with `Prefer: respond-async` answers 202 with the operation, ' +
+    'whose `result` is the same `{ board_id, pacs, active }`. The answer\'s `active` is stored as the board\'s `active_pac`.',
+  middleware: [emptyBodyIsNoBody] as const,
+  request: { headers: preferHeader, body: { required: false, content: { 'application/json': { schema: QueryBody } } } },
+  responses: {
+    200: { description: "The board's PACs and the active one's name", content: { 'application/json': { schema: PacQueryAnswerSchema } } },
+    ...common,
+    400: { description: '`validation_failed`, or `board_required` (several boards, none named)' },
+  },
+});
+
+const activateRoute = createRoute({
+  method: 'post',
+  path: '/api/pacs/activate/',
+  tags: ['pacs'],
+  summary: 'Activate a PAC and reboot the board into it (verified)',
+  description:
+    'The PAC must be one the board lists (checked against a fresh `xlnx-config -q` before anything runs): otherwise 400 ' +
+    '`pac_not_found` and the board is left untouched. Then an operation of kind `pac_activate`: `xlnx-config -a <pac>`, ' +
+    'the board goes `rebooting` (its other operations wait) and reboots; the operation succeeds once the board has ' +
+    'reconnected with a new boot id and reports the PAC active. It fails with `error.code` `xlnx_config_failed` (the ' +
+    'output is in its log and message), `reboot_failed`, `reboot_timeout` (not back within MM_REBOOT_TIMEOUT_S), ' +
+    '`reboot_not_observed` (back with the same boot id) or `pac_not_active` (back with another PAC active).',
+  middleware: [requireJson] as const,
+  request: { headers: preferHeader, body: { required: true, content: { 'application/json': { schema: ActivateBody } } } },
+  responses: {
+    200: { description: 'The succeeded operation (`result`: `{ board_id, pac, active, pacs, boot_id, previous_boot_id }`)', content: { 'application/json': { schema: OperationSchema } } },
+    ...common,
+    400: { description: '`validation_failed`, `board_required`, or `pac_not_found` (the board does not list it; `pacs` names those it does)' },
+    415: { description: 'The body is not application/json' },
+  },
+});
+
+const installRoute = createRoute({
+  method: 'post',
+  path: '/api/pacs/install/',
+  tags: ['pacs'],
+  summary: 'Install a PAC from a .tar or .tar.gz archive of one PAC folder',
+  description:
+    'The upload is streamed to disk (never held in memory; at most MM_MAX_UPLOAD_BYTES), then an operation of kind ' +
+    '`pac_install` lets the board pull it and extract it into `MM_PAC_DIR/<folder>` (refusing absolute paths, `..`, links, ' +
+    'devices and fifos, several top-level folders, a missing manifest.yaml, and anything not tar/gzip, with nothing ' +
+    'written) and list its PACs again. The server removes its copy of the archive once the operation ends.',
+  request: {
+    headers: preferHeader,
+    body: {
+      required: true,
+      // Described only: the route streams the multipart body itself.
+      content: {
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            required: ['file'],
+            properties: {
+              file: { type: 'string', format: 'binary', description: '.tar or .tar.gz of one PAC folder' },
+              board_id: { type: 'string', format: 'uuid' },
+            },
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    201: { description: 'Installed: the PAC folder and the board\'s PACs now', content: { 'application/json': { schema: PacInstallAnswerSchema } } },
+    ...common,
+    400: { description: '`validation_failed` (no `file` part, bad `board_id`), `malformed_multipart`, `board_required`, or `invalid_pac_archive` (the board refused the archive; the problem carries `operation`)' },
+    413: { description: 'The file is larger than MM_MAX_UPLOAD_BYTES; nothing is kept' },
+    415: { description: 'The body is not multipart/form-data' },
+  },
+});
+
+/** `board_id` as a multipart field: absent or empty means "the single board". */
+function boardIdFromField(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = boardIdField.safeParse(value);
+  if (!parsed.success) throw new ValidationError([{ field: 'board_id', message: 'must be a board id (UUID)' }]);
+  return parsed.data;
+}
+
+/**
+ * Row 11's "else 400, the board untouched": the name must be one the board lists right
+ * now. Checked outside the queue, so the answer comes at once even while the board is
+ * busy (a query changes nothing). A board that is rebooting cannot be asked: the
+ * operation's own check (the agent refuses an unlisted name before running anything)
+ * then fails it with the same code at its turn.
+ */
+async function refuseUnlistedPac(ctx: AppContext, boardId: string, pac: string): Promise<void> {
+  if (!ctx.agents.connection(boardId)) return;
+  const { pacs } = await ctx.agents.call(boardId, 'pac.query', {}, { timeoutMs: PRECHECK_TIMEOUT_MS });
+  if (pacs.some((p) => p.name === pac)) return;
+  const names = pacs.map((p) => p.name);
+  throw new ApiError(
+    400,
+    'pac_not_found',
+    'Bad Request',
+    `The board has no PAC configuration named ${JSON.stringify(pac)} (it has ${names.length > 0 ? names.join(', ') : 'none'}).`,
+    [{ field: 'pac', message: 'not a PAC the board lists' }],
+    { board_id: boardId, pacs: names },
+  );
+}
+
+/** Rows 10–12 of API.md: PAC query, activate, install. */
+export function pacRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook((raw) => new NotFoundError('not_found', `No resource ${raw}.`)) });
+
+  app.openapi(queryRoute, async (c) => {
+    const boardId = await boardForOperation(ctx, c.req.valid('json').board_id);
+    const op = await ctx.operations.create({ kind: 'pac_query', boardId });
+    return respondWithPacOperation(c, ctx, op, { successStatus: 200, body: (ended) => ended.result });
+  });
+
+  app.openapi(activateRoute, async (c) => {
+    const body = c.req.valid('json');
+    const boardId = await boardForOperation(ctx, body.board_id);
+    await refuseUnlistedPac(ctx, boardId, body.pac);
+    const op = await ctx.operations.create({ kind: 'pac_activate', boardId, params: { pac: body.pac } });
+    return respondWithPacOperation(c, ctx, op, { successStatus: 200, badRequestCodes: ['pac_not_found', 'invalid_pac_name'] });
+  });
+
+  app.openapi(installRoute, async (c) => {
+    const upload = await receiveUpload(c.env.incoming, {
+      store: ctx.files,
+      fileField: 'file',
+      maxFileBytes: ctx.config.maxUploadBytes,
+      // A bad board_id sent before the file fails before any byte is stored.
+      checkField: (name, value) => {
+        if (name === 'board_id') boardIdFromField(value);
+      },
+      discard: (sha256) => discardIngestedContent(ctx, sha256),
+    });
+    const { file } = upload;
+    let boardId: string;
+    try {
+      if (!file) throw new ValidationError([{ field: 'file', message: 'required: a file part named "file" (a .tar or .tar.gz of one PAC folder)' }]);
+      boardId = await boardForOperation(ctx, boardIdFromField(upload.fields.get('board_id')));
+    } catch (err) {
+      if (file) await discardIngestedContent(ctx, file.sha256);
+      throw err;
+    }
+    const uploadId = holdArchive(ctx, boardId, file.sha256);
+    let op;
+    try {
+      op = await ctx.operations.create({
+        kind: 'pac_install',
+        boardId,
+        params: { upload_id: uploadId, sha256: file.sha256, size: file.size, filename: file.filename },
+      });
+    } catch (err) {
+      await releaseArchive(uploadId);
+      throw err;
+    }
+    releaseArchiveWhenEnded(ctx, op.id, uploadId);
+    return respondWithPacOperation(c, ctx, op, { successStatus: 201, body: (ended) => ended.result, badRequestCodes: ['invalid_pac_archive'] });
+  });
+
+  return app;
+}
