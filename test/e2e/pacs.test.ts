@@ -109,6 +109,11 @@ describe.each(dbKinds)('PACs on a simulated board (%s database)', (kind) => {
     expect(activation).toMatchObject({ kind: 'pac_activate', board_id: board.id });
 
     await eventually(async () => expect((await getBoard(server, board.id)).status).toBe('rebooting'), 20_000, 20);
+    // Once the board is off the link, an unknown PAC cannot be checked at once: that request
+    // waits its turn, and the agent's own check refuses it then (still 400, still no reboot).
+    await eventually(() => expect(server.ctx.agents.connection(board.id)).toBeUndefined(), 20_000, 10);
+    const unknownWhileRebooting = postJson(server, '/api/pacs/activate/', { board_id: board.id, pac: 'no-such-pac' });
+    await eventually(async () => expect((await json(await server.api(`/api/operations/?kind=pac_activate&status=queued`))).total).toBe(1));
 
     // An execute asked for while the board reboots waits for it.
     const invocation = await createInvocation(server, 'after-reboot');
@@ -126,9 +131,16 @@ describe.each(dbKinds)('PACs on a simulated board (%s database)', (kind) => {
     const after = await getBoard(server, board.id);
     expect(after).toMatchObject({ status: 'online', active_pac: 'zcu104-lab-cfg1', boot_id: activated.result.boot_id });
 
+    const refused = await unknownWhileRebooting;
+    expect(refused.status).toBe(400);
+    const problem = await json(refused);
+    expect(problem).toMatchObject({ code: 'pac_not_found', operation: { kind: 'pac_activate', status: 'failed', error: { code: 'pac_not_found' } } });
+    expect(Date.parse(problem.operation.started_at)).toBeGreaterThanOrEqual(Date.parse(activated.finished_at));
+
     const executed = await operationEnded(server, execution.id);
     expect(executed.status).toBe('succeeded');
-    expect(Date.parse(executed.started_at)).toBeGreaterThanOrEqual(Date.parse(activated.finished_at));
+    expect(Date.parse(executed.started_at)).toBeGreaterThanOrEqual(Date.parse(problem.operation.finished_at));
+    expect((await getBoard(server, board.id)).boot_id).toBe(activated.result.boot_id);
 
     const log = await (await server.api(`/api/operations/${activation.id}/log/`)).text();
     expect(log).toContain('Activating assets for  zcu104-lab-cfg1 on the zcu104');
