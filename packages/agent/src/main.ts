@@ -41,18 +41,25 @@ async function main(): Promise<void> {
   });
 
   let simulatedBoard: SimulatedBoard | undefined;
-  if (config.simulate) {
-    simulatedBoard = new SimulatedBoard({
-      agentDir: config.agentDir,
-      bootIdFile: config.bootIdFile,
-      pacDir: config.pacDir,
-      log: log.child({ component: 'simulated-board' }),
-      ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
-      reboot: config.simulatedReboot,
-    });
-    await simulatedBoard.start();
+  let agent: Agent;
+  try {
+    if (config.simulate) {
+      simulatedBoard = new SimulatedBoard({
+        agentDir: config.agentDir,
+        bootIdFile: config.bootIdFile,
+        pacDir: config.pacDir,
+        log: log.child({ component: 'simulated-board' }),
+        ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
+      });
+      await simulatedBoard.start();
+    }
+    agent = await Agent.create({ config, log, ...(simulatedBoard ? { simulatedBoard } : {}) });
+  } catch (err) {
+    // Typically MM_AGENT_DIR cannot be created or written (permissions, read-only disk).
+    log.fatal({ err, agent_dir: config.agentDir }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    await simulatedBoard?.stop();
+    process.exit(1);
   }
-  const agent = await Agent.create({ config, log, ...(simulatedBoard ? { simulatedBoard } : {}) });
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
