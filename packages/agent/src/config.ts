@@ -150,9 +150,6 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
   if (parsed.success && parsed.data.MM_HEARTBEAT_TIMEOUT_MS <= parsed.data.MM_HEARTBEAT_INTERVAL_MS) {
     problems.push(`  MM_HEARTBEAT_TIMEOUT_MS: must be longer than MM_HEARTBEAT_INTERVAL_MS (${parsed.data.MM_HEARTBEAT_INTERVAL_MS})`);
   }
-  if (parsed.success && parsed.data.MM_HEARTBEAT_TIMEOUT_MS <= parsed.data.MM_HEARTBEAT_INTERVAL_MS) {
-    problems.push(`  MM_HEARTBEAT_TIMEOUT_MS: must be longer than MM_HEARTBEAT_INTERVAL_MS (${parsed.data.MM_HEARTBEAT_INTERVAL_MS})`);
-  }
   if (!opts.simulate && (env.MM_RUNNER ?? '').trim() === '') {
     problems.push('  MM_RUNNER: is required (the command that runs an invocation), unless --simulate');
   }

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
         pacDir: config.pacDir,
         log: log.child({ component: 'simulated-board' }),
         ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
+        reboot: config.simulatedReboot,
       });
       await simulatedBoard.start();
     }
