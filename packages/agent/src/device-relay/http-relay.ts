@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { HttpHeader, StreamError, type ByteSink, type MessageOf } from '@mm/protocol';
+import { HttpHeader, STREAM_CHUNK_BYTES, StreamError, type ByteSink, type MessageOf } from '@mm/protocol';
 import type { AgentConnection } from '../link/agent-connection.ts';
 import type { Logger } from '../logger.ts';
 
@@ -10,8 +10,11 @@ import type { Logger } from '../logger.ts';
  */
 export const SCRIPT_HOST = '127.0.0.1';
 
-/** Credit the agent grants for a request body: what may be in flight towards a slow script. */
-const REQUEST_BODY_WINDOW_BYTES = 1024 * 1024;
+/**
+ * Credit the agent grants for a request body: what may be in flight towards a slow script.
+ * At least STREAM_CHUNK_BYTES, or a full-size data frame could never be sent.
+ */
+const REQUEST_BODY_WINDOW_BYTES = Math.max(1024 * 1024, STREAM_CHUNK_BYTES);
 /** A response body the server has not started pulling by then is dropped (the server gave up). */
 const UNCLAIMED_BODY_MS = 30_000;
 

@@ -86,6 +86,8 @@ class RelayedRequest {
   private headSettled = false;
   private finished = false;
   private bodyTaken = false;
+  /** What the agent's pull reads of the client's body (a copy, see takeBody). */
+  private bodyCopy: PassThrough | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly onClientGone = () => this.clientGone();
 
@@ -161,6 +163,7 @@ class RelayedRequest {
     // The link reads a copy: when the pull fails the connection destroys what it reads, and
     // that must not be the client's socket (the script's answer may still be on its way).
     const out = new PassThrough();
+    this.bodyCopy = out;
     body.pipe(out);
     body.on('data', () => {
       if (!this.headSettled) this.armTimer();
@@ -211,6 +214,12 @@ class RelayedRequest {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.timer);
+    // Whatever of the body is still to come has no reader any more: the agent's pull fails
+    // (and the script's request with it) instead of waiting for a client that stopped sending.
+    if (this.bodyCopy && !this.bodyCopy.writableEnded) {
+      this.req.body?.unpipe(this.bodyCopy);
+      this.bodyCopy.destroy(new Error('the relayed request ended'));
+    }
     this.req.signal.removeEventListener('abort', this.onClientGone);
     this.forget();
   }

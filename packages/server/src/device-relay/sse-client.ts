@@ -14,6 +14,8 @@ export class SseClient {
   constructor(
     maxBufferedBytes: number,
     private readonly onClose: (client: SseClient) => void,
+    /** Drops the client's connection (its socket); without it the body is errored. */
+    private readonly cut?: () => void,
   ) {
     this.body = new ReadableStream<Uint8Array>(
       {
@@ -36,7 +38,9 @@ export class SseClient {
   write(frame: Buffer): boolean {
     if (this.closed) return false;
     if ((this.controller.desiredSize ?? 0) < 0) {
-      this.controller.error(new Error('the client fell too far behind'));
+      // Dropping the socket discards what it had queued; the client reconnects and resumes.
+      if (this.cut) this.cut();
+      else this.controller.error(new Error('the client fell too far behind'));
       this.closeOnce();
       return false;
     }

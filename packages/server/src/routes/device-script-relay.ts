@@ -154,7 +154,10 @@ export function deviceScriptRelayRoutes(ctx: AppContext) {
     if (c.req.method === 'HEAD') return c.body(null, 200, headers);
     const body = relay.streams.attach(
       { boardId, scriptId: script.id, port: script.port, path: SCRIPT_STREAM_PATH },
-      { lastEventId: c.req.header('last-event-id') ?? c.req.query('last_event_id') },
+      {
+        lastEventId: c.req.header('last-event-id') ?? c.req.query('last_event_id'),
+        cut: () => c.env.outgoing.destroy(),
+      },
     );
     return new Response(body, { status: 200, headers });
   });
