@@ -60,28 +60,30 @@ export class AgentOperations {
   async begin(row: OperationRow): Promise<void> {
     const { db } = this.ctx.database;
     const invocationId = row.invocationId;
-    const [inv] = invocationId
-      ? await db.select({ id: invocations.id, name: invocations.name }).from(invocations).where(eq(invocations.id, invocationId))
-      : [];
+    const [[inv], fileRows] = invocationId
+      ? await Promise.all([
+          db.select({ id: invocations.id, name: invocations.name }).from(invocations).where(eq(invocations.id, invocationId)),
+          db
+            .select()
+            .from(invocationFiles)
+            .where(and(eq(invocationFiles.invocationId, invocationId), inArray(invocationFiles.kind, [...INPUT_FILE_KINDS]))),
+        ])
+      : [[], []];
     if (!inv || !row.boardId) {
       await this.ops.finish(row.id, 'failed', null, { code: 'invocation_not_found', message: 'The invocation no longer exists.' });
       return;
     }
-    const fileRows = await db
-      .select()
-      .from(invocationFiles)
-      .where(and(eq(invocationFiles.invocationId, inv.id), inArray(invocationFiles.kind, [...INPUT_FILE_KINDS])));
     fileRows.sort((a, b) => (KIND_ORDER.get(a.kind) ?? 9) - (KIND_ORDER.get(b.kind) ?? 9));
     const start: StartParams = {
       invocation_name: inv.name,
       files: fileRows.map((f) => ({ kind: f.kind as FileRef['kind'], filename: f.filename, sha256: f.sha256, size: f.size })),
     };
     const params = { ...row.params, ...start };
-    await saveParams(db, row.id, params);
+    const total = start.files.reduce((n, f) => n + f.size, 0);
+    // One write: the op.start snapshot and the first progress (the agent reports the rest).
+    await saveParams(db, row.id, params, { phase: 'transfer', bytes_done: 0, bytes_total: total });
     const withParams = { ...row, params };
     this.track(withParams);
-    const total = start.files.reduce((n, f) => n + f.size, 0);
-    this.ops.reportProgress(row.id, { phase: 'transfer', bytes_done: 0, bytes_total: total });
     const conn = this.ctx.agents.connection(row.boardId);
     // Offline now: the agent's next hello finds it running and unknown to it, and gets op.start then.
     if (conn) this.sendStart(conn, withParams);

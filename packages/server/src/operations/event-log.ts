@@ -45,14 +45,24 @@ export class OperationEventLog {
 
   /** Stores the event (resolves once stored; undefined if the store failed, which is logged). */
   append(operationId: number, type: OperationEventType, data: unknown): Promise<OperationEvent | undefined> {
+    return this.writerOf(operationId).enqueue(type, data);
+  }
+
+  private writerOf(operationId: number): OperationWriter {
     let w = this.writers.get(operationId);
     if (!w) {
-      w = new OperationWriter(this.db, this.log, operationId, (e) => this.bus.emit(String(operationId), e), () => {
-        if (this.writers.get(operationId) === w) this.writers.delete(operationId);
+      const created: OperationWriter = new OperationWriter(this.db, this.log, operationId, (e) => this.bus.emit(String(operationId), e), () => {
+        if (this.writers.get(operationId) === created) this.writers.delete(operationId);
       });
-      this.writers.set(operationId, w);
+      this.writers.set(operationId, created);
+      w = created;
     }
-    return w.enqueue(type, data);
+    return w;
+  }
+
+  /** A new operation's events start at seq 1: no need to look up where its log ends. */
+  startNew(operationId: number): void {
+    this.writerOf(operationId).knownEmpty();
   }
 
   /** Live events of one operation, after they are stored. Returns the unsubscribe function. */
@@ -119,6 +129,10 @@ class OperationWriter {
 
   idle(): Promise<void> {
     return this.running ?? Promise.resolve();
+  }
+
+  knownEmpty(): void {
+    if (this.nextSeq === undefined && !this.running) this.nextSeq = 1;
   }
 
   private async drain(): Promise<void> {

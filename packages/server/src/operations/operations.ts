@@ -148,6 +148,7 @@ export class Operations {
       invocationId: input.invocationId ?? null,
       params: input.params ?? {},
     });
+    this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
     this.queue.kick(input.boardId);
     return toOperationObject(row);
@@ -182,22 +183,21 @@ export class Operations {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     try {
-      const ended = new Promise<void>((resolve) => {
+      const ended = new Promise<OperationObject | undefined>((resolve) => {
+        // The `end` event carries the final operation: no need to read it again.
         unsubscribe = this.events.subscribe(id, (e) => {
-          if (e.type === 'end') resolve();
+          if (e.type === 'end') resolve(e.data as OperationObject);
         });
-        timer = setTimeout(resolve, timeoutMs);
+        timer = setTimeout(() => resolve(undefined), timeoutMs);
         if (signal) {
-          onAbort = resolve;
+          onAbort = () => resolve(undefined);
           signal.addEventListener('abort', onAbort, { once: true });
         }
       });
       // Subscribed before looking, so an end between the two is not missed.
       const now = await this.get(id);
       if (!now || isFinal(now.status)) return now;
-      await ended;
-      const after = await this.get(id);
-      return after && isFinal(after.status) ? after : undefined;
+      return await ended;
     } finally {
       unsubscribe?.();
       clearTimeout(timer);
@@ -285,8 +285,8 @@ export class Operations {
     if (!row) return undefined;
     this.agent.forget(id);
     const op = toOperationObject(row);
-    await this.events.append(id, 'status', { status, ...(error ? { error } : {}) });
-    await this.events.append(id, 'end', op);
+    // Queued together, so they are stored in one write.
+    await Promise.all([this.events.append(id, 'status', { status, ...(error ? { error } : {}) }), this.events.append(id, 'end', op)]);
     this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
     if (row.boardId) this.queue.kick(row.boardId);
     return op;
@@ -317,8 +317,7 @@ export class Operations {
           .returning();
         if (!cancelled) continue;
         const op = toOperationObject(cancelled);
-        await this.events.append(id, 'status', { status: 'cancelled', error: op.error });
-        await this.events.append(id, 'end', op);
+        await Promise.all([this.events.append(id, 'status', { status: 'cancelled', error: op.error }), this.events.append(id, 'end', op)]);
         return op;
       }
       await this.cancelRunning(row);

@@ -92,8 +92,11 @@ export async function saveProgress(db: Db, id: number, progress: OperationProgre
     .where(and(eq(operations.id, id), eq(operations.status, 'running')));
 }
 
-export async function saveParams(db: Db, id: number, params: Record<string, unknown>): Promise<void> {
-  await db.update(operations).set({ params }).where(eq(operations.id, id));
+export async function saveParams(db: Db, id: number, params: Record<string, unknown>, progress?: OperationProgress): Promise<void> {
+  await db
+    .update(operations)
+    .set({ params, ...(progress ? { progress } : {}) })
+    .where(eq(operations.id, id));
 }
 
 /** The operation a board is running, if any (at most one by construction). */

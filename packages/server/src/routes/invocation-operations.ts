@@ -82,9 +82,12 @@ export function invocationOperationRoutes(ctx: AppContext) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 
   const start = async (c: Context<AppEnv>, kind: AgentKind, invocationId: number, boardId: string | undefined) => {
-    const [inv] = await ctx.database.db.select({ id: invocations.id }).from(invocations).where(eq(invocations.id, invocationId));
+    const [[inv], board] = await Promise.all([
+      ctx.database.db.select({ id: invocations.id }).from(invocations).where(eq(invocations.id, invocationId)),
+      boardForOperation(ctx, boardId).catch((err: unknown) => err as Error),
+    ]);
     if (!inv) throw notFound.invocation(invocationId);
-    const board = await boardForOperation(ctx, boardId);
+    if (board instanceof Error) throw board;
     const op = await ctx.operations.create({ kind, boardId: board, invocationId });
     return respondWithOperation(c, ctx, op);
   };
