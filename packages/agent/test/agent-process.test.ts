@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FileRef } from '@mm/protocol';
-import { sha256, tempDir, waitUntil } from './support/agent-fixture.ts';
+import { removeTempDirs, sha256, tempDir, waitUntil } from './support/agent-fixture.ts';
 import { FakeControlPlane } from './support/fake-control-plane.ts';
 import { findBox, parseBoxes } from './support/mp4-boxes.ts';
 import { isProcessAlive } from './support/processes.ts';
+
+afterAll(removeTempDirs);
 
 const BIN = fileURLToPath(new URL('../bin/mm-agent.mjs', import.meta.url));
 

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CacheError } from '../src/cache/cache-error.ts';
 import { ContentCache } from '../src/cache/content-cache.ts';
 import { syncInvocationFolder } from '../src/cache/invocation-folder.ts';
-import { sha256, tempDir, testLogger } from './support/agent-fixture.ts';
+import { removeTempDirs, sha256, tempDir, testLogger } from './support/agent-fixture.ts';
+
+afterAll(removeTempDirs);
 
 let dir: string;
 const newCache = (maxBytes = 1024 ** 3) => new ContentCache(path.join(dir, 'cache'), maxBytes, path.join(dir, 'invocations'), testLogger());

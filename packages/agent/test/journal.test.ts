@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OperationOutcome } from '@mm/protocol';
 import { Journal } from '../src/journal/journal.ts';
 import { recoverJournal } from '../src/journal/recover.ts';
 import { processStartTime, signalGroup } from '../src/runner/process-group.ts';
-import { tempDir, testLogger, waitUntil } from './support/agent-fixture.ts';
+import { removeTempDirs, tempDir, testLogger, waitUntil } from './support/agent-fixture.ts';
 import { isProcessAlive } from './support/processes.ts';
+
+afterAll(removeTempDirs);
 
 let dir: string;
 const leftovers: number[] = [];

@@ -1,13 +1,15 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CloseCode, PROTOCOL_VERSION } from '@mm/protocol';
 import type { Agent } from '../src/agent.ts';
 import { Journal } from '../src/journal/journal.ts';
 import { AGENT_VERSION } from '../src/version.ts';
-import { sha256, startAgent, tempDir, testLogger, waitUntil } from './support/agent-fixture.ts';
+import { removeTempDirs, sha256, startAgent, tempDir, testLogger, waitUntil } from './support/agent-fixture.ts';
 import { FakeControlPlane } from './support/fake-control-plane.ts';
+
+afterAll(removeTempDirs);
 
 let plane: FakeControlPlane;
 const agents: Agent[] = [];

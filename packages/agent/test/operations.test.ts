@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeDataFrame, type FileRef } from '@mm/protocol';
 import type { Agent } from '../src/agent.ts';
-import { sha256, startAgent, tempDir, waitUntil } from './support/agent-fixture.ts';
+import { removeTempDirs, sha256, startAgent, tempDir, waitUntil } from './support/agent-fixture.ts';
 import { FakeControlPlane, type FakeAgentLink } from './support/fake-control-plane.ts';
 import { isProcessAlive } from './support/processes.ts';
+
+afterAll(removeTempDirs);
 
 let plane: FakeControlPlane;
 let dir: string;

@@ -1,9 +1,11 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { runInvocation, type RunRequest } from '../src/runner/run-invocation.ts';
-import { tempDir, waitUntil } from './support/agent-fixture.ts';
+import { removeTempDirs, tempDir, waitUntil } from './support/agent-fixture.ts';
 import { isProcessAlive } from './support/processes.ts';
+
+afterAll(removeTempDirs);
 
 let dir: string;
 let workRoot: string;

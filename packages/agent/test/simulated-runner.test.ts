@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInvocation } from '../src/runner/run-invocation.ts';
 import { simulatedRunnerCommand } from '../src/simulate/simulated-programs.ts';
-import { sha256, tempDir } from './support/agent-fixture.ts';
+import { removeTempDirs, sha256, tempDir } from './support/agent-fixture.ts';
 import { findBox, movieDurationSeconds, parseBoxes } from './support/mp4-boxes.ts';
+
+afterAll(removeTempDirs);
 
 let dir: string;
 beforeAll(async () => {

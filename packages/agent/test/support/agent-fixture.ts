@@ -13,8 +13,18 @@ export function testLogger(): Logger {
   return level ? createLogger(level as 'debug', { service: 'mm-agent-test' }, (line) => process.stderr.write(line)) : createLogger('silent');
 }
 
+const createdDirs: string[] = [];
+
+/** A fresh folder under the system's temporary folder, removed by `removeTempDirs()`. */
 export async function tempDir(prefix = 'mm-agent-test-'): Promise<string> {
-  return fsp.mkdtemp(path.join(os.tmpdir(), prefix));
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), prefix));
+  createdDirs.push(dir);
+  return dir;
+}
+
+/** Removes every folder `tempDir` made in this test file (call it in afterAll). */
+export async function removeTempDirs(): Promise<void> {
+  for (const dir of createdDirs.splice(0)) await fsp.rm(dir, { recursive: true, force: true }).catch(() => {});
 }
 
 export function sha256(data: Uint8Array | string): string {
