@@ -197,7 +197,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-bench-'));
   // (info: the helper waits for the "listening" line)
-  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded');
+  // MM_BENCH_PROFILE_DIR: CPU profiles of both processes (node --cpu-prof) land there.
+  const profileDir = process.env.MM_BENCH_PROFILE_DIR;
+  const profile = (who: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, who)}`] : []);
+  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', {}, profile('server'));
   let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
   let sshd: Sshd | undefined;
   try {
@@ -215,6 +218,7 @@ async function main(): Promise<void> {
       token: board.token,
       agentDir,
       env: { LOG_LEVEL: 'warn', MM_CACHE_MAX_BYTES: String(3 * sizeMiB * MiB) },
+      nodeArgs: profile('agent'),
     });
     await eventually(async () => {
       const b = (await (await api(`/api/boards/${board.id}/`)).json()) as { status: string };

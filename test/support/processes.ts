@@ -73,8 +73,8 @@ interface Spawned {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function spawnNode(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Spawned {
-  const child = spawn(process.execPath, [file, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnNode(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, nodeArgs: string[] = []): Spawned {
+  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = new ProcessOutput();
   child.stdout!.on('data', (d: Buffer) => output.feed(d));
   child.stderr!.on('data', (d: Buffer) => output.feed(d));
@@ -118,7 +118,7 @@ export interface ServerCluster {
 }
 
 /** A control plane that can be stopped and started again on the same data (restart tests). */
-export async function serverCluster(kind: DbKind, baseEnv: Record<string, string> = {}): Promise<ServerCluster> {
+export async function serverCluster(kind: DbKind, baseEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ServerCluster> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-e2e-server-'));
   const scratch = kind === 'postgres' ? await createScratchDatabase() : undefined;
   let port = 0;
@@ -144,6 +144,7 @@ export async function serverCluster(kind: DbKind, baseEnv: Record<string, string
           ...env,
         }),
         repoRoot,
+        nodeArgs,
       );
       const listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 60_000, spawned.exited);
       const url = String(listening.url);
@@ -193,7 +194,14 @@ export interface AgentProcess {
   kill9(): Promise<void>;
 }
 
-export async function startAgent(opts: { serverUrl: string; token: string; agentDir: string; env?: Record<string, string> }): Promise<AgentProcess> {
+export async function startAgent(opts: {
+  serverUrl: string;
+  token: string;
+  agentDir: string;
+  env?: Record<string, string>;
+  /** Node's own options (e.g. --cpu-prof for a benchmark). */
+  nodeArgs?: string[];
+}): Promise<AgentProcess> {
   await fs.mkdir(opts.agentDir, { recursive: true });
   const marker = `mm-e2e-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const spawned = spawnNode(
@@ -210,6 +218,7 @@ export async function startAgent(opts: { serverUrl: string; token: string; agent
       ...opts.env,
     }),
     repoRoot,
+    opts.nodeArgs,
   );
   return {
     pid: spawned.child.pid!,

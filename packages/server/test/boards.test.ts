@@ -1,3 +1,6 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '@mm/protocol';
@@ -238,6 +241,34 @@ describe.each(dbKinds)('boards (%s database)', (kind) => {
     await agent.next('rpc.request');
     await agent.close();
     expect(await cut).toMatchObject({ status: 503, code: 'board_offline' });
+  });
+
+  it('serves a registered upload to its board only, from any offset', async () => {
+    const b = await registerBoard(server, 'uploads');
+    const other = await registerBoard(server, 'not-uploads');
+    const agent = await FakeAgent.online(server.url, b.token);
+    const intruder = await FakeAgent.online(server.url, other.token);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-upload-'));
+    const file = path.join(dir, 'pac.tar.gz');
+    const data = Buffer.alloc(1_500_000);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 31) % 251;
+    await fs.writeFile(file, data);
+    const handle = server.ctx.agents.uploads.register(file, { boardId: b.id });
+    try {
+      const whole = await agent.pull({ kind: 'upload', upload_id: handle.id });
+      expect(whole.size).toBe(data.length);
+      expect(whole.data.equals(data)).toBe(true);
+      const tail = await agent.pull({ kind: 'upload', upload_id: handle.id }, 1_000_000);
+      expect(tail.data.equals(data.subarray(1_000_000))).toBe(true);
+      await expect(intruder.pull({ kind: 'upload', upload_id: handle.id })).rejects.toMatchObject({ info: { code: 'not_found' } });
+      await expect(agent.pull({ kind: 'upload', upload_id: handle.id }, data.length + 1)).rejects.toMatchObject({ info: { code: 'bad_offset' } });
+    } finally {
+      handle.release();
+    }
+    await expect(agent.pull({ kind: 'upload', upload_id: handle.id })).rejects.toMatchObject({ info: { code: 'not_found' } });
+    await agent.close();
+    await intruder.close();
+    await fs.rm(dir, { recursive: true, force: true });
   });
 
   it('shows a board as rebooting until it says hello with another boot id', async () => {

@@ -184,6 +184,8 @@ export class AgentOperations {
     let status = outcome.status;
     let error = outcome.error;
     const result: Record<string, unknown> = { ...(outcome.result ?? {}) };
+    // What the operation was about: the files of its op.start.
+    result.files ??= (row.params as Partial<StartParams>).files ?? [];
     const stats = this.stats.get(id);
     if (stats) {
       // Measured on this side of the link (since this server process started).

@@ -169,14 +169,19 @@ export class FakeAgent {
   private taken: Set<Msg> | undefined;
 
   /** Pulls content from the server into memory (from `offset`). */
-  async pullContent(sha256: string, offset = 0, window?: number): Promise<{ data: Buffer; size: number }> {
+  pullContent(sha256: string, offset = 0, window?: number): Promise<{ data: Buffer; size: number }> {
+    return this.pull({ kind: 'content', sha256 }, offset, window);
+  }
+
+  /** Pulls any source from the server into memory (from `offset`). */
+  async pull(source: Record<string, unknown>, offset = 0, window?: number): Promise<{ data: Buffer; size: number }> {
     const chunks: Buffer[] = [];
     const sink: ByteSink = { write: async (c) => void chunks.push(Buffer.from(c)), finish: async () => {}, destroy: () => {} };
     const id = this.nextPull++;
     const link = { sendMessage: (m: { type: string } & Record<string, unknown>) => this.send(m), sendFrame: async () => {} };
     const r = new StreamReceiver(link, id, sink, window ? { window } : {});
     this.receivers.set(id, r);
-    this.send({ type: 'stream.pull', stream_id: id, source: { kind: 'content', sha256 }, offset, credit: r.window });
+    this.send({ type: 'stream.pull', stream_id: id, source, offset, credit: r.window });
     try {
       const { size } = await r.done;
       return { data: Buffer.concat(chunks), size };
