@@ -13,6 +13,7 @@ import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { eventually, openSse, rawRequest, upstreamState, type SseBlock, type SseReader } from '../../../test/e2e/device-scripts-support.ts';
 import { FakeAgent, sha256Of } from './support/fake-agent.ts';
+import { DEFAULT_STREAM_RELAY_OPTIONS, StreamRelay } from '../src/device-relay/stream-relay.ts';
 
 const API_TOKEN = 'api-token-the-script-must-never-see';
 const auth = { authorization: `Bearer ${API_TOKEN}` };
@@ -329,5 +330,26 @@ describe('device-script relay, control-plane side', () => {
       expect((await json(res)).code).toBe('board_offline');
     }
     agent = await FakeAgent.online(server.url, board.token);
+  });
+});
+
+describe('stream relay heartbeats', () => {
+  it('sends an idle client a heartbeat comment every heartbeat period', async () => {
+    // No board connected: the stream stays down, and idle.
+    const relay = new StreamRelay({ connection: () => undefined }, { ...DEFAULT_STREAM_RELAY_OPTIONS, heartbeatMs: 60 });
+    try {
+      const reader = relay.attach({ boardId: 'b', scriptId: 's', port: 1, path: '/stream' }).getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while ((text.match(/: heartbeat\n\n/g) ?? []).length < 2) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text.startsWith('retry: 2000\n\n')).toBe(true);
+      expect(text).toContain('event: upstream\ndata: {"state":"down","message":"the board is not connected"}\n\n');
+    } finally {
+      relay.close();
+    }
   });
 });

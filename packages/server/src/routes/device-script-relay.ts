@@ -33,6 +33,17 @@ const boardProblems = {
   503: problem('`board_offline` (or `no_board`): the board is not connected'),
 };
 
+/**
+ * The catalogue entry and the connected board a relay request means, looked up together
+ * (they are independent); an unknown script is reported before any board problem.
+ */
+async function scriptAndBoard(ctx: AppContext, scriptId: string, boardId: string | undefined) {
+  const [script, board] = await Promise.allSettled([getDeviceScript(ctx.database.db, scriptId), connectedBoard(ctx, boardId)]);
+  if (script.status === 'rejected') throw script.reason;
+  if (board.status === 'rejected') throw board.reason;
+  return { script: script.value, boardId: board.value };
+}
+
 /** Returns the board a relay request means, connected: `?board_id=` or the only board. */
 async function connectedBoard(ctx: AppContext, boardId: string | undefined): Promise<string> {
   if (boardId !== undefined && !DEVICE_SCRIPT_ID_PATTERN.test(boardId)) throw boardNotFound(boardId);
@@ -120,8 +131,7 @@ export function deviceScriptRelayRoutes(ctx: AppContext) {
   });
 
   app.all('/api/device-scripts/:id/proxy/*', async (c) => {
-    const script = await getDeviceScript(ctx.database.db, c.req.param('id'));
-    const boardId = await connectedBoard(ctx, c.req.query('board_id'));
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
     const conn = ctx.agents.connection(boardId);
     if (!conn) throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: boardId });
     // The path as routed (dot segments already resolved); percent-escapes stay as sent, so
@@ -143,8 +153,7 @@ export function deviceScriptRelayRoutes(ctx: AppContext) {
   });
 
   app.get('/api/device-scripts/:id/stream/', async (c) => {
-    const script = await getDeviceScript(ctx.database.db, c.req.param('id'));
-    const boardId = await connectedBoard(ctx, c.req.query('board_id'));
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
     const headers = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
