@@ -335,6 +335,68 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
     }
   });
 
+  it('follows a script that restarts: clients hear down and up, the script is asked to resume after the last id', async () => {
+    const port = await freePort();
+    const lastEventIds: Array<string | undefined> = [];
+    const sockets = new Set<import('node:net').Socket>();
+    let tick = 0;
+    let streams: http.ServerResponse[] = [];
+    const startScript = async () => {
+      const s = http.createServer((req, res) => {
+        if (req.url === '/redirect') {
+          res.writeHead(302, { location: `http://127.0.0.1:${gpioPort}/state` }).end();
+          return;
+        }
+        lastEventIds.push(req.headers['last-event-id'] as string | undefined);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('retry: 100\n\n');
+        streams.push(res);
+      });
+      s.on('connection', (socket) => {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+      });
+      await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
+      return s;
+    };
+    const emit = () => {
+      tick++;
+      for (const res of streams) res.write(`id: ${tick}\nevent: tick\ndata: ${tick}\n\n`);
+      return String(tick);
+    };
+    let script = await startScript();
+    try {
+      const id = await createEntry(port, 'restarting script');
+      const client = await sse(streamUrl(id));
+      await client.waitFor(isUp);
+      await eventually(() => expect(streams.length).toBe(1));
+      const before = emit();
+      await client.waitFor((b) => b.event === 'tick' && b.id === before);
+
+      // The relay never follows a redirect: the client gets the script's 302 itself.
+      const redirect = await proxy('redirect', { redirect: 'manual' }, id);
+      expect(redirect.status).toBe(302);
+      expect(redirect.headers.get('location')).toBe(`http://127.0.0.1:${gpioPort}/state`);
+
+      const mark = client.blocks.length;
+      streams = [];
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => script.close(() => resolve()));
+      await client.waitFor(isDown, { from: mark });
+
+      script = await startScript();
+      await client.waitFor(isUp, { from: mark });
+      await eventually(() => expect(streams.length).toBe(1));
+      expect(lastEventIds.at(-1)).toBe(before);
+      const after = emit();
+      await client.waitFor((b) => b.event === 'tick' && b.id === after, { from: mark });
+      client.close();
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => script.close(() => resolve()));
+    }
+  });
+
   it('answers 504 board_timeout when the board does not answer in time', async () => {
     agent.proc.kill('SIGSTOP');
     try {
