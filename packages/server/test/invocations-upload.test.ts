@@ -249,6 +249,26 @@ describe.each(dbKinds)('invocation uploads and per-file routes (%s database)', (
       });
     });
 
+    it('refuses a declared Content-Length far beyond the limit before reading the body', async () => {
+      const id = await createInvocation(server, 'huge');
+      const url = new URL(server.url);
+      const socket = net.connect(Number(url.port), url.hostname);
+      socket.on('error', () => {});
+      let answer = '';
+      socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write(
+        `POST /api/invocations/${id}/upload/ HTTP/1.1\r\nHost: localhost\r\n` +
+          `Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${100 * 1024 ** 3}\r\n\r\n--b\r\n`,
+      );
+      // Only the headers and a few bytes went out: the answer cannot have waited for the body.
+      await eventually(() => answer.includes('\r\n\r\n'), 'the server answers');
+      socket.destroy();
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer).toContain('payload_too_large');
+      expect(await tempFiles(server)).toEqual([]);
+    });
+
     it('survives a client that aborts mid-upload: nothing on disk, server fine', async () => {
       const id = await createInvocation(server, 'aborted');
       const before = await storedContent(server);

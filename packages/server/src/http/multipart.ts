@@ -36,6 +36,9 @@ export class ClientAbortedError extends BadRequestError {
 }
 
 const MAX_FIELD_BYTES = 64 * 1024;
+const MAX_FIELDS = 32;
+/** Room for the form's fields, part headers and boundaries around the file. */
+const MAX_FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES + 1024 * 1024;
 
 /**
  * Reads a multipart/form-data request from the raw Node request, streaming its file part
@@ -46,13 +49,17 @@ const MAX_FIELD_BYTES = 64 * 1024;
  */
 export function receiveUpload(req: IncomingMessage, opts: ReceiveUploadOptions): Promise<ReceivedUpload> {
   requireMultipart(req.headers['content-type']);
+  // A declared length beyond the file limit plus every field and header the form may carry
+  // cannot hold an acceptable file: refuse it before reading a byte.
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > opts.maxFileBytes + MAX_FORM_OVERHEAD_BYTES) throw tooLarge(opts.maxFileBytes);
 
   let parser: busboy.Busboy;
   try {
     parser = busboy({
       headers: req.headers,
       // One byte over the limit is enough for the store to tell "too large" from "exactly the limit".
-      limits: { fileSize: opts.maxFileBytes + 1, fieldSize: MAX_FIELD_BYTES, fields: 32, parts: 64, headerPairs: 64 },
+      limits: { fileSize: opts.maxFileBytes + 1, fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, parts: 64, headerPairs: 64 },
     });
   } catch (e) {
     throw new BadRequestError('malformed_multipart', `The multipart body cannot be read: ${(e as Error).message}`);

@@ -45,7 +45,10 @@ export async function invocationZip(
     throw err;
   }
 
-  const archive = new ZipArchive({ store: true });
+  // Past 4 GiB the offsets and sizes need ZIP64 records; ask for them from the first entry
+  // (streamed entries learn their size only at the end).
+  const total = files.reduce((sum, f) => sum + f.size, 0);
+  const archive = new ZipArchive({ store: true, forceZip64: total >= 0xffffffff - 1024 * 1024 });
   archive.append(Buffer.from(`${JSON.stringify(invocationManifest(invocation, files), null, 2)}\n`), {
     name: 'invocation.json',
     date: invocation.updatedAt,
