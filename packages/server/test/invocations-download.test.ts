@@ -139,4 +139,24 @@ describe.each(dbKinds)('ZIP download (%s database)', (kind) => {
     ]);
     await eventually(async () => (await openFilesUnder(contentDir(server))).length === 0, 'files closed after a full download');
   });
+
+  it('closes the file when the client aborts a per-file or video download', async () => {
+    const id = await createInvocation(server, 'aborted file download');
+    const big = Buffer.alloc(48 * 1024 * 1024, 0x5a);
+    big.write('\0\0\0\x18ftypisom', 0, 'latin1');
+    const stored = await server.ctx.files.ingest(Readable.from([big]));
+    await attachInvocationFile(server.ctx, id, 'output_video', { filename: 'big.mp4', ...stored });
+    for (const url of [`/api/invocations/${id}/video/`, `/api/invocations/${id}/files/output_video/`]) {
+      const abort = new AbortController();
+      const res = await server.api(url, { signal: abort.signal, headers: { range: 'bytes=1000-' } });
+      expect(res.status).toBe(206);
+      const reader = res.body!.getReader();
+      await reader.read();
+      expect((await openFilesUnder(contentDir(server))).length).toBeGreaterThan(0);
+      abort.abort();
+      await reader.cancel().catch(() => {});
+      await eventually(async () => (await openFilesUnder(contentDir(server))).length === 0, `${url}: the file is closed`);
+    }
+    expect((await server.api('/api/health/')).status).toBe(200);
+  });
 });
