@@ -47,6 +47,12 @@ function memory(pid: number): { rss: number; hwm: number } {
   }
   return { rss: out.VmRSS ?? 0, hwm: out.VmHWM ?? 0 };
 }
+/** CPU time a process has used so far (user + system), in ms. */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat (11 and 12 after "pid (comm) state").
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 
@@ -137,6 +143,7 @@ async function main(): Promise<void> {
     const spreads: number[] = [];
     let missing = 0;
     const runStart = performance.now();
+    const cpuStart = { server: cpuMs(server.pid!), agent: cpuMs(agent.pid!), bench: process.cpuUsage() };
     for (let n = 0; n < commandCount; n++) {
       const motion = n % 2 === 0 ? 'forward' : 'backward';
       const sentAt = performance.now();
@@ -164,6 +171,12 @@ async function main(): Promise<void> {
       if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
     }
     const runMs = performance.now() - runStart;
+    const benchCpu = process.cpuUsage(cpuStart.bench);
+    const cpuPerCommand = {
+      server: (cpuMs(server.pid!) - cpuStart.server) / commandCount,
+      agent: (cpuMs(agent.pid!) - cpuStart.agent) / commandCount,
+      bench: (benchCpu.user + benchCpu.system) / 1000 / commandCount,
+    };
     const after = memory(server.pid!);
     for (const list of [latencies, roundTrips, firsts, spreads]) list.sort((a, b) => a - b);
     const dist = (list: number[]) => `p50 ${ms(percentile(list, 50))}, p99 ${ms(percentile(list, 99))}`;
@@ -175,6 +188,7 @@ async function main(): Promise<void> {
     console.log(`  command → event at each client: p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1) ?? Number.NaN)} over ${latencies.length} receipts (${missing} missing) in ${ms(runMs)}`);
     console.log(`  goal p99 < 100 ms: ${percentile(latencies, 99) < 100 ? 'met' : 'NOT met'}`);
     console.log(`  per command: POST round trip ${dist(roundTrips)}; first client's receipt ${dist(firsts)}; first-to-last client spread ${dist(spreads)}`);
+    console.log(`  CPU per command: server ${ms(cpuPerCommand.server)}, agent and script ${ms(cpuPerCommand.agent)}, these clients ${ms(cpuPerCommand.bench)}`);
     console.log(`  server RSS: idle ${mb(idle.rss)}, with the clients ${mb(connected.rss)} (+${mb(connected.rss - idle.rss)}), after the run ${mb(after.rss)}, peak (VmHWM) ${mb(after.hwm)}`);
   } finally {
     stopping = true;

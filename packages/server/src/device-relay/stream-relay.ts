@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { MessageOf } from '@mm/protocol';
 import type { AgentConnection } from '../agent-link/connection.ts';
 import { SseClient } from './sse-client.ts';
@@ -88,14 +89,14 @@ export class StreamRelay {
   /**
    * A new client's event stream (the response body): the `retry:` preamble, the events
    * missed since `lastEventId` (if given), the upstream's state if it is known, then live
-   * events. The first client of a stream makes its upstream subscription. `cut` drops the
-   * client's connection (used when it falls too far behind).
+   * events. The first client of a stream makes its upstream subscription. With `out` (the
+   * client's Node response) live events are written to it directly (see SseClient).
    */
-  attach(target: StreamTarget, opts: { lastEventId?: string | undefined; cut?: () => void } = {}): ReadableStream<Uint8Array> {
+  attach(target: StreamTarget, opts: { lastEventId?: string | undefined; out?: ServerResponse } = {}): ReadableStream<Uint8Array> {
     const stream = this.streamFor(target);
     clearTimeout(stream.linger);
     stream.linger = undefined;
-    const client = new SseClient(this.opts.maxClientBufferBytes, (c) => this.detach(stream, c), opts.cut);
+    const client = new SseClient(this.opts.maxClientBufferBytes, (c) => this.detach(stream, c), opts.out);
     client.write(preamble(this.opts.retryMs));
     if (opts.lastEventId !== undefined) for (const frame of stream.ring.since(opts.lastEventId)) client.write(frame);
     if (stream.state === 'up' || stream.state === 'down') client.write(upstreamEvent(stream.state));

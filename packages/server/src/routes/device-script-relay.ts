@@ -163,12 +163,11 @@ export function deviceScriptRelayRoutes(ctx: AppContext) {
     if (c.req.method === 'HEAD') return c.body(null, 200, headers);
     const body = relay.streams.attach(
       { boardId, scriptId: script.id, port: script.port, path: SCRIPT_STREAM_PATH },
-      {
-        lastEventId: c.req.header('last-event-id') ?? c.req.query('last_event_id'),
-        cut: () => c.env.outgoing.destroy(),
-      },
+      { lastEventId: c.req.header('last-event-id') ?? c.req.query('last_event_id'), out: c.env.outgoing },
     );
-    return new Response(body, { status: 200, headers });
+    // Chunked from the start: the adapter then sends the head at once instead of first
+    // reading ahead to work out a length.
+    return new Response(body, { status: 200, headers: { ...headers, 'transfer-encoding': 'chunked' } });
   });
 
   return app;
