@@ -62,13 +62,16 @@ export class StreamSender {
   async pump(source: AsyncIterable<Uint8Array>, size?: number): Promise<number> {
     let sent = 0;
     for await (const chunk of source) {
-      for (let at = 0; at < chunk.byteLength; at += STREAM_CHUNK_BYTES) {
-        const piece = chunk.subarray(at, at + STREAM_CHUNK_BYTES);
-        while (this.credit < piece.byteLength && !this.failure) {
+      let at = 0;
+      while (at < chunk.byteLength) {
+        while (this.credit <= 0 && !this.failure) {
           await new Promise<void>((resolve) => (this.wake = resolve));
           this.wake = undefined;
         }
         if (this.failure) throw this.failure;
+        // A piece never exceeds the credit: a receiver may grant less than one chunk.
+        const piece = chunk.subarray(at, at + Math.min(STREAM_CHUNK_BYTES, this.credit));
+        at += piece.byteLength;
         this.credit -= piece.byteLength;
         await this.link.sendFrame(encodeDataFrame(this.streamId, piece));
         sent += piece.byteLength;

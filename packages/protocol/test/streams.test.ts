@@ -59,6 +59,16 @@ describe('stream flow control', () => {
     expect(maxInFlight()).toBeLessThanOrEqual(window);
   });
 
+  it('sends in pieces no larger than a credit smaller than one chunk', async () => {
+    const window = 100_000;
+    const { sender, receiver, chunks, maxInFlight } = loopback(window);
+    const total = 3 * 1024 * 1024;
+    await sender.pump(bytes(total, 1024 * 1024), total);
+    expect((await receiver.done).bytes).toBe(total);
+    expect(Buffer.concat(chunks).length).toBe(total);
+    expect(maxInFlight()).toBeLessThanOrEqual(window);
+  });
+
   it('rejects a sender that exceeds its credit', async () => {
     const { receiver } = loopback(1024);
     receiver.push(Buffer.alloc(2048));
