@@ -159,6 +159,17 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
     for (const c of clients) c.close();
   });
 
+  it('relays the script’s own GET /stream through the proxy as a live stream too', async () => {
+    const direct = await sse(`${server.url}/api/device-scripts/${motorId}/proxy/stream`);
+    expect(direct.status).toBe(200);
+    expect(direct.headers['content-type']).toMatch(/^text\/event-stream/);
+    const snapshot = await direct.waitFor((b) => b.event === 'state');
+    expect(JSON.parse(snapshot.data!).cause).toBe('connect');
+    const answer = await json(await post('motor/stop'));
+    await direct.waitFor(stateEvent(answer.event_id));
+    direct.close();
+  });
+
   it('closes the upstream after the last client leaves', async () => {
     const clients = await Promise.all([sse(), sse(), sse()]);
     await Promise.all(clients.map((c) => c.waitFor(isUp)));
