@@ -7,6 +7,7 @@ import {
   createInvocation,
   eventually,
   multipart,
+  type Part,
   patterned,
   sha256,
   storedContent,
@@ -218,6 +219,29 @@ describe.each(dbKinds)('invocation uploads and per-file routes (%s database)', (
         const cut = body.subarray(0, body.length - 30);
         const res = await server.api(`/api/invocations/${id}/upload/`, { method: 'POST', headers: { 'content-type': contentType }, body: cut });
         await expectProblem(res, 400, 'malformed_multipart');
+      });
+
+      it('leaves no temp file behind however quickly a rejected upload fails (repeated)', async () => {
+        // The file part is rejected right after its temp file was created (sometimes before the
+        // file was even open): removal must wait for the file to be closed.
+        for (let i = 0; i < 80; i++) {
+          const variants: Part[][] = [
+            [
+              { name: 'file_type', value: 'parameter' },
+              { name: 'file', filename: 'a.bin', data: rejected },
+              { name: 'file', filename: 'b.bin', data: Buffer.from('second') },
+            ],
+            [
+              { name: 'file', filename: 'x.bin', data: rejected },
+              { name: 'file_type', value: 'bogus' },
+            ],
+          ];
+          const res = await upload(server, id, variants[i % 2]!);
+          expect(res.status).toBe(400);
+          await res.arrayBuffer();
+        }
+        await new Promise((r) => setTimeout(r, 50));
+        expect(await tempFiles(server)).toEqual([]);
       });
 
       it.each([['999999'], ['abc'], ['0']])('answers invocation %s with 404', async (bad) => {

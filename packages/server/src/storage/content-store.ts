@@ -91,6 +91,8 @@ export class ContentStore {
     const tempPath = path.join(this.tempDir, `${Date.now().toString(36)}-${randomBytes(8).toString('hex')}.part`);
     const hash = createHash('sha256');
     let size = 0;
+    // `flush` fsyncs before close: the rename below must never expose a partly written file.
+    const sink = fs.createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: READ_CHUNK_BYTES });
     try {
       await pipeline(
         source,
@@ -103,8 +105,7 @@ export class ContentStore {
             yield bytes;
           }
         },
-        // `flush` fsyncs before close: the rename below must never expose a partly written file.
-        fs.createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: READ_CHUNK_BYTES }),
+        sink,
         ...(opts.signal ? [{ signal: opts.signal }] : []),
       );
       const sha256 = hash.digest('hex');
@@ -122,6 +123,13 @@ export class ContentStore {
       await syncDirectory(path.dirname(finalPath));
       return { sha256, size };
     } catch (err) {
+      // The sink opens its file asynchronously: a failure before that open completes would
+      // otherwise remove nothing and then see the file created. Remove it once it is closed.
+      if (!sink.closed) {
+        const closed = new Promise<void>((resolve) => sink.once('close', () => resolve()));
+        sink.destroy();
+        await closed;
+      }
       await fsp.rm(tempPath, { force: true });
       // pipeline reports an abort as a generic AbortError; the caller's reason says why.
       if (opts.signal?.aborted && opts.signal.reason !== undefined) throw opts.signal.reason;
