@@ -2,6 +2,8 @@
  * HTTP transfer benchmark of the control plane (run by hand, prints figures; not a test):
  *
  *   npx tsx bench/http-transfer.ts [--size-mib 1024] [--ranges 256]
+ *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/http-transfer.ts
+ *     (the server on a scratch database of that PostgreSQL instead of the embedded one)
  *
  * 1. Upload a file (default 1 GiB) with curl to POST /api/invocations/<id>/upload/:
  *    throughput and the server's peak RSS above idle (goal < 100 MB).
@@ -226,10 +228,31 @@ async function startNodeFsServer(root: string): Promise<{ url: string; stop(): v
 
 // ---------------------------------------------------------------- the control plane
 
-async function startControlPlane(dataDir: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+/** A scratch database on BENCH_DATABASE_URL's server, or undefined for the embedded one. */
+async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const admin = process.env.BENCH_DATABASE_URL;
+  if (!admin) return undefined;
+  const { default: postgres } = await import('postgres');
+  const name = `mm_bench_${randomBytes(4).toString('hex')}`;
+  const sql = postgres(admin, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`CREATE DATABASE "${name}"`);
+  await sql.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const again = postgres(admin, { max: 1, onnotice: () => {} });
+      await again.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await again.end();
+    },
+  };
+}
+
+async function startControlPlane(dataDir: string, databaseUrl = ''): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [path.join(repoRoot, 'packages/server/bin/mm-server.mjs')], {
     cwd: repoRoot,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MM_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'info', MM_API_TOKEN: '' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MM_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', MM_API_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -290,7 +313,10 @@ async function main() {
     await fsp.link(source, path.join(served, 'video.mp4'));
     await fsp.link(source, path.join(dataDir, 'results', 'video.mp4'));
 
-    const cp = await startControlPlane(dataDir);
+    const scratch = await scratchDatabase();
+    if (scratch) cleanups.push(() => scratch.drop());
+    console.log(`database: ${scratch ? 'PostgreSQL (scratch database)' : 'embedded (pglite)'}`);
+    const cp = await startControlPlane(dataDir, scratch?.url);
     cleanups.push(() => cp.stop());
     const pid = cp.child.pid!;
     await new Promise((r) => setTimeout(r, 2000)); // let startup allocations settle
