@@ -4,9 +4,8 @@ import type { AppContext, AppEnv } from '../app-context.ts';
 import { notFound, UnsupportedMediaTypeError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { latestOperationsOf } from '../services/invocation-operations.ts';
-import { InvocationDetailsSchema, InvocationSchema } from '../services/invocation-records.ts';
+import { InvocationDetailsSchema, InvocationSchema, toInvocationRecord } from '../services/invocation-records.ts';
 import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../services/invocations.ts';
-import { toInvocationRecord } from '../services/invocation-records.ts';
 
 /** Invocation ids are serial (int4) keys: positive, at most 2^31 - 1, plain decimal. */
 export const InvocationId = z

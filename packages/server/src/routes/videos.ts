@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { AppContext, AppEnv } from '../app-context.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
@@ -39,7 +39,7 @@ async function invocationVideos(ctx: AppContext): Promise<VideoRecord[]> {
     .select({ file: invocationFiles, name: invocations.name })
     .from(invocationFiles)
     .innerJoin(invocations, eq(invocations.id, invocationFiles.invocationId))
-    .where(and(eq(invocationFiles.kind, 'output_video')));
+    .where(eq(invocationFiles.kind, 'output_video'));
   return rows.map(({ file, name }) => ({
     source: 'invocation' as const,
     invocation_id: file.invocationId,
