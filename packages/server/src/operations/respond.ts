@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { AppContext } from '../app-context.ts';
-import { BadGatewayError, ConflictError } from '../errors.ts';
+import { ApiError, BadGatewayError, ConflictError } from '../errors.ts';
 import type { OperationObject } from './operation-object.ts';
 
 /** RFC 7240 `Prefer`: `respond-async`, and `wait=<seconds>` (caps how long a POST waits). */
@@ -19,19 +19,32 @@ export function operationLocation(id: number): string {
   return `/api/operations/${id}/`;
 }
 
+export interface OperationAnswerOptions {
+  /** The status of the success answer (default 200). */
+  successStatus?: 200 | 201;
+  /** The body of the success answer (default: the operation itself), e.g. its `result`. */
+  body?: (op: OperationObject) => unknown;
+  /**
+   * Failure codes that mean the request itself was wrong (an unknown PAC, a refused
+   * archive): answered 400 with that code rather than 502 `operation_failed`.
+   */
+  badRequestCodes?: readonly string[];
+}
+
 /**
  * Answers a POST that started an operation, by the contract's rules (API.md):
  * with `Prefer: respond-async` at once 202 + `Location`; otherwise it waits for the end
  * (at most `MM_SYNC_WAIT_S`, or the `Prefer: wait=` seconds if shorter) and answers
- * 200 succeeded (or `successStatus`), 502 `operation_failed` / 409 `operation_cancelled`
- * with the operation in the problem body, or 202 + `Location` if it is still going.
- * A client that goes away does not stop the operation.
+ * 200 succeeded (or `successStatus`; the operation, or `body(op)`), 502 `operation_failed`
+ * (400 with the failure's code when it is one of `badRequestCodes`) / 409
+ * `operation_cancelled` with the operation in the problem body, or 202 + `Location` if it
+ * is still going. A client that goes away does not stop the operation.
  */
 export async function respondWithOperation(
   c: Context,
   ctx: AppContext,
   op: OperationObject,
-  opts: { successStatus?: 200 | 201 } = {},
+  opts: OperationAnswerOptions = {},
 ): Promise<Response> {
   const prefer = parsePrefer(c.req.header('prefer'));
   const accepted = (current: OperationObject) => {
@@ -43,14 +56,18 @@ export async function respondWithOperation(
   const waitMs = Math.min(ctx.config.syncWaitMs, prefer.waitMs ?? Number.POSITIVE_INFINITY);
   const ended = await ctx.operations.waitForEnd(op.id, waitMs, c.req.raw.signal);
   if (!ended) return accepted((await ctx.operations.get(op.id)) ?? op);
-  return finalResponse(c, ended, opts.successStatus ?? 200);
+  return finalResponse(c, ended, opts);
 }
 
-function finalResponse(c: Context, op: OperationObject, successStatus: 200 | 201): Response {
-  if (op.status === 'succeeded') return c.json(op, successStatus);
+function finalResponse(c: Context, op: OperationObject, opts: OperationAnswerOptions): Response {
+  if (op.status === 'succeeded') return c.json(opts.body ? opts.body(op) : op, opts.successStatus ?? 200);
   if (op.status === 'cancelled') {
     throw new ConflictError('operation_cancelled', `Operation ${op.id} was cancelled.`, { operation: op });
   }
-  const why = op.error ? `${op.error.code}: ${op.error.message}` : 'no reason given';
+  const error = op.error;
+  if (error && opts.badRequestCodes?.includes(error.code)) {
+    throw new ApiError(400, error.code, 'Bad Request', error.message, undefined, { operation: op });
+  }
+  const why = error ? `${error.code}: ${error.message}` : 'no reason given';
   throw new BadGatewayError('operation_failed', `Operation ${op.id} failed on the board (${why}).`, { operation: op });
 }

@@ -1,9 +1,10 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { AppContext, AppEnv } from '../app-context.ts';
 import { invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
+import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import type { AgentKind } from '../operations/kinds.ts';
@@ -34,19 +35,6 @@ const responses = {
   503: { description: '`no_board` (none registered) or `board_offline` (not connected; nothing was started)' },
 } as const;
 
-/**
- * "No body" may come with a JSON content type (e.g. a client that always sets it): an empty
- * body is treated as no body rather than as malformed JSON.
- */
-const emptyJsonBodyIsNoBody: MiddlewareHandler = async (c, next) => {
-  if (c.req.header('content-length') === '0' && c.req.header('content-type')) {
-    const headers = new Headers(c.req.raw.headers);
-    headers.delete('content-type');
-    c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers, signal: c.req.raw.signal });
-  }
-  await next();
-};
-
 const route = (kind: AgentKind, summary: string, description: string) =>
   createRoute({
     method: 'post',
@@ -54,7 +42,7 @@ const route = (kind: AgentKind, summary: string, description: string) =>
     tags: ['invocations', 'operations'],
     summary,
     description,
-    middleware: [emptyJsonBodyIsNoBody] as const,
+    middleware: [emptyBodyIsNoBody] as const,
     request: {
       params: InvocationIdParams,
       headers: preferHeader,

@@ -1,15 +1,15 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
 import type { AppContext, AppEnv } from '../app-context.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
+import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { receiveUpload } from '../http/multipart.ts';
 import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
+import { respondWithOperation } from '../operations/respond.ts';
 import { holdArchive, releaseArchive, releaseArchiveWhenEnded } from '../pacs/archive-uploads.ts';
 import '../pacs/pac-operations.ts';
 import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema } from '../pacs/pac-schemas.ts';
-import { respondWithPacOperation } from '../pacs/respond.ts';
 import { discardIngestedContent } from '../services/invocation-files.ts';
 import { requireJson } from './invocations.ts';
 
@@ -36,19 +36,6 @@ const common = {
   502: { description: '`operation_failed`: the board ran it and it failed (the problem carries `operation`, whose `error.code` says why)' },
   503: { description: '`no_board` (none registered) or `board_offline` (not connected; nothing was started)' },
 } as const;
-
-/**
- * "No body" may come with a JSON content type (a client that always sets it): an empty
- * body is taken as no body rather than as malformed JSON.
- */
-const emptyBodyIsNoBody: MiddlewareHandler = async (c, next) => {
-  if (c.req.header('content-length') === '0' && c.req.header('content-type')) {
-    const headers = new Headers(c.req.raw.headers);
-    headers.delete('content-type');
-    c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers, signal: c.req.raw.signal });
-  }
-  await next();
-};
 
 const queryRoute = createRoute({
   method: 'post',
@@ -165,7 +152,7 @@ export function pacRoutes(ctx: AppContext) {
   app.openapi(queryRoute, async (c) => {
     const boardId = await boardForOperation(ctx, c.req.valid('json').board_id);
     const op = await ctx.operations.create({ kind: 'pac_query', boardId });
-    return respondWithPacOperation(c, ctx, op, { successStatus: 200, body: (ended) => ended.result });
+    return respondWithOperation(c, ctx, op, { successStatus: 200, body: (ended) => ended.result });
   });
 
   app.openapi(activateRoute, async (c) => {
@@ -173,7 +160,7 @@ export function pacRoutes(ctx: AppContext) {
     const boardId = await boardForOperation(ctx, body.board_id);
     await refuseUnlistedPac(ctx, boardId, body.pac);
     const op = await ctx.operations.create({ kind: 'pac_activate', boardId, params: { pac: body.pac } });
-    return respondWithPacOperation(c, ctx, op, { successStatus: 200, badRequestCodes: ['pac_not_found', 'invalid_pac_name'] });
+    return respondWithOperation(c, ctx, op, { successStatus: 200, badRequestCodes: ['pac_not_found', 'invalid_pac_name'] });
   });
 
   app.openapi(installRoute, async (c) => {
@@ -209,7 +196,7 @@ export function pacRoutes(ctx: AppContext) {
       throw err;
     }
     releaseArchiveWhenEnded(ctx, op.id, uploadId);
-    return respondWithPacOperation(c, ctx, op, { successStatus: 201, body: (ended) => ended.result, badRequestCodes: ['invalid_pac_archive'] });
+    return respondWithOperation(c, ctx, op, { successStatus: 201, body: (ended) => ended.result, badRequestCodes: ['invalid_pac_archive'] });
   });
 
   return app;
