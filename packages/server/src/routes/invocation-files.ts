@@ -3,12 +3,11 @@ import type { Context } from 'hono';
 import type { AppContext, AppEnv } from '../app-context.ts';
 import { NotFoundError, notFound, ValidationError } from '../errors.ts';
 import { contentDisposition, serveFile } from '../http/file-response.ts';
-import { receiveUpload } from '../http/multipart.ts';
+import { fileUploadResponses, receiveFileUpload } from '../http/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import {
   attachInvocationFile,
   detachInvocationFile,
-  discardIngestedContent,
   type InvocationFileRow,
   invocationFileOf,
 } from '../services/invocation-files.ts';
@@ -73,8 +72,7 @@ const uploadRoute = createRoute({
   responses: {
     201: { description: 'The stored file', content: { 'application/json': { schema: FileRecordSchema } } },
     ...problemResponses,
-    413: { description: 'The file is larger than MM_MAX_UPLOAD_BYTES; nothing is kept' },
-    415: { description: 'The body is not multipart/form-data' },
+    ...fileUploadResponses,
   },
 });
 
@@ -166,25 +164,16 @@ export function invocationFileRoutes(ctx: AppContext) {
   app.openapi(uploadRoute, async (c) => {
     const { id } = c.req.valid('param');
     await requireInvocation(ctx, id);
-    const upload = await receiveUpload(c.env.incoming, {
-      store: ctx.files,
-      fileField: 'file',
-      maxFileBytes: ctx.config.maxUploadBytes,
-      // A bad file_type sent before the file fails before any byte is stored.
+    const { kind, file } = await receiveFileUpload(ctx, c.env.incoming, {
       checkField: (name, value) => {
         if (name === 'file_type') parseFileType(value);
       },
-      discard: (sha256) => discardIngestedContent(ctx, sha256),
+      accept: (fields, file) => {
+        const kind = parseFileType(fields.get('file_type'));
+        if (!file) throw new ValidationError([{ field: 'file', message: 'required: a file part named "file"' }]);
+        return { kind, file };
+      },
     });
-    const { file } = upload;
-    let kind;
-    try {
-      kind = parseFileType(upload.fields.get('file_type'));
-      if (!file) throw new ValidationError([{ field: 'file', message: 'required: a file part named "file"' }]);
-    } catch (err) {
-      if (file) await discardIngestedContent(ctx, file.sha256);
-      throw err;
-    }
     const record = await attachInvocationFile(ctx, id, kind, { filename: file.filename, sha256: file.sha256, size: file.size });
     return c.json(record, 201);
   });

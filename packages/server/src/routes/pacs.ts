@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppContext, AppEnv } from '../app-context.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
-import { receiveUpload } from '../http/multipart.ts';
+import { fileUploadResponses, receiveFileUpload } from '../http/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
@@ -10,7 +10,6 @@ import { respondWithOperation } from '../operations/respond.ts';
 import { holdArchive, releaseArchive, releaseArchiveWhenEnded } from '../pacs/archive-uploads.ts';
 import '../pacs/pac-operations.ts';
 import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema } from '../pacs/pac-schemas.ts';
-import { discardIngestedContent } from '../services/invocation-files.ts';
 import { requireJson } from './invocations.ts';
 
 /** The pre-check of an activation: the agent's `xlnx-config -q` takes up to 30 s. */
@@ -110,8 +109,7 @@ const installRoute = createRoute({
     201: { description: 'Installed: the PAC folder and the board\'s PACs now', content: { 'application/json': { schema: PacInstallAnswerSchema } } },
     ...common,
     400: { description: '`validation_failed` (no `file` part, bad `board_id`), `malformed_multipart`, `board_required`, or `invalid_pac_archive` (the board refused the archive; the problem carries `operation`)' },
-    413: { description: 'The file is larger than MM_MAX_UPLOAD_BYTES; nothing is kept' },
-    415: { description: 'The body is not multipart/form-data' },
+    ...fileUploadResponses,
   },
 });
 
@@ -164,25 +162,15 @@ export function pacRoutes(ctx: AppContext) {
   });
 
   app.openapi(installRoute, async (c) => {
-    const upload = await receiveUpload(c.env.incoming, {
-      store: ctx.files,
-      fileField: 'file',
-      maxFileBytes: ctx.config.maxUploadBytes,
-      // A bad board_id sent before the file fails before any byte is stored.
+    const { boardId, file } = await receiveFileUpload(ctx, c.env.incoming, {
       checkField: (name, value) => {
         if (name === 'board_id') boardIdFromField(value);
       },
-      discard: (sha256) => discardIngestedContent(ctx, sha256),
+      accept: async (fields, file) => {
+        if (!file) throw new ValidationError([{ field: 'file', message: 'required: a file part named "file" (a .tar or .tar.gz of one PAC folder)' }]);
+        return { boardId: await boardForOperation(ctx, boardIdFromField(fields.get('board_id'))), file };
+      },
     });
-    const { file } = upload;
-    let boardId: string;
-    try {
-      if (!file) throw new ValidationError([{ field: 'file', message: 'required: a file part named "file" (a .tar or .tar.gz of one PAC folder)' }]);
-      boardId = await boardForOperation(ctx, boardIdFromField(upload.fields.get('board_id')));
-    } catch (err) {
-      if (file) await discardIngestedContent(ctx, file.sha256);
-      throw err;
-    }
     const uploadId = holdArchive(ctx, boardId, file.sha256);
     let op;
     try {
