@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import type { operations } from '../db/schema.ts';
 
 export type OperationRow = typeof operations.$inferSelect;
@@ -33,8 +34,24 @@ export interface OperationObject {
   error: OperationError | null;
 }
 
-/** The OpenAPI/zod schema of the operation object is shared with the invocation details. */
-export { OperationSchema } from '../services/invocation-records.ts';
+const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
+
+/** The operation object's zod schema for the OpenAPI document (the invocation details list operations with it too). */
+export const OperationSchema = z
+  .object({
+    id: z.number().int().positive(),
+    kind: z.string().openapi({ example: 'execute' }),
+    status: z.enum(OPERATION_STATUSES),
+    board_id: z.string().nullable(),
+    invocation_id: z.number().int().nullable(),
+    created_at: isoTime,
+    started_at: isoTime.nullable(),
+    finished_at: isoTime.nullable(),
+    progress: z.object({ phase: z.string(), bytes_done: z.number(), bytes_total: z.number() }),
+    result: z.unknown(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  })
+  .openapi('Operation');
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

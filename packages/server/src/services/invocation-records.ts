@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import type { invocationFiles, invocations, operations } from '../db/schema.ts';
+import type { invocationFiles, invocations } from '../db/schema.ts';
+import { OperationSchema } from '../operations/operation-object.ts';
 
 /**
  * The JSON shapes of invocations, their files and videos (API.md), as zod schemas (they
@@ -51,23 +52,6 @@ export const InvocationSchema = z
   .openapi('Invocation');
 export type InvocationRecord = z.infer<typeof InvocationSchema>;
 
-export const OperationSchema = z
-  .object({
-    id: z.number().int().positive(),
-    kind: z.string().openapi({ example: 'execute' }),
-    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
-    board_id: z.string().nullable(),
-    invocation_id: z.number().int().nullable(),
-    created_at: isoTime,
-    started_at: isoTime.nullable(),
-    finished_at: isoTime.nullable(),
-    progress: z.object({ phase: z.string(), bytes_done: z.number(), bytes_total: z.number() }),
-    result: z.unknown(),
-    error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  })
-  .openapi('Operation');
-export type OperationRecord = z.infer<typeof OperationSchema>;
-
 export const InvocationDetailsSchema = InvocationSchema.extend({
   operations: z.array(OperationSchema).openapi({ description: 'Its latest operations, newest first.' }),
 }).openapi('InvocationDetails');
@@ -88,7 +72,6 @@ export type VideoRecord = z.infer<typeof VideoSchema>;
 
 type InvocationRow = typeof invocations.$inferSelect;
 type InvocationFileRow = typeof invocationFiles.$inferSelect;
-type OperationRow = typeof operations.$inferSelect;
 
 export function fileUrl(invocationId: number, kind: FileKind): string {
   return `/api/invocations/${invocationId}/files/${kind}/`;
@@ -126,23 +109,5 @@ export function toInvocationRecord(row: InvocationRow, files: InvocationFileRow[
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     files: byKind,
-  };
-}
-
-const OPERATION_STATUSES = new Set(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
-
-export function toOperationRecord(row: OperationRow): OperationRecord {
-  return {
-    id: row.id,
-    kind: row.kind,
-    status: (OPERATION_STATUSES.has(row.status) ? row.status : 'failed') as OperationRecord['status'],
-    board_id: row.boardId,
-    invocation_id: row.invocationId,
-    created_at: row.createdAt.toISOString(),
-    started_at: row.startedAt?.toISOString() ?? null,
-    finished_at: row.finishedAt?.toISOString() ?? null,
-    progress: row.progress,
-    result: row.result ?? null,
-    error: row.error ?? null,
   };
 }
