@@ -186,8 +186,8 @@ describe.each(dbKinds)('device-script catalogue (%s database)', (kind) => {
       ['name ""', { name: '' }, 'name'],
       ['name "   "', { name: '   ' }, 'name'],
       ['description null', { description: null }, 'description'],
-      ['an unknown field', { colour: 'red' }, '(body)'],
-      ['a client-chosen id', { id: UNKNOWN_ID }, '(body)'],
+      ['an unknown field', { colour: 'red' }, 'colour'],
+      ['a client-chosen id', { id: UNKNOWN_ID }, 'id'],
     ])('POST refuses %s with 400 naming the field', async (_what, change, field) => {
       const before = (await json(await server.api('/api/device-scripts/?limit=1'))).total;
       const res = await send('POST', '/api/device-scripts/', { ...webcam, ...change });
@@ -204,8 +204,8 @@ describe.each(dbKinds)('device-script catalogue (%s database)', (kind) => {
       ['port "80"', { port: '80' }, 'port'],
       ['port 65536', { port: 65536 }, 'port'],
       ['version "1.2"', { version: '1.2' }, 'version'],
-      ['an unknown field', { enabled: true }, '(body)'],
-      ['updated_at', { updated_at: '2026-01-01T00:00:00.000Z' }, '(body)'],
+      ['an unknown field', { enabled: true }, 'enabled'],
+      ['updated_at', { updated_at: '2026-01-01T00:00:00.000Z' }, 'updated_at'],
     ])('PATCH refuses %s and changes nothing', async (_what, change, field) => {
       const original = await create({ ...webcam, name: `patch refused ${field}` });
       const res = await send('PATCH', `/api/device-scripts/${original.id}/`, change);

@@ -15,8 +15,17 @@ export interface ProblemBody {
   [extra: string]: unknown;
 }
 
+/**
+ * One problem per zod issue, named by its path (`(body)` for the body as a whole); an
+ * unrecognized-key issue names each unknown key as its own field.
+ */
 export function zodFieldProblems(error: ZodError): FieldProblem[] {
-  return error.issues.map((i) => ({ field: i.path.length ? i.path.join('.') : '(body)', message: i.message }));
+  const fieldOf = (path: readonly PropertyKey[]) => (path.length ? path.join('.') : '(body)');
+  return error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((key) => ({ field: fieldOf([...i.path, key]), message: 'unknown field' }))
+      : [{ field: fieldOf(i.path), message: i.message }],
+  );
 }
 
 const titles: Record<number, string> = {
