@@ -9,22 +9,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type SseBlock, takeSseBlocks } from '../support/sse.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const AGENT_BIN = path.join(repoRoot, 'packages/agent/bin/mm-agent.mjs');
 
-/** Polls until `check` passes (returns without throwing), or rethrows its last failure after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  }
-}
+export { eventually } from '../support/eventually.ts';
 
 /** A port nothing listens on right now (bound and released: another process could take it, rarely). */
 export async function freePort(): Promise<number> {
@@ -101,14 +91,7 @@ export async function startSimulatedAgent(serverUrl: string, token: string, opts
   };
 }
 
-/** One block of an event stream as it went over the wire. */
-export interface SseBlock {
-  id?: string;
-  event?: string;
-  data?: string;
-  comment?: string;
-  retry?: string;
-}
+export type { SseBlock } from '../support/sse.ts';
 
 export interface SseReader {
   status: number;
@@ -183,21 +166,9 @@ export function openSse(url: string, headers: Record<string, string> = {}, agent
         },
       };
       res.on('data', (text: string) => {
-        buffer += text;
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const raw = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const block: SseBlock = {};
-          for (const line of raw.split('\n')) {
-            if (line.startsWith(':')) {
-              block.comment = line.slice(1).trim();
-              continue;
-            }
-            const colon = line.indexOf(':');
-            const field = (colon < 0 ? line : line.slice(0, colon)) as keyof SseBlock;
-            const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-            block[field] = field === 'data' && block.data !== undefined ? `${block.data}\n${value}` : value;
-          }
+        const taken = takeSseBlocks(buffer + text);
+        buffer = taken.rest;
+        for (const block of taken.blocks) {
           blocks.push(block);
           reader.onBlock?.(block);
         }

@@ -258,15 +258,4 @@ export async function pidsWithMarker(marker: string, except: number[] = []): Pro
   return found;
 }
 
-/** Polls until `check` passes or the time is up (then throws its last error). */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 30_000, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, intervalMs));
-    }
-  }
-}
+export { eventually } from './eventually.ts';

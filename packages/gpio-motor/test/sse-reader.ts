@@ -1,11 +1,4 @@
-/** One block of a server-sent event stream: an event (id/event/data) or a comment. */
-export interface SseBlock {
-  id?: string;
-  event?: string;
-  data?: string;
-  comment?: string;
-  retry?: string;
-}
+import { type SseBlock, takeSseBlocks } from '../../../test/support/sse.ts';
 
 /**
  * Reads a `text/event-stream` response with plain fetch, block by block, so tests see
@@ -18,28 +11,17 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
+  const pending: SseBlock[] = [];
 
   async function next(): Promise<SseBlock> {
     for (;;) {
-      const end = buffer.indexOf('\n\n');
-      if (end >= 0) {
-        const raw = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const block: SseBlock = {};
-        for (const line of raw.split('\n')) {
-          if (line.startsWith(':')) block.comment = line.slice(1).trim();
-          else {
-            const colon = line.indexOf(':');
-            const field = line.slice(0, colon) as keyof SseBlock;
-            const value = line.slice(colon + 1).replace(/^ /, '');
-            block[field] = block[field] === undefined || field !== 'data' ? value : `${block[field]}\n${value}`;
-          }
-        }
-        return block;
-      }
+      const block = pending.shift();
+      if (block) return block;
       const { value, done } = await reader.read();
       if (done) throw new Error('stream ended');
-      buffer += decoder.decode(value, { stream: true });
+      const taken = takeSseBlocks(buffer + decoder.decode(value, { stream: true }));
+      buffer = taken.rest;
+      pending.push(...taken.blocks);
     }
   }
 
