@@ -7,35 +7,13 @@ import { PROTOCOL_VERSION } from '@mm/protocol';
 import { boards } from '../src/db/schema.ts';
 import { sha256Hex } from '../src/http/auth.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
+import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
+import { registerBoard } from './support/boards.ts';
 import { FakeAgent, tryConnect } from './support/fake-agent.ts';
 
-async function registerBoard(server: TestServer, name = 'board') {
-  const res = await server.api('/api/boards/', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name }),
-  });
-  expect(res.status).toBe(201);
-  return (await json(res)) as { id: string; token: string; [k: string]: unknown };
-}
-
 const getBoard = async (server: TestServer, id: string) => json(await server.api(`/api/boards/${id}/`));
-
-/** Polls until `check` passes (presence changes land asynchronously after a close). */
-async function eventually(check: () => Promise<void> | void, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
 
 describe.each(dbKinds)('boards (%s database)', (kind) => {
   let server: TestServer;

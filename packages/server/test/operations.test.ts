@@ -3,17 +3,8 @@ import { dbKinds } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { createInvocation, fakeMp4, patterned, uploadFile } from './invocations-support.ts';
+import { registerBoard } from './support/boards.ts';
 import { FakeAgent, sha256Of } from './support/fake-agent.ts';
-
-async function registerBoard(server: TestServer, name = 'board') {
-  const res = await server.api('/api/boards/', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name }),
-  });
-  expect(res.status).toBe(201);
-  return (await json(res)) as { id: string; token: string };
-}
 
 async function onlineBoard(server: TestServer, name = 'board') {
   const b = await registerBoard(server, name);
