@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
     --xlnx-config) XLNX_CONFIG="${2:?--xlnx-config needs a path}"; shift 2 ;;
     --pac-dir) PAC_DIR="${2:?--pac-dir needs a folder}"; shift 2 ;;
     --node) NODE="${2:?--node needs a path}"; shift 2 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
@@ -89,17 +89,9 @@ rm -rf "$prefix.old"
 log "installed the bundle from $BUNDLE into /opt/mm-agent"
 
 # 3. Settings: written once; an existing file (and the token in it) is never touched.
+install_env_once "$HERE/mm-agent.env" /etc/mm-agent/mm-agent.env 0600 SERVER_URL="$SERVER_URL" BOARD_TOKEN="$TOKEN" \
+  RUNNER="$RUNNER" XLNX_CONFIG="$XLNX_CONFIG" SYSTEMCTL="$SYSTEMCTL" PAC_DIR="$PAC_DIR"
 env_file="$(in_root /etc/mm-agent/mm-agent.env)"
-if [ -e "$env_file" ]; then
-  log "kept the existing /etc/mm-agent/mm-agent.env"
-else
-  tmp="$(mktemp)"
-  render_template "$HERE/mm-agent.env" SERVER_URL="$SERVER_URL" BOARD_TOKEN="$TOKEN" RUNNER="$RUNNER" \
-    XLNX_CONFIG="$XLNX_CONFIG" SYSTEMCTL="$SYSTEMCTL" PAC_DIR="$PAC_DIR" >"$tmp"
-  install_file "$tmp" /etc/mm-agent/mm-agent.env 0600
-  rm -f "$tmp"
-  log "wrote /etc/mm-agent/mm-agent.env"
-fi
 
 # 4. sudo rights, checked before they go live: a broken drop-in would break sudo itself.
 sudoers_tmp="$(mktemp)"
@@ -117,11 +109,7 @@ install_file "$sudoers_tmp" /etc/sudoers.d/mm-agent 0440
 rm -f "$sudoers_tmp"
 
 # 5. The unit.
-unit_tmp="$(mktemp)"
-render_template "$HERE/mm-agent.service" NODE="$NODE" >"$unit_tmp"
-install_file "$unit_tmp" /etc/systemd/system/mm-agent.service 0644
-rm -f "$unit_tmp"
-log "installed mm-agent.service (node: $NODE)"
+install_unit "$HERE/mm-agent.service" mm-agent.service "$NODE"
 
 # 6. Start it (a restart picks up a new bundle), unless there is nothing to connect with yet.
 systemctl_live daemon-reload

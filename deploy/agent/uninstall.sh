@@ -12,25 +12,10 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../lib/install-common.sh
 . "$HERE/../lib/install-common.sh"
 
-PURGE=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --purge) PURGE=1; shift ;;
-    --root) ROOT="${2:?--root needs a folder}"; shift 2 ;;
-    --no-systemd) SYSTEMD=0; shift ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown option $1 (see --help)" ;;
-  esac
-done
-finish_root
+parse_uninstall_args "$@"
 
-unit="$(in_root /etc/systemd/system/mm-agent.service)"
-if [ -e "$unit" ]; then
-  if [ "$SYSTEMD" -eq 1 ]; then systemctl disable --now mm-agent.service || true; fi
-  rm -f "$unit"
-  systemctl_live daemon-reload
-  log "removed mm-agent.service"
-fi
+remove_unit mm-agent.service
+
 rm -f "$(in_root /etc/sudoers.d/mm-agent)"
 rm -rf "$(in_root /opt/mm-agent)" "$(in_root /opt/.mm-agent.new)" "$(in_root /opt/mm-agent.old)"
 log "removed the bundle and the sudoers drop-in"

@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     --no-start) START=0; shift ;;
     --port) PORT="${2:?--port needs a number}"; shift 2 ;;
     --node) NODE="${2:?--node needs a path}"; shift 2 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
@@ -51,23 +51,10 @@ install_file "$BUNDLE/mm-gpio-motor.mjs" "$DIR/mm-gpio-motor.mjs" 0755
 install_file "$HERE/gpio-lines.sh" "$DIR/gpio-lines.sh" 0755
 log "installed the script into $DIR"
 
-env_file="$(in_root /etc/mm-gpio-motor/mm-gpio-motor.env)"
 ensure_dir /etc/mm-gpio-motor 0755
-if [ -e "$env_file" ]; then
-  log "kept the existing /etc/mm-gpio-motor/mm-gpio-motor.env"
-else
-  tmp="$(mktemp)"
-  render_template "$HERE/mm-gpio-motor.env" PORT="$PORT" >"$tmp"
-  install_file "$tmp" /etc/mm-gpio-motor/mm-gpio-motor.env 0644
-  rm -f "$tmp"
-  log "wrote /etc/mm-gpio-motor/mm-gpio-motor.env"
-fi
+install_env_once "$HERE/mm-gpio-motor.env" /etc/mm-gpio-motor/mm-gpio-motor.env 0644 PORT="$PORT"
 
-unit_tmp="$(mktemp)"
-render_template "$HERE/mm-gpio-motor.service" NODE="$NODE" >"$unit_tmp"
-install_file "$unit_tmp" /etc/systemd/system/mm-gpio-motor.service 0644
-rm -f "$unit_tmp"
-log "installed mm-gpio-motor.service (node: $NODE)"
+install_unit "$HERE/mm-gpio-motor.service" mm-gpio-motor.service "$NODE"
 
 systemctl_live daemon-reload
 systemctl_live enable mm-gpio-motor.service

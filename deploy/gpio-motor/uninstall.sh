@@ -11,25 +11,10 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../lib/install-common.sh
 . "$HERE/../lib/install-common.sh"
 
-PURGE=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --purge) PURGE=1; shift ;;
-    --root) ROOT="${2:?--root needs a folder}"; shift 2 ;;
-    --no-systemd) SYSTEMD=0; shift ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown option $1 (see --help)" ;;
-  esac
-done
-finish_root
+parse_uninstall_args "$@"
 
-unit="$(in_root /etc/systemd/system/mm-gpio-motor.service)"
-if [ -e "$unit" ]; then
-  if [ "$SYSTEMD" -eq 1 ]; then systemctl disable --now mm-gpio-motor.service || true; fi
-  rm -f "$unit"
-  systemctl_live daemon-reload
-  log "removed mm-gpio-motor.service"
-fi
+remove_unit mm-gpio-motor.service
+
 dir="$(in_root /opt/model-manager/device-scripts/gpio-motor)"
 rm -f "$dir/mm-gpio-motor.mjs" "$dir/gpio-lines.sh"
 # The folders only if nothing else lives in them.

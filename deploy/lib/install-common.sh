@@ -141,3 +141,62 @@ systemctl_live() {
     log "skipped: systemctl $*"
   fi
 }
+
+# usage — prints the calling script's header comment (from line 2 to `set -euo`) as its help.
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+
+# install_env_once TEMPLATE DEST MODE KEY=VALUE... — writes the settings file DEST from
+# TEMPLATE once; an existing one (and any token in it) is never touched.
+install_env_once() {
+  local src="$1" dest="$2" mode="$3" tmp
+  shift 3
+  if [ -e "$(in_root "$dest")" ]; then
+    log "kept the existing $dest"
+    return 0
+  fi
+  tmp="$(mktemp)"
+  render_template "$src" "$@" >"$tmp"
+  install_file "$tmp" "$dest" "$mode"
+  rm -f "$tmp"
+  log "wrote $dest"
+}
+
+# install_unit TEMPLATE NAME NODE — installs /etc/systemd/system/NAME from TEMPLATE, run by NODE.
+install_unit() {
+  local tmp
+  tmp="$(mktemp)"
+  render_template "$1" NODE="$3" >"$tmp"
+  install_file "$tmp" "/etc/systemd/system/$2" 0644
+  rm -f "$tmp"
+  log "installed $2 (node: $3)"
+}
+
+# parse_uninstall_args "$@" — the options every uninstall script takes: --purge (sets
+# PURGE=1), --root DIR, --no-systemd, --help; then finish_root.
+# shellcheck disable=SC2034 # PURGE is read by the uninstall script
+parse_uninstall_args() {
+  PURGE=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --purge) PURGE=1; shift ;;
+      --root) ROOT="${2:?--root needs a folder}"; shift 2 ;;
+      --no-systemd) SYSTEMD=0; shift ;;
+      -h | --help) usage; exit 0 ;;
+      *) die "unknown option $1 (see --help)" ;;
+    esac
+  done
+  finish_root
+}
+
+# remove_unit NAME — stops, disables and removes /etc/systemd/system/NAME if it is there.
+remove_unit() {
+  local unit
+  unit="$(in_root "/etc/systemd/system/$1")"
+  [ -e "$unit" ] || return 0
+  if [ "$SYSTEMD" -eq 1 ]; then systemctl disable --now "$1" || true; fi
+  rm -f "$unit"
+  systemctl_live daemon-reload
+  log "removed $1"
+}
