@@ -303,8 +303,15 @@ describe('device-script relay, control-plane side', () => {
 
     const big = 'x'.repeat(64 * 1024);
     const count = 400; // ~26 MB: more than the socket buffers and the client's 1 MiB allowance
-    for (let i = 1; i <= count; i++) agent.send({ type: 'sse.event', sub_id: sub.sub_id, id: String(i), data: big });
-    await reader.waitFor((b) => b.id === String(count), { timeoutMs: 60_000 });
+    // Sent in batches the reading client takes before the next one: it keeps up, as a
+    // reader does. (A single 26 MB burst would put every client of this process behind by
+    // more than its allowance while the server handles it, and cut them all.)
+    const batch = 4;
+    for (let i = 1; i <= count; i += batch) {
+      const last = Math.min(count, i + batch - 1);
+      for (let j = i; j <= last; j++) agent.send({ type: 'sse.event', sub_id: sub.sub_id, id: String(j), data: big });
+      await reader.waitFor((b) => b.id === String(last), { timeoutMs: 60_000 });
+    }
     expect(reader.blocks.filter((b) => b.data === big)).toHaveLength(count);
 
     // The stalled client's stream was ended early: reading it now gives fewer events and an end.
