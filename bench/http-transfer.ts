@@ -250,7 +250,9 @@ async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }
 }
 
 async function startControlPlane(dataDir: string, databaseUrl = ''): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'packages/server/bin/mm-server.mjs')], {
+  // MM_BENCH_PROFILE_DIR: a CPU profile of the server (node --cpu-prof) lands there.
+  const profile = process.env.MM_BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.MM_BENCH_PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, path.join(repoRoot, 'packages/server/bin/mm-server.mjs')], {
     cwd: repoRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MM_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', MM_API_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -37,6 +37,8 @@ function arg(name: string, fallback: number): number {
 }
 const sizeMiB = arg('size-mib', 1024);
 const rounds = arg('rounds', 3);
+/** `--bundle`: run the agent as it runs on a board (the esbuild bundle, plain node), not through tsx. */
+const useBundle = process.argv.includes('--bundle');
 
 async function sha256File(file: string): Promise<string> {
   const h = createHash('sha256');
@@ -89,6 +91,17 @@ async function vmRSS(pid: number): Promise<number> {
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) * 1024 : NaN;
 }
+
+/** CPU seconds (user and system, every thread) a process has used so far. */
+async function cpuSeconds(pid: number): Promise<{ user: number; sys: number }> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) / 100, sys: Number(fields[12]) / 100 }; // clock ticks (USER_HZ = 100)
+}
+
+const cpuSince = (from: { user: number; sys: number }, to: { user: number; sys: number }) => ({ user: to.user - from.user, sys: to.sys - from.sys });
+const fmtCpu = (c: { user: number; sys: number }) => `${(c.user + c.sys).toFixed(2)} s (user ${c.user.toFixed(2)}, sys ${c.sys.toFixed(2)})`;
 
 /** Resets a process's peak RSS (Linux: `echo 5 > /proc/<pid>/clear_refs`). */
 async function resetHWM(pid: number): Promise<void> {
@@ -204,7 +217,7 @@ async function main(): Promise<void> {
   let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
   let sshd: Sshd | undefined;
   try {
-    console.log(`file: ${sizeMiB} MiB, rounds: ${rounds}, database: ${cluster.kind}, cpus: ${os.cpus().length}`);
+    console.log(`file: ${sizeMiB} MiB, rounds: ${rounds}, database: ${cluster.kind}, agent: ${useBundle ? 'bundle' : 'tsx'}, cpus: ${os.cpus().length}`);
     const source = path.join(work, 'payload.bin');
     await writeRandomFile(source, sizeMiB * MiB);
     const server = await cluster.start();
@@ -213,7 +226,14 @@ async function main(): Promise<void> {
       api(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const board = (await (await postJson('/api/boards/', { name: 'bench' })).json()) as { id: string; token: string };
     const agentDir = path.join(work, 'agent');
+    let entry: string | undefined;
+    if (useBundle) {
+      const bundleDir = path.join(work, 'agent-bundle');
+      await run(process.execPath, [path.join(import.meta.dirname, '../packages/agent/scripts/bundle.mjs'), bundleDir]);
+      entry = path.join(bundleDir, 'mm-agent.mjs');
+    }
     agent = await startAgent({
+      entry,
       serverUrl: server.url,
       token: board.token,
       agentDir,
@@ -231,6 +251,8 @@ async function main(): Promise<void> {
     const transferMs: number[] = [];
     const opMs: number[] = [];
     const scpMs: number[] = [];
+    type Cpu = { user: number; sys: number };
+    const cpu: { server: Cpu; agent: Cpu }[] = [];
     let serverPeak = 0;
     let agentPeak = 0;
     let lastInvocation = 0;
@@ -243,9 +265,11 @@ async function main(): Promise<void> {
       await resetHWM(agent.pid);
 
       const doTransfer = async () => {
+        const cpu0 = { server: await cpuSeconds(server.pid), agent: await cpuSeconds(agent!.pid) };
         const t0 = performance.now();
         const res = await postJson(`/api/invocations/${inv}/transfer/`, { board_id: board.id });
         const ms = performance.now() - t0;
+        cpu.push({ server: cpuSince(cpu0.server, await cpuSeconds(server.pid)), agent: cpuSince(cpu0.agent, await cpuSeconds(agent!.pid)) });
         const op = (await res.json()) as { status: string; started_at: string; finished_at: string; result: { bytes_sent: number } };
         if (res.status !== 200 || op.status !== 'succeeded') throw new Error(`transfer answered ${res.status}: ${JSON.stringify(op)}`);
         if (op.result.bytes_sent !== sizeMiB * MiB) throw new Error(`transfer sent ${op.result.bytes_sent} bytes`);
@@ -268,7 +292,7 @@ async function main(): Promise<void> {
       }
       serverPeak = Math.max(serverPeak, await vmHWM(server.pid));
       agentPeak = Math.max(agentPeak, await vmHWM(agent.pid));
-      console.log(`round ${r + 1}: transfer ${fmt(transferMs.at(-1)!)} (${rate(transferMs.at(-1)!)}), scp ${fmt(scpMs.at(-1)!)} (${rate(scpMs.at(-1)!)})`);
+      console.log(`round ${r + 1}: transfer ${fmt(transferMs.at(-1)!)} (${rate(transferMs.at(-1)!)}), scp ${fmt(scpMs.at(-1)!)} (${rate(scpMs.at(-1)!)}); CPU during the transfer: server ${fmtCpu(cpu.at(-1)!.server)}, agent ${fmtCpu(cpu.at(-1)!.agent)}`);
       if (lastInvocation) await api(`/api/invocations/${lastInvocation}/`, { method: 'DELETE' });
       lastInvocation = inv;
     }

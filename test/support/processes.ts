@@ -201,11 +201,13 @@ export async function startAgent(opts: {
   env?: Record<string, string>;
   /** Node's own options (e.g. --cpu-prof for a benchmark). */
   nodeArgs?: string[];
+  /** The agent's entry: the workspace's bin (default) or a bundle's mm-agent.mjs. */
+  entry?: string;
 }): Promise<AgentProcess> {
   await fs.mkdir(opts.agentDir, { recursive: true });
   const marker = `mm-e2e-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const spawned = spawnNode(
-    AGENT_BIN,
+    opts.entry ?? AGENT_BIN,
     ['--simulate'],
     cleanEnv({
       MM_SERVER_URL: opts.serverUrl,

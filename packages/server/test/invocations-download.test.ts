@@ -160,3 +160,37 @@ describe.each(dbKinds)('ZIP download (%s database)', (kind) => {
     expect((await server.api('/api/health/')).status).toBe(200);
   });
 });
+
+describe.each(dbKinds)('per-file download of a file larger than one read (%s database)', (kind) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(kind);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('answers spans up to one read from a buffer and longer ones streamed, each with its request id', async () => {
+    const MiB = 1024 * 1024;
+    const big = patterned(2.5 * MiB + 7);
+    const id = await createInvocation(server, 'big ranges');
+    const stored = await server.ctx.files.ingest(Readable.from([big]));
+    await attachInvocationFile(server.ctx, id, 'weights', { filename: 'big.bin', ...stored });
+    for (const [start, end] of [
+      [0, MiB - 1], // exactly one read
+      [1, MiB + 1], // one byte more
+      [MiB - 3, 2 * MiB + 5],
+      [0, big.length - 1],
+    ] as const) {
+      const res = await server.api(`/api/invocations/${id}/files/weights/`, { headers: { range: `bytes=${start}-${end}`, 'x-request-id': `range-${start}` } });
+      expect(res.status).toBe(206);
+      expect(res.headers.get('x-request-id')).toBe(`range-${start}`);
+      expect(res.headers.get('content-length')).toBe(String(end - start + 1));
+      expect(Buffer.from(await res.arrayBuffer()).equals(big.subarray(start, end + 1)), `bytes ${start}-${end}`).toBe(true);
+    }
+    const whole = await server.api(`/api/invocations/${id}/files/weights/`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Buffer.from(await whole.arrayBuffer()).equals(big)).toBe(true);
+  });
+});

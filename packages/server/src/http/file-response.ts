@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import { RangeNotSatisfiableError } from '../errors.ts';
+import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { decideRange } from './range.ts';
 
 /** What a download route knows about the file it serves. */
@@ -54,8 +55,31 @@ export async function serveFile(c: Context, file: ServedFile): Promise<Response>
   headers['content-length'] = String(length);
 
   if (c.req.method === 'HEAD' || length === 0) return new Response(null, { status, headers });
-  const body = Readable.toWeb(await file.open(span)) as unknown as ReadableStream<Uint8Array>;
+  const source = await file.open(span);
+  // A span no larger than one read (a player's or downloader's typical Range request) is
+  // answered from one buffer: the Node adapter then writes it with a single `end()`
+  // instead of pumping a web stream, which costs more than the read itself. The stream
+  // path would hold a buffer of that size too, so memory stays as bounded as before.
+  if (length <= READ_CHUNK_BYTES) return new Response(await readWhole(source, length), { status, headers });
+  const body = Readable.toWeb(source) as unknown as ReadableStream<Uint8Array>;
   return new Response(body, { status, headers });
+}
+
+/** The `length` bytes a stream yields, in one buffer; the stream is destroyed on failure. */
+async function readWhole(source: Readable, length: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let got = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      got += chunk.byteLength;
+    }
+  } finally {
+    source.destroy();
+  }
+  // The file changed under us (content-addressed files never do): answer no wrong bytes.
+  if (got !== length) throw new Error(`expected ${length} bytes, read ${got}`);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, got);
 }
 
 /** RFC 9110 §13.1.2–13.1.3: If-None-Match (weak comparison) wins over If-Modified-Since. */

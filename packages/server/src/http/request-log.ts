@@ -9,11 +9,16 @@ export function requestLog(log: Logger): MiddlewareHandler<AppEnv> {
     const given = c.req.header('x-request-id');
     const id = given && /^[\w.:-]{1,100}$/.test(given) ? given : randomUUID();
     c.set('requestId', id);
+    // On Node the header goes on the outgoing response now (writeHead merges it): touching
+    // c.res.headers after the handler would turn the adapter's lightweight Response into a
+    // full one, which copies a buffer body and sends every body through a web stream.
+    const outgoing = c.env?.outgoing;
+    outgoing?.setHeader('X-Request-Id', id);
     const started = performance.now();
     try {
       await next();
     } finally {
-      c.header('X-Request-Id', id);
+      if (!outgoing) c.header('X-Request-Id', id);
       log.info(
         {
           req_id: id,
