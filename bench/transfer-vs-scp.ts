@@ -1,7 +1,7 @@
 /**
  * Benchmark (run by hand, as root, never in the suite):
  *
- *   DATABASE_URL=postgres://… npx tsx bench/transfer-vs-scp.ts [--size-mib 1024] [--rounds 3]
+ *   DATABASE_URL=postgres://… npx tsx bench/transfer-vs-scp.ts [--size-mib 1024] [--rounds 3] [--bundle]
  *
  * Copies a file of `--size-mib` MiB to a real `mm-agent --simulate` through a real transfer
  * operation (row 5: the agent pulls it over the link, writes it to disk and checks its
@@ -37,7 +37,10 @@ function arg(name: string, fallback: number): number {
 }
 const sizeMiB = arg('size-mib', 1024);
 const rounds = arg('rounds', 3);
-/** `--bundle`: run the agent as it runs on a board (the esbuild bundle, plain node), not through tsx. */
+/**
+ * `--bundle`: run both as they run in production, bundled on plain node (the agent's bundle
+ * as on a board, the server's as in the Docker image), not through tsx.
+ */
 const useBundle = process.argv.includes('--bundle');
 
 async function sha256File(file: string): Promise<string> {
@@ -213,11 +216,18 @@ async function main(): Promise<void> {
   // MM_BENCH_PROFILE_DIR: CPU profiles of both processes (node --cpu-prof) land there.
   const profileDir = process.env.MM_BENCH_PROFILE_DIR;
   const profile = (who: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, who)}`] : []);
-  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', {}, profile('server'));
+  let serverEntry: string | undefined;
+  if (useBundle) {
+    // Inside the server package: the bundle loads its dependencies from its node_modules.
+    const serverBundleDir = path.join(import.meta.dirname, '../packages/server/.tmp', `bench-${process.pid}`);
+    await run(process.execPath, [path.join(import.meta.dirname, '../packages/server/scripts/bundle.mjs'), serverBundleDir]);
+    serverEntry = path.join(serverBundleDir, 'mm-server.mjs');
+  }
+  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', {}, profile('server'), serverEntry);
   let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
   let sshd: Sshd | undefined;
   try {
-    console.log(`file: ${sizeMiB} MiB, rounds: ${rounds}, database: ${cluster.kind}, agent: ${useBundle ? 'bundle' : 'tsx'}, cpus: ${os.cpus().length}`);
+    console.log(`file: ${sizeMiB} MiB, rounds: ${rounds}, database: ${cluster.kind}, server and agent: ${useBundle ? 'bundled, plain node' : 'tsx'}, cpus: ${os.cpus().length}`);
     const source = path.join(work, 'payload.bin');
     await writeRandomFile(source, sizeMiB * MiB);
     const server = await cluster.start();
@@ -320,6 +330,7 @@ async function main(): Promise<void> {
     await agent?.stop();
     await cluster.cleanup();
     await fs.rm(work, { recursive: true, force: true });
+    if (serverEntry) await fs.rm(path.dirname(serverEntry), { recursive: true, force: true });
   }
 }
 

@@ -118,7 +118,13 @@ export interface ServerCluster {
 }
 
 /** A control plane that can be stopped and started again on the same data (restart tests). */
-export async function serverCluster(kind: DbKind, baseEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ServerCluster> {
+export async function serverCluster(
+  kind: DbKind,
+  baseEnv: Record<string, string> = {},
+  nodeArgs: string[] = [],
+  /** The server's entry: the workspace's bin (default) or a bundle's mm-server.mjs. */
+  entry: string = SERVER_BIN,
+): Promise<ServerCluster> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-e2e-server-'));
   const scratch = kind === 'postgres' ? await createScratchDatabase() : undefined;
   let port = 0;
@@ -132,7 +138,7 @@ export async function serverCluster(kind: DbKind, baseEnv: Record<string, string
     },
     async start(env = {}) {
       const spawned = spawnNode(
-        SERVER_BIN,
+        entry,
         [],
         cleanEnv({
           HOST: '127.0.0.1',
