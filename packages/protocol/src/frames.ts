@@ -11,6 +11,14 @@
 export const FRAME_DATA = 1;
 export const FRAME_HEADER_BYTES = 5;
 
+/** The header of a data frame; the payload follows it in the same binary message. */
+export function encodeDataHeader(streamId: number): Buffer {
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  header[0] = FRAME_DATA;
+  header.writeUInt32BE(streamId >>> 0, 1);
+  return header;
+}
+
 export function encodeDataFrame(streamId: number, payload: Uint8Array): Buffer {
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.byteLength);
   frame[0] = FRAME_DATA;

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
-import { encodeDataFrame } from './frames.ts';
+import { encodeDataHeader } from './frames.ts';
 import type { ErrorInfo } from './messages.ts';
 
 /**
@@ -16,8 +16,12 @@ import type { ErrorInfo } from './messages.ts';
 export interface LinkOutput {
   /** Sends one JSON message of the catalog. */
   sendMessage(message: { type: string } & Record<string, unknown>): void;
-  /** Sends one binary frame; resolves once the socket has taken it (ws `send` callback). */
-  sendFrame(frame: Buffer): Promise<void>;
+  /**
+   * Sends one binary message: `frame`, or `frame` followed by `payload` (a data frame's
+   * header and its bytes, sent as two WebSocket fragments of one message so the payload is
+   * never copied into a frame buffer). Resolves once the socket has taken it.
+   */
+  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void>;
 }
 
 export class StreamError extends Error {
@@ -73,7 +77,7 @@ export class StreamSender {
         const piece = chunk.subarray(at, at + Math.min(STREAM_CHUNK_BYTES, this.credit));
         at += piece.byteLength;
         this.credit -= piece.byteLength;
-        await this.link.sendFrame(encodeDataFrame(this.streamId, piece));
+        await this.link.sendFrame(encodeDataHeader(this.streamId), piece);
         sent += piece.byteLength;
       }
     }

@@ -13,8 +13,8 @@ function loopback(window: number, sinkDelayMs = 0) {
     sendMessage: (m) => {
       if (m.type === 'stream.end') queueMicrotask(() => receiver.end(m.size as number));
     },
-    sendFrame: async (frame) => {
-      const f = decodeFrame(frame);
+    sendFrame: async (frame, payload) => {
+      const f = decodeFrame(payload ? Buffer.concat([frame, payload]) : frame);
       if (!f.ok) throw new Error(f.error);
       inFlight += f.payload.byteLength;
       maxInFlight = Math.max(maxInFlight, inFlight);

@@ -29,7 +29,8 @@ async function serveResponseBody(agent: FakeAgent, reqId: number, data: Buffer, 
   const pull = await agent.next('stream.pull', (m) => m.source.kind === 'http.response_body' && m.source.req_id === reqId);
   const link = {
     sendMessage: (m: { type: string } & Record<string, unknown>) => agent.send(m),
-    sendFrame: (f: Buffer) => new Promise<void>((resolve, reject) => agent.ws.send(f, { binary: true }, (e) => (e ? reject(e) : resolve()))),
+    sendFrame: (f: Buffer, payload?: Uint8Array) =>
+      new Promise<void>((resolve, reject) => agent.ws.send(payload ? Buffer.concat([f, payload]) : f, { binary: true }, (e) => (e ? reject(e) : resolve()))),
   };
   const sender = new StreamSender(link, pull.stream_id, pull.credit);
   const onMessage = (raw: unknown, isBinary: boolean) => {

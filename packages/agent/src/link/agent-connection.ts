@@ -168,10 +168,12 @@ export class AgentConnection implements LinkOutput {
     return true;
   }
 
-  sendFrame(frame: Buffer): Promise<void> {
+  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.ws.readyState !== WebSocket.OPEN) return reject(new StreamError({ code: 'link_closed', message: 'the link to the server closed' }));
-      this.ws.send(frame, { binary: true }, (err) => (err ? reject(err) : resolve()));
+      // Header and payload as two fragments of one message, queued in this same tick.
+      if (payload) this.ws.send(frame, { binary: true, fin: false });
+      this.ws.send(payload ?? frame, { binary: true, fin: true }, (err) => (err ? reject(err) : resolve()));
     });
   }
 

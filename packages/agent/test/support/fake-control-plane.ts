@@ -179,8 +179,10 @@ export class FakeAgentLink implements LinkOutput {
     this.ws.send(text);
   }
 
-  sendFrame(frame: Buffer): Promise<void> {
-    return new Promise((resolve, reject) => this.ws.send(frame, { binary: true }, (err) => (err ? reject(err) : resolve())));
+  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.ws.send(payload ? Buffer.concat([frame, payload]) : frame, { binary: true }, (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   /** Serves a content pull in full from the plane's files (unless `onContentPull` took it). */

@@ -148,13 +148,15 @@ export class AgentConnection implements LinkOutput {
    * Sends one binary frame. Resolves at once while the socket's queue is short, otherwise
    * once the socket has taken this frame: a fast sender never piles up memory behind a slow link.
    */
-  sendFrame(frame: Buffer): Promise<void> {
+  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void> {
     if (this.socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new StreamError({ code: 'link_closed', message: 'the agent link closed' }));
     }
     return new Promise((resolve, reject) => {
       let settled = false;
-      this.socket.send(frame, { binary: true }, (err) => {
+      // Both fragments are queued in this same tick: nothing can come between them.
+      if (payload) this.socket.send(frame, { binary: true, fin: false });
+      this.socket.send(payload ?? frame, { binary: true, fin: true }, (err) => {
         if (settled) return;
         settled = true;
         if (err) reject(new StreamError({ code: 'link_closed', message: err.message }));

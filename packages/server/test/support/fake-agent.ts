@@ -212,7 +212,8 @@ export class FakeAgent {
       }
       const link = {
         sendMessage: (msg: { type: string } & Record<string, unknown>) => this.send(msg),
-        sendFrame: (frame: Buffer) => new Promise<void>((resolve, reject) => this.ws.send(frame, { binary: true }, (e) => (e ? reject(e) : resolve()))),
+        sendFrame: (frame: Buffer, payload?: Uint8Array) =>
+          new Promise<void>((resolve, reject) => this.ws.send(payload ? Buffer.concat([frame, payload]) : frame, { binary: true }, (e) => (e ? reject(e) : resolve()))),
       };
       const sender = new StreamSender(link, m.stream_id, m.credit);
       this.senders.set(m.stream_id, sender);
