@@ -25,6 +25,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { buildBundle, repoRoot } from '../test/deploy/bundles.ts';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { eventually, serverCluster, startAgent } from '../test/support/processes.ts';
 
@@ -219,8 +220,8 @@ async function main(): Promise<void> {
   let serverEntry: string | undefined;
   if (useBundle) {
     // Inside the server package: the bundle loads its dependencies from its node_modules.
-    const serverBundleDir = path.join(import.meta.dirname, '../packages/server/.tmp', `bench-${process.pid}`);
-    await run(process.execPath, [path.join(import.meta.dirname, '../packages/server/scripts/bundle.mjs'), serverBundleDir]);
+    const serverBundleDir = path.join(repoRoot, 'packages/server/.tmp', `bench-${process.pid}`);
+    buildBundle('server', serverBundleDir);
     serverEntry = path.join(serverBundleDir, 'mm-server.mjs');
   }
   const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', {}, profile('server'), serverEntry);
@@ -239,7 +240,7 @@ async function main(): Promise<void> {
     let entry: string | undefined;
     if (useBundle) {
       const bundleDir = path.join(work, 'agent-bundle');
-      await run(process.execPath, [path.join(import.meta.dirname, '../packages/agent/scripts/bundle.mjs'), bundleDir]);
+      buildBundle('agent', bundleDir);
       entry = path.join(bundleDir, 'mm-agent.mjs');
     }
     agent = await startAgent({

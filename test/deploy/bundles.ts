@@ -6,9 +6,10 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * Builds a package's bundle with its own bundler into `outDir` (never into the workspace's
- * dist/, which other work may be using), exactly as `pnpm run bundle` does.
+ * dist/, which other work may be using), exactly as `pnpm run bundle` does. The server's
+ * bundle loads its dependencies from node_modules: its `outDir` must be inside its package.
  */
-export function buildBundle(pkg: 'agent' | 'gpio-motor', outDir: string): void {
+export function buildBundle(pkg: 'agent' | 'gpio-motor' | 'server', outDir: string): void {
   const script = path.join(repoRoot, 'packages', pkg, 'scripts/bundle.mjs');
   const r = spawnSync(process.execPath, [script, outDir], { cwd: path.dirname(path.dirname(script)), encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`bundling ${pkg} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);

@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { serverCluster, type ServerCluster } from '../support/processes.ts';
-import { repoRoot } from './bundles.ts';
+import { buildBundle, repoRoot } from './bundles.ts';
 
 /**
  * The control plane as the production image runs it: `packages/server/scripts/bundle.mjs`
@@ -20,8 +19,7 @@ const outDir = path.join(serverPkg, '.tmp', `bundle-test-${process.pid}`, 'deepe
 const entry = path.join(outDir, 'mm-server.mjs');
 
 beforeAll(() => {
-  const r = spawnSync(process.execPath, [path.join(serverPkg, 'scripts/bundle.mjs'), outDir], { cwd: serverPkg, encoding: 'utf8', timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`bundling the server failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  buildBundle('server', outDir);
 });
 afterAll(() => {
   fs.rmSync(path.dirname(outDir), { recursive: true, force: true });

@@ -19,12 +19,9 @@ export function encodeDataHeader(streamId: number): Buffer {
   return header;
 }
 
+/** A data frame as one buffer (the header and a copy of the payload). */
 export function encodeDataFrame(streamId: number, payload: Uint8Array): Buffer {
-  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.byteLength);
-  frame[0] = FRAME_DATA;
-  frame.writeUInt32BE(streamId >>> 0, 1);
-  frame.set(payload, FRAME_HEADER_BYTES);
-  return frame;
+  return Buffer.concat([encodeDataHeader(streamId), payload]);
 }
 
 export type DecodedFrame = { ok: true; streamId: number; payload: Buffer } | { ok: false; error: string };
