@@ -5,3 +5,5 @@ export * from './messages.ts';
 export * from './rpc.ts';
 export * from './streams.ts';
 export * from './asyncapi.ts';
+export * from './clock.ts';
+export * from './heartbeat.ts';
