@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { loadConfig, startServer, type RunningServer } from '@mm/server';
+import { loadConfig, startServer, type RunningServer, type StartServerOptions } from '@mm/server';
 import { createScratchDatabase, type DbKind } from './databases.ts';
 
 type ScratchDatabase = Awaited<ReturnType<typeof createScratchDatabase>>;
@@ -29,6 +29,8 @@ export interface TestServerOptions {
   keep?: boolean;
   /** Restart tests: run on this kept scratch database instead of a new one (dropped on stop unless kept). */
   scratchDatabase?: ScratchDatabase;
+  /** More server-side operation kinds to register. */
+  operationKinds?: StartServerOptions['operationKinds'];
 }
 
 /**
@@ -53,6 +55,7 @@ export async function startTestServer(
   });
   const server = await startServer({
     config,
+    ...(opts.operationKinds ? { operationKinds: opts.operationKinds } : {}),
     ...(kind === 'embedded' && !hasEmbeddedDb ? { embeddedSeed: await embeddedSeed() } : {}),
   });
   return {

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppContext, AppEnv } from './app-context.ts';
+import type { AppEnv } from './http/app-env.ts';
+import type { Services } from './services.ts';
 import { ApiError, NotFoundError } from './errors.ts';
 import { apiPath } from './http/api-path.ts';
 import { apiTokenAuth } from './http/auth.ts';
@@ -18,7 +19,7 @@ import { invocationFileRoutes } from './routes/invocation-files.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
 
-export function createApp(ctx: AppContext) {
+export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));

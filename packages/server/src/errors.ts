@@ -93,4 +93,11 @@ export class GatewayTimeoutError extends ApiError {
 
 export const notFound = {
   invocation: (id: unknown) => new NotFoundError('invocation_not_found', `No invocation with id ${String(id)}.`),
+  board: (id: unknown) => new NotFoundError('board_not_found', `No board with id ${String(id)}.`),
+  operation: (id: unknown) => new NotFoundError('operation_not_found', `No operation with id ${String(id)}.`),
 };
+
+/** 503 `board_offline`: the board has no live link to the server (or lost it before answering). */
+export function boardOffline(boardId?: string, detail = 'The board is not connected.'): ServiceUnavailableError {
+  return new ServiceUnavailableError('board_offline', detail, boardId === undefined ? undefined : { board_id: boardId });
+}

@@ -1,34 +1,30 @@
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
-import type { AppContext } from './app-context.ts';
-import { AgentHub } from './agent-link/hub.ts';
-import { startBoardServices } from './agent-link/install.ts';
 import { createApp, type App } from './app.ts';
-import { InFlightRequests } from './http/in-flight.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
-import { seedDeviceScripts } from './services/device-scripts-seed.ts';
+import { InFlightRequests } from './http/in-flight.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { Operations } from './operations/operations.ts';
-import { SERVER_VERSION } from './version.ts';
-import path from 'node:path';
-import fs from 'node:fs/promises';
-import { ContentStore } from './storage/content-store.ts';
-import { sweepContentStore } from './services/invocation-files.ts';
+import { createServices, type Services, type ServicesOptions } from './services.ts';
+import { seedDeviceScripts } from './services/device-scripts-seed.ts';
 
 export interface StartServerOptions {
   config: Config;
   log?: Logger;
   /** Tests: seed the embedded database from a migrated dump (see test/support). */
   embeddedSeed?: Blob;
+  /** Tests: more server-side operation kinds. */
+  operationKinds?: ServicesOptions['operationKinds'];
 }
 
 export interface RunningServer {
   url: string;
   port: number;
-  ctx: AppContext;
+  /** The services the routes use (tests reach into them). */
+  ctx: Services;
   /** The Hono app it serves (tests compare its routes with the OpenAPI document). */
   app: App;
   /** Graceful stop: no new connections, settle running work, close the database. */
@@ -59,23 +55,9 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     throw e;
   }
 
-  const ctx: AppContext = {
-    config,
-    database,
-    log,
-    version: SERVER_VERSION,
-    boardsOnline: () => 0,
-    files: new ContentStore(path.join(config.dataDir, 'content')),
-    agents: new AgentHub(),
-    operations: new Operations(),
-    shutdownHooks: [],
-  };
-
+  let ctx: Services;
   try {
-    // The results folder and the content store exist from the start; leftovers of a crash go.
-    await fs.mkdir(config.resultsDir, { recursive: true });
-    await sweepContentStore(ctx);
-    await startBoardServices(ctx);
+    ctx = await createServices(config, database, log, opts.operationKinds ? { operationKinds: opts.operationKinds } : {});
   } catch (e) {
     await database.close();
     lock.release();
@@ -103,12 +85,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       const http = server as import('node:http').Server;
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections?.();
-      for (const hook of ctx.shutdownHooks) {
-        try {
-          await hook();
-        } catch (err) {
-          log.warn({ err }, 'shutdown hook failed');
-        }
+      try {
+        await ctx.shutdown();
+      } catch (err) {
+        log.warn({ err }, 'services did not stop cleanly');
       }
       for (const client of wss.clients) client.terminate();
       wss.close();

@@ -231,7 +231,7 @@ describe.each(dbKinds)('boards (%s database)', (kind) => {
     const data = Buffer.alloc(1_500_000);
     for (let i = 0; i < data.length; i++) data[i] = (i * 31) % 251;
     await fs.writeFile(file, data);
-    const handle = server.ctx.agents.uploads.register(file, { boardId: b.id });
+    const handle = server.ctx.uploads.register(file, { boardId: b.id });
     try {
       const whole = await agent.pull({ kind: 'upload', upload_id: handle.id });
       expect(whole.size).toBe(data.length);

@@ -38,7 +38,7 @@ describe('ContentStore', () => {
     expect(await temps()).toEqual([]);
 
     const chunks: Buffer[] = [];
-    const stream = store.createReadStream(first.sha256, { start: 5, end: 2_000_004 });
+    const stream = await store.open(first.sha256, { start: 5, end: 2_000_004 });
     expect(stream.readableHighWaterMark).toBe(1024 * 1024);
     for await (const c of stream) chunks.push(c as Buffer);
     expect(Buffer.concat(chunks).equals(data.subarray(5, 2_000_005))).toBe(true);
@@ -94,7 +94,7 @@ describe('ContentStore', () => {
   });
 
   it('opens a read stream before returning, so missing content rejects', async () => {
-    await expect(store.openReadStream('a'.repeat(64))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(store.open('a'.repeat(64))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(() => store.pathOf('../../etc/passwd')).toThrow(TypeError);
   });
 
@@ -166,11 +166,11 @@ describe.each(dbKinds)('content collection (%s database)', (kind) => {
     await attachInvocationFile(server.ctx, id, 'parameter', { filename: 'p', ...kept });
     const orphan = await server.ctx.files.ingest(Readable.from([Buffer.from('orphan content')]));
     server.ctx.files.release(orphan.sha256);
-    await fs.writeFile(path.join(server.ctx.files.tempDir, 'crash.part'), 'half');
+    await fs.writeFile(path.join((server.ctx.files as ContentStore).tempDir, 'crash.part'), 'half');
     await sweepContentStore(server.ctx);
     expect(await server.ctx.files.has(kept.sha256)).toBe(true);
     expect(await server.ctx.files.has(orphan.sha256)).toBe(false);
-    expect(await filesUnder(server.ctx.files.tempDir)).toEqual([]);
+    expect(await filesUnder((server.ctx.files as ContentStore).tempDir)).toEqual([]);
     // Collecting content that is still used is a no-op.
     await collectUnusedContent(server.ctx, [kept.sha256]);
     expect(await server.ctx.files.has(kept.sha256)).toBe(true);

@@ -214,8 +214,8 @@ describe.each(dbKinds)('invocations: create, list, details, delete (%s database)
       const { db } = server.ctx.database;
       const [op] = await db.insert(operations).values({ kind: 'execute', status: 'queued', invocationId: id }).returning();
       const seen: Array<{ id: number; existed: boolean }> = [];
-      const operationsModuleHook = server.ctx.cancelOperationsOf;
-      server.ctx.cancelOperationsOf = async (invocationId) => {
+      const operationsModuleHook = server.ctx.operations.cancelOperationsOf;
+      server.ctx.operations.cancelOperationsOf = async (invocationId) => {
         // Called while the invocation still exists.
         const res = await server.api(`/api/invocations/${invocationId}/`);
         seen.push({ id: invocationId, existed: res.status === 200 });
@@ -223,7 +223,7 @@ describe.each(dbKinds)('invocations: create, list, details, delete (%s database)
       try {
         expect((await server.api(`/api/invocations/${id}/`, { method: 'DELETE' })).status).toBe(204);
       } finally {
-        server.ctx.cancelOperationsOf = operationsModuleHook;
+        server.ctx.operations.cancelOperationsOf = operationsModuleHook;
       }
       expect(seen).toEqual([{ id, existed: true }]);
       const rows = await db.select().from(operations);

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OperationFailure, registerOperationKind } from '../src/operations/kinds.ts';
+import { OperationFailure, type OperationKind } from '../src/operations/kinds.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
@@ -11,7 +11,8 @@ import { FakeAgent } from './support/fake-agent.ts';
  * Server-side operation kinds (kinds.ts): what the PAC and device-script modules build on.
  * `test_probe` does what its params say, through the helpers a real kind uses.
  */
-registerOperationKind('test_probe', {
+const testKinds: Record<string, OperationKind> = {};
+testKinds.test_probe = {
   async run(op, h) {
     const what = op.params.mode;
     if (what === 'fail') throw new OperationFailure('probe_failed', 'the probe failed on purpose', { partial: true });
@@ -29,8 +30,8 @@ registerOperationKind('test_probe', {
     await h.log(`agent ${info.agent_version}\n`);
     return { info };
   },
-});
-registerOperationKind('test_requeue', {
+};
+testKinds.test_requeue = {
   onServerRestart: 'requeue',
   async run(op, h) {
     if (op.params.hang && !(globalThis as { released?: boolean }).released) {
@@ -39,7 +40,7 @@ registerOperationKind('test_requeue', {
     }
     return { ran: true };
   },
-});
+};
 
 async function registerBoard(server: TestServer, name: string) {
   const res = await server.api('/api/boards/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
@@ -54,7 +55,7 @@ async function answerInfo(agent: FakeAgent, version = '7.7.7') {
 describe.each(dbKinds)('registered operation kinds (%s database)', (kind) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer(kind);
+    server = await startTestServer(kind, {}, { operationKinds: testKinds });
   });
   afterAll(async () => {
     await server?.stop();
@@ -117,7 +118,7 @@ describe.each(dbKinds)('registered operation kinds (%s database)', (kind) => {
 
 describe.each(dbKinds)('registered kinds across a restart (%s database)', (kind) => {
   it('fails runs of kinds that cannot resume and queues the others again', async () => {
-    const first = await startTestServer(kind, {}, { keep: true });
+    const first = await startTestServer(kind, {}, { keep: true, operationKinds: testKinds });
     let second: TestServer | undefined;
     try {
       const b = await registerBoard(first, 'restart-kinds');
@@ -128,7 +129,7 @@ describe.each(dbKinds)('registered kinds across a restart (%s database)', (kind)
       await first.stop();
       await agent.closed;
       (globalThis as { released?: boolean }).released = true;
-      second = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {});
+      second = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { operationKinds: testKinds, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
       expect(await second.ctx.operations.get(probe.id)).toMatchObject({ status: 'failed', error: { code: 'server_restarted' } });
       expect((await second.ctx.operations.get(requeue.id))?.status).toBe('queued');
       const back = await FakeAgent.online(second.url, b.token);

@@ -119,7 +119,7 @@ export async function recordLastSeen(db: Db, id: string, at: Date): Promise<void
   await db.update(boards).set({ lastSeenAt: at }).where(eq(boards.id, id));
 }
 
-/** The PAC engineer's hook: the active PAC as the board last reported it. */
+/** The active PAC as the board last reported it (a PAC query or install; hello sets it too). */
 export async function recordActivePac(db: Db, id: string, activePac: string | null): Promise<void> {
   await db.update(boards).set({ activePac }).where(eq(boards.id, id));
 }

@@ -1,84 +1,50 @@
-import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type WebSocket from 'ws';
-import {
-  CloseCode,
-  PROTOCOL_VERSION,
-  rpcMethods,
-  StreamError,
-  type RpcMethod,
-  type RpcParams,
-  type RpcResult,
-  type StreamSource,
-} from '@mm/protocol';
-import type { AppContext } from '../app-context.ts';
-import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
+import { CloseCode, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import type { BlobStore } from '../storage/blob-store.ts';
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { SERVER_VERSION } from '../version.ts';
-import { recordHello, recordLastSeen, type BoardStatus, type Presence } from './board-store.ts';
-import { AgentConnection, type RelayMessage, type ConnectionHandlers, type HelloMessage, type OpenedSource, type OperationMessage, type PullMessage } from './connection.ts';
-import { UploadRegistry } from './uploads.ts';
-
-export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
-
-interface RebootWatch {
-  /** The boot id before the reboot; a hello with another one means the board is back. */
-  bootId: string | null;
-  timer: NodeJS.Timeout;
-  waiters: Array<{ resolve(v: { bootId: string }): void; reject(e: Error): void }>;
-}
-
-export interface HubEvents {
-  /** A board's agent said hello and its hello was settled. */
-  online: [boardId: string];
-  offline: [boardId: string];
-  /** The board may take work again (back from a reboot, or the reboot wait ended). */
-  ready: [boardId: string];
-  /** The board started pulling a source of `size` bytes from the pull's offset. */
-  serving: [boardId: string, pull: PullMessage, size: number];
-  /** Bytes of content the board pulled from us (transfer statistics). */
-  served: [boardId: string, pull: PullMessage, bytes: number, ok: boolean];
-  /** Any connection closed (greeted or not, replaced or not): per-connection state goes. */
-  'connection-closed': [conn: AgentConnection];
-}
+import type { BoardLinks } from './board-links.ts';
+import { recordHello, recordLastSeen } from './board-store.ts';
+import type { BoardWork } from './board-work.ts';
+import { AgentConnection, type RelayMessage, type ConnectionHandlers, type HelloMessage, type OpenedSource, type PullMessage } from './connection.ts';
+import type { UploadRegistry, UploadSource } from './uploads.ts';
 
 /** Opens a source kind the hub does not know itself (see registerSource). */
 export type SourceOpener = (conn: AgentConnection, pull: PullMessage) => Promise<OpenedSource>;
 export type MessageHandler = (conn: AgentConnection, message: RelayMessage) => void;
 
+export interface AgentHubDeps {
+  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs'>;
+  log: Logger;
+  db: Db;
+  links: BoardLinks;
+  /** The operations service: operation messages, hello settling, pull statistics. */
+  work: BoardWork;
+  /** Content the boards pull (`content` sources). */
+  blobs: BlobStore;
+  /** Files offered for one RPC (`upload` sources). */
+  uploads: UploadRegistry;
+}
+
 /**
- * Every agent link of the server: accepts connections, keeps presence (one live connection
- * per board; the newest wins), answers hello, serves and makes pulls, and is the RPC client
- * the rest of the server uses (`ctx.agents.call`).
+ * Every agent link of the server: accepts connections, answers and settles hello (then the
+ * board's link is live in `links`), serves pulls, routes the agent's messages (operation
+ * messages to `work`, others to the modules that claimed them) and closes links on shutdown.
  */
-export class AgentHub extends EventEmitter<HubEvents> {
-  private ctxRef: AppContext | undefined;
-  /** The connection that represents each board (after its hello). */
-  private readonly live = new Map<string, AgentConnection>();
+export class AgentHub {
   /** Every open connection, greeted or not (to close them all at shutdown or on revoke). */
   private readonly open = new Set<AgentConnection>();
-  private readonly reboots = new Map<string, RebootWatch>();
   private stopping = false;
   private readonly extraSources = new Map<string, SourceOpener>();
   private readonly extraMessages = new Map<string, MessageHandler>();
-  readonly uploads = new UploadRegistry();
 
-  constructor() {
-    super();
-    this.setMaxListeners(0);
-  }
-
-  attach(ctx: AppContext): void {
-    this.ctxRef = ctx;
-  }
-
-  private get ctx(): AppContext {
-    if (!this.ctxRef) throw new Error('AgentHub used before attach(ctx)');
-    return this.ctxRef;
-  }
-
-  // ── presence ─────────────────────────────────────────────────────────────────────
+  constructor(private readonly deps: AgentHubDeps) {}
 
   /** Takes over an upgraded socket of an authenticated board. */
   accept(socket: WebSocket, board: { id: string; name: string }): void {
@@ -86,7 +52,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
       socket.close(1001, 'server shutting down');
       return;
     }
-    const { config, log } = this.ctx;
+    const { config, log } = this.deps;
     const conn = new AgentConnection(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
@@ -95,121 +61,10 @@ export class AgentHub extends EventEmitter<HubEvents> {
     conn.log.info('agent connected');
   }
 
-  isOnline(boardId: string): boolean {
-    return this.live.get(boardId)?.isReady ?? false;
-  }
-
-  /** Online and not rebooting: the board may start its next operation. */
-  canRun(boardId: string): boolean {
-    return this.isOnline(boardId) && !this.reboots.has(boardId);
-  }
-
-  presence(boardId: string): Presence {
-    const conn = this.live.get(boardId);
-    if (this.reboots.has(boardId)) return { status: 'rebooting', ...(conn ? { lastHeardAt: new Date(conn.lastHeardAt) } : {}) };
-    if (conn?.isReady) return { status: 'online', lastHeardAt: new Date(conn.lastHeardAt) };
-    return { status: 'offline' };
-  }
-
-  status(boardId: string): BoardStatus {
-    return this.presence(boardId).status;
-  }
-
-  onlineCount(): number {
-    let n = 0;
-    for (const c of this.live.values()) if (c.isReady) n++;
-    return n;
-  }
-
-  /** The live connection of a board (operations send op.start/op.cancel/acks through it). */
-  connection(boardId: string): AgentConnection | undefined {
-    const c = this.live.get(boardId);
-    return c?.isReady ? c : undefined;
-  }
-
   /** The board was deleted: its connections close with 4003 and its presence goes. */
   revoke(boardId: string): void {
     for (const c of this.open) if (c.boardId === boardId) c.close(CloseCode.revoked, 'board deleted');
-    this.live.delete(boardId);
-    const watch = this.reboots.get(boardId);
-    if (watch) this.endRebootWatch(boardId, watch, new ServiceUnavailableError('board_not_found', 'The board was deleted.'));
-  }
-
-  // ── reboots (PAC activation) ─────────────────────────────────────────────────────
-
-  /**
-   * The board is about to reboot: it shows `rebooting` and takes no new operation until it
-   * says hello with another boot id (`back` resolves) or `timeoutMs` passes (`back` rejects
-   * with 504 `reboot_timeout`). Call it before sending the reboot command.
-   */
-  expectReboot(boardId: string, opts: { timeoutMs?: number; currentBootId?: string | null } = {}): { back: Promise<{ bootId: string }> } {
-    const timeoutMs = opts.timeoutMs ?? this.ctx.config.rebootTimeoutMs;
-    let watch = this.reboots.get(boardId);
-    if (!watch) {
-      const w: RebootWatch = {
-        bootId: opts.currentBootId !== undefined ? opts.currentBootId : (this.live.get(boardId)?.hello?.boot_id ?? null),
-        waiters: [],
-        timer: setTimeout(
-          () => this.endRebootWatch(boardId, w, new GatewayTimeoutError('reboot_timeout', `The board did not come back within ${Math.round(timeoutMs / 1000)} s of its reboot.`)),
-          timeoutMs,
-        ),
-      };
-      w.timer.unref();
-      this.reboots.set(boardId, w);
-      watch = w;
-    }
-    const back = new Promise<{ bootId: string }>((resolve, reject) => watch.waiters.push({ resolve, reject }));
-    back.catch(() => {});
-    return { back };
-  }
-
-  /**
-   * Ends a board's reboot wait early: it takes work again, and `back` rejects with `error`
-   * (e.g. it came back with the boot id it had: it did not reboot). False if none was on.
-   */
-  endRebootWait(boardId: string, error: Error): boolean {
-    const watch = this.reboots.get(boardId);
-    if (!watch) return false;
-    this.endRebootWatch(boardId, watch, error);
-    return true;
-  }
-
-  private endRebootWatch(boardId: string, watch: RebootWatch, outcome: { bootId: string } | Error): void {
-    if (this.reboots.get(boardId) !== watch) return;
-    clearTimeout(watch.timer);
-    this.reboots.delete(boardId);
-    for (const w of watch.waiters) {
-      if (outcome instanceof Error) w.reject(outcome);
-      else w.resolve(outcome);
-    }
-    this.emit('ready', boardId);
-  }
-
-  // ── RPC ──────────────────────────────────────────────────────────────────────────
-
-  /**
-   * Calls `method` on the board's agent; params and result are checked against `rpcMethods`.
-   * Offline board → 503 `board_offline`; no answer within `timeoutMs` (default 30 s) → 504
-   * `board_timeout`; the agent answers `ok: false` → 502 with the agent's error code; a
-   * result that does not match the schema → 502 `bad_agent_response`.
-   */
-  async call<M extends RpcMethod>(
-    boardId: string,
-    method: M,
-    params: RpcParams<M>,
-    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<RpcResult<M>> {
-    const spec = rpcMethods[method];
-    const checkedParams = spec.params.parse(params);
-    const conn = this.connection(boardId);
-    if (!conn) throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: boardId });
-    const raw = await conn.request(method, checkedParams, opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS, opts.signal);
-    const parsed = spec.result.safeParse(raw);
-    if (!parsed.success) {
-      conn.log.warn({ method, issues: parsed.error.issues }, 'agent answered an rpc with an invalid result');
-      throw new BadGatewayError('bad_agent_response', `The board's answer to ${method} does not match its schema.`);
-    }
-    return parsed.data as RpcResult<M>;
+    this.deps.links.forget(boardId);
   }
 
   // ── extensions (device-script relay, …) ──────────────────────────────────────────
@@ -238,32 +93,44 @@ export class AgentHub extends EventEmitter<HubEvents> {
     const { source, offset } = pull;
     const extra = this.extraSources.get(source.kind);
     if (extra) return extra(conn, pull);
-    let file: string | undefined;
-    if (source.kind === 'content') {
-      if (await this.ctx.files.has(source.sha256)) file = this.ctx.files.pathOf(source.sha256);
-    } else if (source.kind === 'upload') {
-      file = this.uploads.resolve(source.upload_id, conn.boardId);
-    }
-    if (!file) throw new StreamError({ code: 'not_found', message: `the server holds no ${source.kind} ${describeSource(source)}` });
-    let size: number;
-    try {
-      size = (await fsp.stat(file)).size;
-    } catch {
-      throw new StreamError({ code: 'not_found', message: `the server holds no ${source.kind} ${describeSource(source)}` });
-    }
+    const notFound = () => new StreamError({ code: 'not_found', message: `the server holds no ${source.kind} ${describeSource(source)}` });
+    let offered: UploadSource | undefined;
+    if (source.kind === 'content') offered = { blob: source.sha256 };
+    else if (source.kind === 'upload') offered = this.deps.uploads.resolve(source.upload_id, conn.boardId);
+    if (!offered) throw notFound();
+    const size = await this.sizeOf(offered);
+    if (size === undefined) throw notFound();
     if (offset > size) throw new StreamError({ code: 'bad_offset', message: `offset ${offset} is past the end (${size} bytes)` });
+    let stream: Readable;
+    try {
+      stream =
+        'blob' in offered
+          ? await this.deps.blobs.open(offered.blob, { start: offset })
+          : fs.createReadStream(offered.file, { start: offset, highWaterMark: READ_CHUNK_BYTES });
+    } catch {
+      throw notFound();
+    }
     conn.log.debug({ source, offset, size }, 'serving a pull');
-    this.emit('serving', conn.boardId, pull, size);
-    return { stream: fs.createReadStream(file, { start: offset, highWaterMark: READ_CHUNK_BYTES }), size };
+    this.deps.work.onServing(conn.boardId, pull, size);
+    return { stream, size };
+  }
+
+  private async sizeOf(source: UploadSource): Promise<number | undefined> {
+    if ('blob' in source) return (await this.deps.blobs.stat(source.blob))?.size;
+    try {
+      return (await fsp.stat(source.file)).size;
+    } catch {
+      return undefined;
+    }
   }
 
   // ── connection events ────────────────────────────────────────────────────────────
 
   private readonly handlers: ConnectionHandlers = {
     hello: (conn, hello) => this.onHello(conn, hello),
-    operationMessage: (conn, m: OperationMessage) => this.ctx.operations.onAgentMessage(conn, m),
+    operationMessage: (conn, m) => this.deps.work.onOperationMessage(conn, m),
     openSource: (conn, pull) => this.openSource(conn, pull),
-    served: (conn, pull, bytes, ok) => this.emit('served', conn.boardId, pull, bytes, ok),
+    served: (conn, pull, bytes, ok) => this.deps.work.onServed(conn.boardId, pull, bytes, ok),
     closed: (conn, code, reason) => this.onClosed(conn, code, reason),
     other: (conn, message) => {
       const handler = this.extraMessages.get(message.type);
@@ -273,7 +140,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
   };
 
   private async onHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
-    const { database, log } = this.ctx;
+    const { db, log, links, work } = this.deps;
     if (hello.protocol_version !== PROTOCOL_VERSION) {
       conn.log.warn({ theirs: hello.protocol_version, ours: PROTOCOL_VERSION }, 'agent speaks another protocol version');
       conn.sendMessage({
@@ -286,16 +153,15 @@ export class AgentHub extends EventEmitter<HubEvents> {
       return;
     }
     if (!conn.isOpen) return;
-    const row = await recordHello(database.db, conn.boardId, hello, conn.connectedAt);
+    const row = await recordHello(db, conn.boardId, hello, conn.connectedAt);
     if (!row) {
       conn.close(CloseCode.revoked, 'board deleted');
       return;
     }
     if (!conn.isOpen) return;
     conn.hello = hello;
-    const previous = this.live.get(conn.boardId);
-    this.live.set(conn.boardId, conn);
-    if (previous && previous !== conn) {
+    const previous = links.adopt(conn);
+    if (previous) {
       previous.log.info({ by: conn.serial }, 'replaced by a newer connection');
       previous.close(CloseCode.replaced, 'replaced by a newer connection');
     }
@@ -310,25 +176,20 @@ export class AgentHub extends EventEmitter<HubEvents> {
       { agent_version: hello.agent_version, boot_id: hello.boot_id, running: hello.running, finished: hello.finished.map((f) => f.op_id) },
       'agent online',
     );
-    const watch = this.reboots.get(conn.boardId);
-    const backFromReboot = watch && watch.bootId !== hello.boot_id;
-    await this.ctx.operations.settleHello(conn, hello);
-    this.emit('online', conn.boardId);
-    if (watch && backFromReboot) this.endRebootWatch(conn.boardId, watch, { bootId: hello.boot_id });
+    const endReboot = links.rebootEndedBy(conn.boardId, hello.boot_id);
+    await work.settleHello(conn, hello);
+    links.announceOnline(conn.boardId);
+    endReboot?.();
     log.debug({ board_id: conn.boardId }, 'hello settled');
   }
 
   private onClosed(conn: AgentConnection, code: number, reason: string): void {
     this.open.delete(conn);
     conn.log.info({ code, reason }, 'agent disconnected');
-    this.emit('connection-closed', conn);
-    if (this.live.get(conn.boardId) !== conn) return; // replaced (or never greeted): presence unchanged
-    this.live.delete(conn.boardId);
-    const at = new Date(conn.lastHeardAt);
-    recordLastSeen(this.ctx.database.db, conn.boardId, at).catch((err: unknown) =>
+    if (!this.deps.links.drop(conn)) return; // replaced (or never greeted): presence unchanged
+    recordLastSeen(this.deps.db, conn.boardId, new Date(conn.lastHeardAt)).catch((err: unknown) =>
       conn.log.warn({ err }, 'could not record when the board was last seen'),
     );
-    this.emit('offline', conn.boardId);
   }
 
   // ── shutdown ─────────────────────────────────────────────────────────────────────
@@ -339,7 +200,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
     const all = [...this.open];
     for (const c of all) c.close(1001, 'server shutting down');
     await Promise.race([Promise.all(all.map((c) => c.closed)), new Promise((r) => setTimeout(r, 2000).unref())]);
-    for (const w of this.reboots.values()) clearTimeout(w.timer);
+    this.deps.links.stop();
   }
 }
 

@@ -10,20 +10,32 @@ export interface UploadHandle {
   release(): void;
 }
 
-export class UploadRegistry {
-  private readonly files = new Map<string, { path: string; boardId: string | undefined }>();
+/** What an upload id stands for: a file on disk, or content of the blob store. */
+export type UploadSource = { file: string } | { blob: string };
 
-  /** Offers `filePath` (to `boardId` only, when given). The file must stay until release(). */
+export class UploadRegistry {
+  private readonly offered = new Map<string, { source: UploadSource; boardId: string | undefined }>();
+
+  /** Offers a file (to `boardId` only, when given). The file must stay until release(). */
   register(filePath: string, opts: { boardId?: string } = {}): UploadHandle {
-    const id = randomUUID();
-    this.files.set(id, { path: filePath, boardId: opts.boardId });
-    return { id, release: () => void this.files.delete(id) };
+    return this.offer({ file: filePath }, opts);
   }
 
-  /** The file behind `id`, if it is offered to `boardId`. */
-  resolve(id: string, boardId: string): string | undefined {
-    const f = this.files.get(id);
+  /** Offers stored content (to `boardId` only, when given); it must stay until release(). */
+  registerBlob(sha256: string, opts: { boardId?: string } = {}): UploadHandle {
+    return this.offer({ blob: sha256 }, opts);
+  }
+
+  /** What `id` stands for, if it is offered to `boardId`. */
+  resolve(id: string, boardId: string): UploadSource | undefined {
+    const f = this.offered.get(id);
     if (!f || (f.boardId !== undefined && f.boardId !== boardId)) return undefined;
-    return f.path;
+    return f.source;
+  }
+
+  private offer(source: UploadSource, opts: { boardId?: string }): UploadHandle {
+    const id = randomUUID();
+    this.offered.set(id, { source, boardId: opts.boardId });
+    return { id, release: () => void this.offered.delete(id) };
   }
 }

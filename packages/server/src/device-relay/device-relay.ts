@@ -1,5 +1,7 @@
-import type { AppContext } from '../app-context.ts';
+import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { AgentConnection, RelayMessage } from '../agent-link/connection.ts';
+import type { AgentHub } from '../agent-link/hub.ts';
+import type { EventBus } from '../events/event-bus.ts';
 import { ProxyRelay } from './proxy-relay.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS, StreamRelay, type StreamRelayOptions } from './stream-relay.ts';
 
@@ -8,20 +10,23 @@ const RELAY_MESSAGE_TYPES = ['http.response', 'http.error', 'sse.event', 'sse.st
 
 /**
  * The device-script relay of one server: the proxy (`…/proxy/<path>`) and the event-stream
- * relay (`…/stream/`), both carried by the boards' agent links.
+ * relay (`…/stream/`), both carried by the boards' agent links. It claims its message
+ * types and the `http.request_body` source on the hub when it is built.
  */
 export class DeviceRelay {
   readonly proxy = new ProxyRelay();
   readonly streams: StreamRelay;
 
-  constructor(ctx: Pick<AppContext, 'agents'>, streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS) {
-    const hub = ctx.agents;
-    this.streams = new StreamRelay(hub, streamOptions);
+  constructor(deps: { hub: AgentHub; links: BoardLinks; bus: EventBus }, streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS) {
+    const { hub, links, bus } = deps;
+    this.streams = new StreamRelay(links, streamOptions);
     hub.handleMessages(RELAY_MESSAGE_TYPES, (conn, m) => this.onMessage(conn, m));
     // The agent pulls a relayed request's body from us.
     hub.registerSource('http.request_body', async (conn, pull) => this.proxy.openRequestBody(conn, pull));
     // A board that says hello again gets its streams' subscriptions back.
-    hub.on('online', (boardId) => this.streams.boardOnline(boardId));
+    bus.subscribe('board.status', undefined, ({ boardId, status }) => {
+      if (status === 'online') this.streams.boardOnline(boardId);
+    });
   }
 
   onMessage(conn: AgentConnection, m: RelayMessage): void {
@@ -40,14 +45,4 @@ export class DeviceRelay {
     this.streams.close();
     this.proxy.close();
   }
-}
-
-/**
- * Creates the relay and plugs it into the agent hub. Its shutdown goes first, so event
- * streams end before the server waits for its connections to close.
- */
-export function installDeviceRelay(ctx: AppContext): DeviceRelay {
-  const relay = new DeviceRelay(ctx);
-  ctx.shutdownHooks.unshift(async () => relay.close());
-  return relay;
 }

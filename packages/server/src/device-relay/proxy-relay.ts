@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { StreamError, type ByteSink, type HttpHeader, type MessageOf } from '@mm/protocol';
 import type { AgentConnection, OpenedSource, PullMessage } from '../agent-link/connection.ts';
-import { ApiError, BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
+import { ApiError, BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
 import { endToEndHeaders } from './http-headers.ts';
 
 /** A request for a device script, as the route hands it over (headers already end-to-end only). */
@@ -106,7 +106,7 @@ class RelayedRequest {
   start(): void {
     const { conn, signal } = this.req;
     if (signal.aborted) return this.fail(clientGoneError());
-    if (!conn.isOpen) return this.fail(offline());
+    if (!conn.isOpen) return this.fail(boardOffline());
     signal.addEventListener('abort', this.onClientGone, { once: true });
     this.armTimer();
     conn.sendMessage({
@@ -178,7 +178,7 @@ class RelayedRequest {
 
   /** The link to the board closed. */
   linkClosed(): void {
-    if (!this.headSettled) this.fail(new ServiceUnavailableError('board_offline', 'The board disconnected before the device script answered.'));
+    if (!this.headSettled) this.fail(boardOffline(undefined, 'The board disconnected before the device script answered.'));
     // A body being pulled fails by itself (every stream of a closed link fails).
   }
 
@@ -276,10 +276,6 @@ class RelayedRequest {
 /** Nobody reads this answer (the client left); nginx's 499 keeps it out of the 5xx error logs. */
 function clientGoneError(): ApiError {
   return new ApiError(499, 'client_closed_request', 'Client Closed Request', 'The client went away before the device script answered.');
-}
-
-function offline(): ApiError {
-  return new ServiceUnavailableError('board_offline', 'The board is not connected.');
 }
 
 function scriptError(error: { code: string; message: string }, port: number): ApiError {

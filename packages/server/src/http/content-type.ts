@@ -1,5 +1,6 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import type { BlobStore } from '../storage/blob-store.ts';
 
 export const OCTET_STREAM = 'application/octet-stream';
 
@@ -55,6 +56,14 @@ export function sniffContentType(head: Uint8Array, filename: string): string {
   const magic = typeFromMagic(head);
   if (magic) return magic;
   return BY_EXTENSION[path.extname(filename).toLowerCase()] ?? OCTET_STREAM;
+}
+
+/** The type of stored content, from its first bytes and the filename. */
+export async function sniffBlobContentType(blobs: BlobStore, sha256: string, filename: string): Promise<string> {
+  const stream = await blobs.open(sha256, { start: 0, end: SNIFF_BYTES - 1 });
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return sniffContentType(Buffer.concat(chunks), filename);
 }
 
 export async function sniffFileContentType(file: string, filename: string): Promise<string> {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { AppContext } from '../app-context.ts';
+import type { StoreContext } from '../store-context.ts';
 import { discardIngestedContent } from '../services/invocation-files.ts';
 import { type ReceivedFile, receiveUpload } from './multipart.ts';
 
@@ -18,7 +18,7 @@ export interface FileUploadOptions<T> {
  * store (at most MM_MAX_UPLOAD_BYTES), then lets `accept` check it: the content of an
  * upload that fails either way is given back, so nothing of it is kept.
  */
-export async function receiveFileUpload<T>(ctx: AppContext, req: IncomingMessage, opts: FileUploadOptions<T>): Promise<T> {
+export async function receiveFileUpload<T>(ctx: StoreContext, req: IncomingMessage, opts: FileUploadOptions<T>): Promise<T> {
   const { fields, file } = await receiveUpload(req, {
     store: ctx.files,
     fileField: 'file',

@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import busboy from 'busboy';
 import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
-import type { ContentStore, IngestedContent } from '../storage/content-store.ts';
+import type { BlobStore, StoredBlob } from '../storage/blob-store.ts';
 
 /** A file part stored in the content store (still pinned: record it or discard it). */
-export interface ReceivedFile extends IngestedContent {
+export interface ReceivedFile extends StoredBlob {
   /** The base name of the filename the client sent. */
   filename: string;
   /** The part's declared Content-Type (untrusted; informative only). */
@@ -18,7 +18,7 @@ export interface ReceivedUpload {
 }
 
 export interface ReceiveUploadOptions {
-  store: ContentStore;
+  store: BlobStore;
   /** Name of the one file part; other file parts are read and dropped. */
   fileField: string;
   maxFileBytes: number;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-context.ts';
+import type { AppEnv } from './app-env.ts';
 import type { Logger } from '../logger.ts';
 
 /** Gives each request an id (honouring a sane `X-Request-Id`) and logs one line when it is answered. */

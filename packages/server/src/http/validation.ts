@@ -1,6 +1,6 @@
 import type { Hook } from '@hono/zod-openapi';
 import type { Env } from 'hono';
-import type { AppEnv } from '../app-context.ts';
+import type { AppEnv } from './app-env.ts';
 import { type ApiError, ValidationError } from '../errors.ts';
 import { zodFieldProblems } from './problem.ts';
 

@@ -1,6 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { and, eq, inArray } from 'drizzle-orm';
 import { StreamError, writableSink, type FileRef, type OperationOutcome, type ProducedFile } from '@mm/protocol';
+import type { BoardLinks } from '../agent-link/board-links.ts';
+import type { BoardWork } from '../agent-link/board-work.ts';
 import type { AgentConnection, HelloMessage, OperationMessage, PullMessage } from '../agent-link/connection.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
@@ -8,7 +10,8 @@ import { attachInvocationFile, discardIngestedContent } from '../services/invoca
 import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
 import { isAgentKind, type AgentKind } from './kinds.ts';
 import { isFinal, type OperationRow } from './operation-object.ts';
-import type { Operations } from './operations.ts';
+import type { StoreContext } from '../store-context.ts';
+import type { OperationLifecycle } from './lifecycle.ts';
 import { findOperation, saveParams, unfinishedOperations } from './store.ts';
 
 /** What `op.start` carries, kept in the operation's params so a restart sends the same. */
@@ -40,7 +43,7 @@ const RECENTLY_FINAL_KEPT = 1000;
  * (with the output video pulled from the board and attached to the invocation) when it
  * ends, and the settling of a reconnecting agent's hello.
  */
-export class AgentOperations {
+export class AgentOperations implements BoardWork {
   private readonly active = new Map<number, ActiveOperation>();
   private readonly runningOnBoard = new Map<string, number>();
   private readonly stats = new Map<number, TransferStats>();
@@ -48,11 +51,10 @@ export class AgentOperations {
   /** Ids of operations known to have ended, so late messages cost no database read. */
   private readonly recentlyFinal = new Set<number>();
 
-  constructor(private readonly ops: Operations) {}
-
-  private get ctx() {
-    return this.ops.ctx;
-  }
+  constructor(
+    private readonly ops: OperationLifecycle,
+    private readonly ctx: StoreContext & { agents: BoardLinks },
+  ) {}
 
   // ── start ────────────────────────────────────────────────────────────────────────
 
@@ -139,7 +141,7 @@ export class AgentOperations {
 
   // ── messages from the agent ──────────────────────────────────────────────────────
 
-  async onMessage(conn: AgentConnection, m: OperationMessage): Promise<void> {
+  async onOperationMessage(conn: AgentConnection, m: OperationMessage): Promise<void> {
     if (m.type === 'op.result') return this.handleOutcome(conn, m.outcome);
     const op = await this.lookup(m.op_id);
     if (op === 'final') return; // e.g. the tail of a run cancelled while the board was away

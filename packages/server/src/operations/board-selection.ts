@@ -1,18 +1,17 @@
-import type { AppContext } from '../app-context.ts';
+import type { BoardLinks } from '../agent-link/board-links.ts';
+import type { Database } from '../db/database.ts';
 import { findBoard, someBoardIds } from '../agent-link/board-store.ts';
-import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors.ts';
-
-export const boardNotFound = (id: unknown) => new NotFoundError('board_not_found', `No board with id ${String(id)}.`);
+import { BadRequestError, boardOffline, notFound, ServiceUnavailableError } from '../errors.ts';
 
 /**
  * The board a request means (API.md: `board_id?` may be left out when exactly one board is
  * registered). None registered → 503 `no_board`; several and none named → 400
  * `board_required`; an unknown id → 404 `board_not_found`.
  */
-export async function resolveBoardId(ctx: AppContext, boardId: string | undefined): Promise<string> {
+export async function resolveBoardId(ctx: { database: Database }, boardId: string | undefined): Promise<string> {
   const { db } = ctx.database;
   if (boardId !== undefined) {
-    if (!(await findBoard(db, boardId))) throw boardNotFound(boardId);
+    if (!(await findBoard(db, boardId))) throw notFound.board(boardId);
     return boardId;
   }
   const ids = await someBoardIds(db, 2);
@@ -26,14 +25,14 @@ export async function resolveBoardId(ctx: AppContext, boardId: string | undefine
  * queue until it is back): a POST for an offline board answers 503 `board_offline` and
  * starts nothing. Work already queued for a board that goes offline waits for it.
  */
-export function requireReachable(ctx: AppContext, boardId: string): void {
+export function requireReachable(ctx: { agents: Pick<BoardLinks, 'status'> }, boardId: string): void {
   if (ctx.agents.status(boardId) === 'offline') {
-    throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: boardId });
+    throw boardOffline(boardId);
   }
 }
 
 /** resolveBoardId + requireReachable: the board an operation-starting POST will use. */
-export async function boardForOperation(ctx: AppContext, boardId: string | undefined): Promise<string> {
+export async function boardForOperation(ctx: { database: Database; agents: Pick<BoardLinks, 'status'> }, boardId: string | undefined): Promise<string> {
   const id = await resolveBoardId(ctx, boardId);
   requireReachable(ctx, id);
   return id;

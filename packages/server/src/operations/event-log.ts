@@ -1,23 +1,14 @@
-import { EventEmitter } from 'node:events';
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { operationEvents } from '../db/schema.ts';
+import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
+import type { LogEventData, OperationEvent, OperationEventType } from './operation-event.ts';
 
-export type OperationEventType = 'status' | 'progress' | 'log' | 'end';
+export type { LogEventData, OperationEvent, OperationEventType } from './operation-event.ts';
 
-export interface OperationEvent {
-  /** 1, 2, 3… per operation: the SSE `id:` and what `Last-Event-ID` names. */
-  seq: number;
-  type: OperationEventType;
-  data: unknown;
-}
-
-export interface LogEventData {
-  /** `server`: the control plane's own notes (e.g. where a resumed transfer starts). */
-  stream: 'stdout' | 'stderr' | 'agent' | 'server';
-  data: string;
-}
+/** Events read from the database per query (a replay or a log is read page by page). */
+export const EVENT_PAGE_SIZE = 500;
 
 interface Pending {
   type: OperationEventType;
@@ -35,12 +26,12 @@ const MAX_MERGED_LOG_CHARS = 64 * 1024;
  * from the database and then listens sees every event exactly once.
  */
 export class OperationEventLog {
-  private readonly bus = new EventEmitter().setMaxListeners(0);
   private readonly writers = new Map<number, OperationWriter>();
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    private readonly bus: EventBus,
   ) {}
 
   /** Stores the event (resolves once stored; undefined if the store failed, which is logged). */
@@ -51,7 +42,7 @@ export class OperationEventLog {
   private writerOf(operationId: number): OperationWriter {
     let w = this.writers.get(operationId);
     if (!w) {
-      const created: OperationWriter = new OperationWriter(this.db, this.log, operationId, (e) => this.bus.emit(String(operationId), e), () => {
+      const created: OperationWriter = new OperationWriter(this.db, this.log, operationId, (event) => this.bus.publish('operation.event', operationId, { operationId, event }), () => {
         if (this.writers.get(operationId) === created) this.writers.delete(operationId);
       });
       this.writers.set(operationId, created);
@@ -65,30 +56,54 @@ export class OperationEventLog {
     this.writerOf(operationId).knownEmpty();
   }
 
-  /** Live events of one operation, after they are stored. Returns the unsubscribe function. */
+  /** Live events of one operation, after they are stored (`operation.event` on the bus). Returns the unsubscribe function. */
   subscribe(operationId: number, listener: (e: OperationEvent) => void): () => void {
-    const key = String(operationId);
-    this.bus.on(key, listener);
-    return () => this.bus.off(key, listener);
+    return this.bus.subscribe('operation.event', operationId, (m) => listener(m.event));
   }
 
-  async read(operationId: number, afterSeq = 0): Promise<OperationEvent[]> {
+  /** At most `limit` stored events after `afterSeq`, in order. */
+  async read(operationId: number, afterSeq = 0, limit = EVENT_PAGE_SIZE): Promise<OperationEvent[]> {
     const rows = await this.db
       .select({ seq: operationEvents.seq, type: operationEvents.type, data: operationEvents.data })
       .from(operationEvents)
       .where(and(eq(operationEvents.operationId, operationId), gt(operationEvents.seq, afterSeq)))
-      .orderBy(asc(operationEvents.seq));
+      .orderBy(asc(operationEvents.seq))
+      .limit(limit);
     return rows.map((r) => ({ seq: r.seq, type: r.type as OperationEventType, data: r.data }));
   }
 
-  /** The whole log so far, as text. */
+  /** Every stored event after `afterSeq`, read a page at a time. */
+  async *replay(operationId: number, afterSeq = 0, pageSize = EVENT_PAGE_SIZE): AsyncGenerator<OperationEvent> {
+    let after = afterSeq;
+    for (;;) {
+      const page = await this.read(operationId, after, pageSize);
+      yield* page;
+      if (page.length < pageSize) return;
+      after = page.at(-1)!.seq;
+    }
+  }
+
+  /** The log so far as text chunks, read a page at a time (never the whole log in memory). */
+  async *logText(operationId: number, pageSize = EVENT_PAGE_SIZE): AsyncGenerator<string> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.db
+        .select({ seq: operationEvents.seq, data: operationEvents.data })
+        .from(operationEvents)
+        .where(and(eq(operationEvents.operationId, operationId), eq(operationEvents.type, 'log'), gt(operationEvents.seq, after)))
+        .orderBy(asc(operationEvents.seq))
+        .limit(pageSize);
+      for (const r of rows) yield (r.data as LogEventData).data;
+      if (rows.length < pageSize) return;
+      after = rows.at(-1)!.seq;
+    }
+  }
+
+  /** The whole log so far, as text (small logs, tests). */
   async text(operationId: number): Promise<string> {
-    const rows = await this.db
-      .select({ data: operationEvents.data })
-      .from(operationEvents)
-      .where(and(eq(operationEvents.operationId, operationId), eq(operationEvents.type, 'log')))
-      .orderBy(asc(operationEvents.seq));
-    return rows.map((r) => (r.data as LogEventData).data).join('');
+    let text = '';
+    for await (const chunk of this.logText(operationId)) text += chunk;
+    return text;
   }
 
   /** Waits until every event appended so far is stored (graceful shutdown). */

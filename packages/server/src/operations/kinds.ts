@@ -1,5 +1,4 @@
 import type { RpcMethod, RpcParams, RpcResult } from '@mm/protocol';
-import type { AppContext } from '../app-context.ts';
 import { ApiError } from '../errors.ts';
 import type { OperationError, OperationObject, OperationProgress } from './operation-object.ts';
 
@@ -7,10 +6,11 @@ import type { OperationError, OperationObject, OperationProgress } from './opera
  * Operation kinds that run on the server side while holding their board's queue slot.
  *
  * `transfer` and `execute` are built in (the agent runs them, see agent-operations.ts).
- * Every other kind (`pac_query`, `pac_activate`, `pac_install`, `script_deploy`, …) is
- * registered by the module that owns it, at import time:
+ * Every other kind (`pac_query`, `pac_activate`, `pac_install`) is registered in the
+ * server's `OperationKindRegistry` by the module that owns it, when the composition root
+ * (services.ts) builds the services:
  *
- *   registerOperationKind('pac_activate', {
+ *   kinds.register('pac_activate', {
  *     async run(op, h) {
  *       const pac = String(op.params.pac);                 // the params given to create()
  *       await h.call('pac.activate', { pac });             // an RPC over the board's link
@@ -24,7 +24,7 @@ import type { OperationError, OperationObject, OperationProgress } from './opera
  *     },
  *   });
  *
- * then starts operations with `ctx.operations.create({ kind, boardId, params })` and answers
+ * then starts operations with `operations.create({ kind, boardId, params })` and answers
  * the POST with `respondWithOperation` (sync/async rules of API.md).
  *
  * Contract of `run`:
@@ -49,11 +49,10 @@ export interface OperationKind {
 export type OperationToRun = OperationObject & { params: Record<string, unknown> };
 
 export interface OperationHelpers {
-  ctx: AppContext;
   boardId: string;
   /** Aborted when the operation is cancelled (or the server shuts down). */
   signal: AbortSignal;
-  /** `ctx.agents.call` on this operation's board, aborted with the operation. */
+  /** `BoardLinks.call` on this operation's board, aborted with the operation. */
   call<M extends RpcMethod>(method: M, params: RpcParams<M>, opts?: { timeoutMs?: number }): Promise<RpcResult<M>>;
   /** Appends text to the operation's log (a `log` event); resolves once stored. */
   log(text: string, stream?: 'stdout' | 'stderr' | 'agent'): Promise<void>;
@@ -91,19 +90,22 @@ export const AGENT_KINDS = ['transfer', 'execute'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 export const isAgentKind = (kind: string): kind is AgentKind => (AGENT_KINDS as readonly string[]).includes(kind);
 
-const registry = new Map<string, OperationKind>();
+/** The server-side operation kinds this server runs, by name. */
+export class OperationKindRegistry {
+  private readonly kinds = new Map<string, OperationKind>();
 
-/** Registers (or replaces) a server-side operation kind; see the comment above. */
-export function registerOperationKind(kind: string, definition: OperationKind): void {
-  if (isAgentKind(kind)) throw new Error(`operation kind ${kind} is built in`);
-  if (!/^[a-z][a-z0-9_]*$/.test(kind)) throw new Error(`operation kind ${JSON.stringify(kind)} must be snake_case`);
-  registry.set(kind, definition);
-}
+  /** Registers (or replaces) a server-side operation kind; see the comment above. */
+  register(kind: string, definition: OperationKind): void {
+    if (isAgentKind(kind)) throw new Error(`operation kind ${kind} is built in`);
+    if (!/^[a-z][a-z0-9_]*$/.test(kind)) throw new Error(`operation kind ${JSON.stringify(kind)} must be snake_case`);
+    this.kinds.set(kind, definition);
+  }
 
-export function operationKind(kind: string): OperationKind | undefined {
-  return registry.get(kind);
-}
+  get(kind: string): OperationKind | undefined {
+    return this.kinds.get(kind);
+  }
 
-export function isKnownKind(kind: string): boolean {
-  return isAgentKind(kind) || registry.has(kind);
+  isKnown(kind: string): boolean {
+    return isAgentKind(kind) || this.kinds.has(kind);
+  }
 }

@@ -1,12 +1,14 @@
 import { and, eq } from 'drizzle-orm';
-import type { AppContext } from '../app-context.ts';
+import type { BoardLinks } from '../agent-link/board-links.ts';
 import { operations as operationsTable } from '../db/schema.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
-import type { AgentConnection, HelloMessage, OperationMessage } from '../agent-link/connection.ts';
+import { ConflictError, notFound } from '../errors.ts';
+import type { EventBus } from '../events/event-bus.ts';
+import type { StoreContext } from '../store-context.ts';
 import { AgentOperations } from './agent-operations.ts';
 import { BoardQueue } from './board-queue.ts';
-import { OperationEventLog, type LogEventData } from './event-log.ts';
-import { isAgentKind, isKnownKind, operationKind } from './kinds.ts';
+import type { LogEventData, OperationEventLog } from './event-log.ts';
+import { isAgentKind, type OperationKindRegistry } from './kinds.ts';
+import type { FinalStatus, OperationLifecycle } from './lifecycle.ts';
 import {
   isFinal,
   toOperationObject,
@@ -36,7 +38,14 @@ const PROGRESS_INTERVAL_MS = 250;
 /** A cancelled operation whose board does not confirm within this long is marked cancelled anyway. */
 export const CANCEL_GRACE_MS = 30_000;
 
-export type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
+export type { FinalStatus } from './lifecycle.ts';
+
+export interface OperationsDeps extends StoreContext {
+  agents: BoardLinks;
+  bus: EventBus;
+  events: OperationEventLog;
+  kinds: OperationKindRegistry;
+}
 
 interface ProgressThrottle {
   lastStoredAt: number;
@@ -50,9 +59,8 @@ interface ProgressThrottle {
  * online, idle and not rebooting; `transfer`/`execute` run on the agent
  * (agent-operations.ts), registered kinds on the server (server-runs.ts, kinds.ts).
  */
-export class Operations {
-  private ctxRef: AppContext | undefined;
-  private eventLog: OperationEventLog | undefined;
+export class Operations implements OperationLifecycle {
+  readonly events: OperationEventLog;
   private readonly queue = new BoardQueue(
     (boardId) => this.startNext(boardId),
     (err, boardId) => this.ctx.log.error({ err, board_id: boardId }, 'could not start the next operation'),
@@ -62,27 +70,19 @@ export class Operations {
   private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
   private stopping = false;
   private readonly stopController = new AbortController();
-  readonly agent = new AgentOperations(this);
-  readonly server = new ServerRuns(this);
-
-  attach(ctx: AppContext): void {
-    this.ctxRef = ctx;
-    this.eventLog = new OperationEventLog(ctx.database.db, ctx.log.child({ component: 'operations' }));
-    ctx.agents.on('online', (boardId) => this.queue.kick(boardId));
-    ctx.agents.on('ready', (boardId) => this.queue.kick(boardId));
-    ctx.agents.on('offline', (boardId) => this.onBoardOffline(boardId));
-    ctx.agents.on('serving', (boardId, pull, size) => this.agent.onServing(boardId, pull, size));
-    ctx.agents.on('served', (boardId, pull, bytes, ok) => this.agent.onServed(boardId, pull, bytes, ok));
-  }
-
-  get ctx(): AppContext {
-    if (!this.ctxRef) throw new Error('Operations used before attach(ctx)');
-    return this.ctxRef;
-  }
-
-  get events(): OperationEventLog {
-    if (!this.eventLog) throw new Error('Operations used before attach(ctx)');
-    return this.eventLog;
+  /** `transfer` and `execute`: the hub's BoardWork (op messages, hello settling, pull statistics). */
+  readonly agent: AgentOperations;
+  /** Registered kinds, run on the server. */
+  readonly server: ServerRuns;
+  constructor(private readonly ctx: OperationsDeps) {
+    this.events = ctx.events;
+    this.agent = new AgentOperations(this, ctx);
+    this.server = new ServerRuns(this, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log });
+    // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
+    ctx.bus.subscribe('board.status', undefined, ({ boardId, status }) => {
+      if (status === 'offline') this.onBoardOffline(boardId);
+      else this.queue.kick(boardId);
+    });
   }
 
   get isStopping(): boolean {
@@ -104,7 +104,7 @@ export class Operations {
   async recover(): Promise<void> {
     for (const op of await runningOperations(this.ctx.database.db)) {
       if (isAgentKind(op.kind)) continue;
-      const policy = operationKind(op.kind)?.onServerRestart ?? 'fail';
+      const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
       if (policy === 'requeue') {
         const [row] = await this.ctx.database.db
           .update(operationsTable)
@@ -141,7 +141,7 @@ export class Operations {
   // ── create, read ─────────────────────────────────────────────────────────────────
 
   async create(input: { kind: string; boardId: string; invocationId?: number | null; params?: Record<string, unknown> }): Promise<OperationObject> {
-    if (!isKnownKind(input.kind)) throw new Error(`unknown operation kind ${input.kind}`);
+    if (!this.ctx.kinds.isKnown(input.kind)) throw new Error(`unknown operation kind ${input.kind}`);
     const row = await insertOperation(this.ctx.database.db, {
       kind: input.kind,
       boardId: input.boardId,
@@ -161,7 +161,7 @@ export class Operations {
 
   async require(id: number): Promise<OperationObject> {
     const op = await this.get(id);
-    if (!op) throw operationNotFound(id);
+    if (!op) throw notFound.operation(id);
     return op;
   }
 
@@ -304,7 +304,7 @@ export class Operations {
     const db = this.ctx.database.db;
     for (let attempt = 0; attempt < 3; attempt++) {
       const row = await findOperation(db, id);
-      if (!row) throw operationNotFound(id);
+      if (!row) throw notFound.operation(id);
       if (isFinal(row.status)) {
         throw new ConflictError('operation_finished', `Operation ${id} already ended (${row.status}).`, { operation: toOperationObject(row) });
       }
@@ -393,18 +393,4 @@ export class Operations {
       }),
     );
   }
-
-  // ── the agent's side ─────────────────────────────────────────────────────────────
-
-  onAgentMessage(conn: AgentConnection, message: OperationMessage): Promise<void> {
-    return this.agent.onMessage(conn, message);
-  }
-
-  settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
-    return this.agent.settleHello(conn, hello);
-  }
-}
-
-export function operationNotFound(id: unknown): NotFoundError {
-  return new NotFoundError('operation_not_found', `No operation with id ${String(id)}.`);
 }

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
-import type { AppContext } from '../app-context.ts';
+import type { Config } from '../config.ts';
+import type { Operations } from './operations.ts';
 import { ApiError, BadGatewayError, ConflictError } from '../errors.ts';
 import type { OperationObject } from './operation-object.ts';
 
@@ -42,7 +43,7 @@ export interface OperationAnswerOptions {
  */
 export async function respondWithOperation(
   c: Context,
-  ctx: AppContext,
+  ctx: { config: Pick<Config, 'syncWaitMs'>; operations: Pick<Operations, 'waitForEnd' | 'get'> },
   op: OperationObject,
   opts: OperationAnswerOptions = {},
 ): Promise<Response> {

@@ -1,6 +1,8 @@
-import { operationErrorOf, operationKind, type OperationHelpers } from './kinds.ts';
+import type { BoardLinks } from '../agent-link/board-links.ts';
+import type { Logger } from '../logger.ts';
+import { operationErrorOf, type OperationHelpers, type OperationKindRegistry } from './kinds.ts';
+import type { OperationLifecycle } from './lifecycle.ts';
 import { toOperationObject, type OperationRow } from './operation-object.ts';
-import type { Operations } from './operations.ts';
 
 class ShutdownAbort extends Error {
   constructor() {
@@ -13,11 +15,14 @@ class ShutdownAbort extends Error {
 export class ServerRuns {
   private readonly runs = new Map<number, AbortController>();
 
-  constructor(private readonly ops: Operations) {}
+  constructor(
+    private readonly ops: OperationLifecycle,
+    private readonly deps: { agents: BoardLinks; kinds: OperationKindRegistry; log: Logger },
+  ) {}
 
   begin(row: OperationRow): void {
-    const def = operationKind(row.kind);
-    const ctx = this.ops.ctx;
+    const def = this.deps.kinds.get(row.kind);
+    const { agents, log } = this.deps;
     if (!def || !row.boardId) {
       void this.ops.finish(row.id, 'failed', null, { code: 'unknown_kind', message: `No runner for operation kind ${row.kind}.` });
       return;
@@ -26,14 +31,13 @@ export class ServerRuns {
     const ac = new AbortController();
     this.runs.set(row.id, ac);
     const helpers: OperationHelpers = {
-      ctx,
       boardId,
       signal: ac.signal,
-      call: (method, params, opts = {}) => ctx.agents.call(boardId, method, params, { ...opts, signal: ac.signal }),
+      call: (method, params, opts = {}) => agents.call(boardId, method, params, { ...opts, signal: ac.signal }),
       log: (text, stream = 'agent') => this.ops.appendLog(row.id, stream, text),
       progress: (p) => this.ops.reportProgress(row.id, p),
       expectReboot: (opts = {}) => {
-        const watch = ctx.agents.expectReboot(boardId, opts);
+        const watch = agents.expectReboot(boardId, opts);
         const aborted = new Promise<never>((_, reject) => {
           const fail = () => reject(ac.signal.reason instanceof Error ? ac.signal.reason : new Error('aborted'));
           if (ac.signal.aborted) fail();
@@ -60,12 +64,12 @@ export class ServerRuns {
           await this.ops.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
         } else {
           const { error, result } = operationErrorOf(err);
-          if (error.code === 'internal_error') ctx.log.error({ err, op_id: row.id, kind: row.kind }, 'operation run failed unexpectedly');
+          if (error.code === 'internal_error') log.error({ err, op_id: row.id, kind: row.kind }, 'operation run failed unexpectedly');
           await this.ops.finish(row.id, 'failed', result, error);
         }
       } finally {
         this.runs.delete(row.id);
-        ctx.log.debug({ op_id: row.id, kind: row.kind, ms: Date.now() - started }, 'server-side run settled');
+        log.debug({ op_id: row.id, kind: row.kind, ms: Date.now() - started }, 'server-side run settled');
       }
     })();
   }

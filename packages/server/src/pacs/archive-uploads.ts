@@ -1,55 +1,72 @@
-import type { AppContext } from '../app-context.ts';
-import { isFinal } from '../operations/operation-object.ts';
-import { discardIngestedContent } from '../services/invocation-files.ts';
-
-/** Releases of the archives offered to agents, by upload id (ids are random UUIDs). */
-const held = new Map<string, () => Promise<void>>();
+import type { UploadRegistry } from '../agent-link/uploads.ts';
+import type { Logger } from '../logger.ts';
+import type { OperationEventLog } from '../operations/event-log.ts';
+import { isFinal, type OperationObject } from '../operations/operation-object.ts';
 
 /**
- * Offers an uploaded PAC archive (stored, pinned, by the multipart helper in the content
- * store) to one board as an `upload` pull source. Answers the upload id for `pac.install`.
- * `releaseArchive` takes it back and gives the bytes back to the store (removed unless an
+ * The uploaded PAC archives offered to boards, by upload id (ids are random UUIDs). An
+ * archive is stored (pinned) in the blob store by the multipart helper, then offered to one
+ * board as an `upload` pull source; its upload id goes to `pac.install`. Releasing it
+ * takes the offer back and gives the bytes back to the store (removed unless an
  * invocation happens to hold the very same content).
  */
-export function holdArchive(ctx: AppContext, boardId: string, sha256: string): string {
-  const handle = ctx.agents.uploads.register(ctx.files.pathOf(sha256), { boardId });
-  held.set(handle.id, async () => {
-    handle.release();
-    await discardIngestedContent(ctx, sha256);
-  });
-  return handle.id;
-}
+export class ArchiveUploads {
+  /** Releases of the archives offered to agents, by upload id. */
+  private readonly held = new Map<string, () => Promise<void>>();
 
-/** Ends the offer and removes the archive; later calls for the same id do nothing. */
-export async function releaseArchive(uploadId: string): Promise<void> {
-  const release = held.get(uploadId);
-  if (!release) return;
-  held.delete(uploadId);
-  await release();
-}
-
-/** Whether the archive is still offered (false after a release, or after a server restart). */
-export function isArchiveHeld(uploadId: string): boolean {
-  return held.has(uploadId);
-}
-
-/**
- * Releases the archive once the operation has ended, however it ends: run, failed,
- * cancelled while queued. (The run also releases it as soon as the board has it.)
- */
-export function releaseArchiveWhenEnded(ctx: AppContext, opId: number, uploadId: string): void {
-  const release = () => {
-    unsubscribe();
-    releaseArchive(uploadId).catch((err: unknown) => ctx.log.warn({ err, op_id: opId }, 'could not remove a PAC archive upload'));
-  };
-  const unsubscribe = ctx.operations.events.subscribe(opId, (event) => {
-    if (event.type === 'end') release();
-  });
-  // Subscribed before looking, so an end in between is not missed.
-  ctx.operations.get(opId).then(
-    (op) => {
-      if (!op || isFinal(op.status)) release();
+  constructor(
+    private readonly deps: {
+      uploads: UploadRegistry;
+      /** Gives ingested content back to the store (unpin and collect). */
+      discard: (sha256: string) => Promise<void>;
+      events: OperationEventLog;
+      getOperation: (id: number) => Promise<OperationObject | undefined>;
+      log: Logger;
     },
-    (err: unknown) => ctx.log.warn({ err, op_id: opId }, 'could not look up a PAC install operation'),
-  );
+  ) {}
+
+  /** Offers the stored archive to one board; answers the upload id for `pac.install`. */
+  hold(boardId: string, sha256: string): string {
+    const handle = this.deps.uploads.registerBlob(sha256, { boardId });
+    this.held.set(handle.id, async () => {
+      handle.release();
+      await this.deps.discard(sha256);
+    });
+    return handle.id;
+  }
+
+  /** Ends the offer and removes the archive; later calls for the same id do nothing. */
+  async release(uploadId: string): Promise<void> {
+    const release = this.held.get(uploadId);
+    if (!release) return;
+    this.held.delete(uploadId);
+    await release();
+  }
+
+  /** Whether the archive is still offered (false after a release, or after a server restart). */
+  isHeld(uploadId: string): boolean {
+    return this.held.has(uploadId);
+  }
+
+  /**
+   * Releases the archive once the operation has ended, however it ends: run, failed,
+   * cancelled while queued. (The run also releases it as soon as the board has it.)
+   */
+  releaseWhenEnded(opId: number, uploadId: string): void {
+    const { log } = this.deps;
+    const release = () => {
+      unsubscribe();
+      this.release(uploadId).catch((err: unknown) => log.warn({ err, op_id: opId }, 'could not remove a PAC archive upload'));
+    };
+    const unsubscribe = this.deps.events.subscribe(opId, (event) => {
+      if (event.type === 'end') release();
+    });
+    // Subscribed before looking, so an end in between is not missed.
+    this.deps.getOperation(opId).then(
+      (op) => {
+        if (!op || isFinal(op.status)) release();
+      },
+      (err: unknown) => log.warn({ err, op_id: opId }, 'could not look up a PAC install operation'),
+    );
+  }
 }

@@ -1,8 +1,11 @@
 import type { PacRecord } from '@mm/protocol';
 import { ApiError, GatewayTimeoutError } from '../errors.ts';
-import { OperationFailure, registerOperationKind, type OperationHelpers } from '../operations/kinds.ts';
-import { isArchiveHeld, releaseArchive } from './archive-uploads.ts';
-import { liveBootId, recordActivePac } from './board-pac.ts';
+import type { BoardLinks } from '../agent-link/board-links.ts';
+import { recordActivePac } from '../agent-link/board-store.ts';
+import type { Db } from '../db/database.ts';
+import type { EventBus } from '../events/event-bus.ts';
+import { OperationFailure, type OperationHelpers, type OperationKindRegistry } from '../operations/kinds.ts';
+import type { ArchiveUploads } from './archive-uploads.ts';
 import { ActivateParams, InstallParams, type PacInstallAnswer, type PacQueryAnswer } from './pac-schemas.ts';
 
 /**
@@ -36,18 +39,28 @@ const installTimeoutMs = (size: number) => 120_000 + Math.ceil(size / (1024 * 10
 
 const noProgress = (phase: string) => ({ phase, bytes_done: 0, bytes_total: 0 });
 
-registerOperationKind('pac_query', {
+export interface PacKindDeps {
+  db: Db;
+  agents: BoardLinks;
+  bus: EventBus;
+  archives: ArchiveUploads;
+  rebootTimeoutMs: number;
+}
+
+/** Registers `pac_query`, `pac_activate` and `pac_install` (see above). */
+export function registerPacKinds(kinds: OperationKindRegistry, deps: PacKindDeps): void {
+kinds.register('pac_query', {
   // A query changes nothing: safe to run again after a server restart.
   onServerRestart: 'requeue',
   async run(_op, h): Promise<PacQueryAnswer> {
     h.progress(noProgress('query'));
-    const { pacs, active } = await query(h);
+    const { pacs, active } = await query(deps, h);
     await h.log(describePacs(pacs, active));
     return { board_id: h.boardId, pacs, active };
   },
 });
 
-registerOperationKind('pac_activate', {
+kinds.register('pac_activate', {
   async run(op, h) {
     const { pac } = ActivateParams.parse(op.params);
 
@@ -62,11 +75,11 @@ registerOperationKind('pac_activate', {
     }
     if (activation.output) await h.log(activation.output.endsWith('\n') ? activation.output : `${activation.output}\n`, 'stdout');
 
-    const { bootId, previousBootId } = await rebootAndWait(h);
+    const { bootId, previousBootId } = await rebootAndWait(deps, h);
     await h.log(`the board is back (boot id ${previousBootId ?? 'unknown'} → ${bootId}); checking the active PAC\n`);
 
     h.progress(noProgress('verify'));
-    const { pacs, active } = await query(h);
+    const { pacs, active } = await query(deps, h);
     await h.log(describePacs(pacs, active));
     const state = { board_id: h.boardId, pac, active, pacs, boot_id: bootId, previous_boot_id: previousBootId };
     if (active !== pac) {
@@ -80,11 +93,11 @@ registerOperationKind('pac_activate', {
   },
 });
 
-registerOperationKind('pac_install', {
+kinds.register('pac_install', {
   async run(op, h): Promise<PacInstallAnswer> {
     const params = InstallParams.parse(op.params);
     try {
-      if (!isArchiveHeld(params.upload_id)) {
+      if (!deps.archives.isHeld(params.upload_id)) {
         // Only after a server restart: the archive was not kept.
         throw new OperationFailure('upload_gone', 'The uploaded archive is no longer held by the server (it restarted); upload it again.');
       }
@@ -98,20 +111,21 @@ registerOperationKind('pac_install', {
         throw asOperationFailure(err);
       }
       h.progress({ phase: 'install', bytes_done: params.size, bytes_total: params.size });
-      await recordActivePac(h.ctx, h.boardId, installed.active);
+      await recordActivePac(deps.db, h.boardId, installed.active);
       await h.log(`installed ${installed.pac}\n${describePacs(installed.pacs, installed.active)}`);
       return { board_id: h.boardId, pac: installed.pac, pacs: installed.pacs, active: installed.active };
     } finally {
-      await releaseArchive(params.upload_id);
+      await deps.archives.release(params.upload_id);
     }
   },
 });
+}
 
 /** `pac.query` on the board; its `active` becomes the board's `active_pac`. */
-async function query(h: OperationHelpers): Promise<{ pacs: PacRecord[]; active: string | null }> {
+async function query(deps: PacKindDeps, h: OperationHelpers): Promise<{ pacs: PacRecord[]; active: string | null }> {
   try {
     const answer = await h.call('pac.query', {}, { timeoutMs: QUERY_TIMEOUT_MS });
-    await recordActivePac(h.ctx, h.boardId, answer.active);
+    await recordActivePac(deps.db, h.boardId, answer.active);
     return answer;
   } catch (err) {
     if (err instanceof ApiError) await h.log(`${agentMessage(err)}\n`, 'stderr');
@@ -124,24 +138,24 @@ async function query(h: OperationHelpers): Promise<{ pacs: PacRecord[]; active: 
  * hello with another boot id), then `board.reboot`, then the wait. A hello with the old boot
  * id means the board did not reboot: the wait ends at once with `reboot_not_observed`.
  */
-async function rebootAndWait(h: OperationHelpers): Promise<{ bootId: string; previousBootId: string | null }> {
-  const { ctx, boardId } = h;
-  const previousBootId = liveBootId(ctx, boardId);
+async function rebootAndWait(deps: PacKindDeps, h: OperationHelpers): Promise<{ bootId: string; previousBootId: string | null }> {
+  const { agents, rebootTimeoutMs } = deps;
+  const { boardId } = h;
+  const previousBootId = agents.liveBootId(boardId);
   h.progress(noProgress('reboot'));
   const { back } = h.expectReboot();
 
-  const onOnline = (id: string) => {
-    if (id !== boardId || previousBootId === null || liveBootId(ctx, boardId) !== previousBootId) return;
-    ctx.agents.endRebootWait(
+  const stopWatching = deps.bus.subscribe('board.status', boardId, ({ status }) => {
+    if (status !== 'online' || previousBootId === null || agents.liveBootId(boardId) !== previousBootId) return;
+    agents.endRebootWait(
       boardId,
       new OperationFailure('reboot_not_observed', `The board reconnected with the boot id it had (${previousBootId}): it did not reboot.`),
     );
-  };
-  ctx.agents.on('online', onOnline);
+  });
   try {
     if (h.signal.aborted) {
       // Cancelled before anything was sent: the board is not rebooting after all.
-      ctx.agents.endRebootWait(boardId, new Error('cancelled before the reboot'));
+      agents.endRebootWait(boardId, new Error('cancelled before the reboot'));
       throw h.signal.reason instanceof Error ? h.signal.reason : new Error('cancelled');
     }
     await h.log('rebooting the board\n');
@@ -150,7 +164,7 @@ async function rebootAndWait(h: OperationHelpers): Promise<{ bootId: string; pre
     } catch (err) {
       if (err instanceof ApiError && err.status === 502) {
         // The agent answered, and refused: nothing will reboot.
-        ctx.agents.endRebootWait(boardId, err);
+        agents.endRebootWait(boardId, err);
         await h.log(`${agentMessage(err)}\n`, 'stderr');
         throw new OperationFailure('reboot_failed', `The board did not accept the reboot: ${agentMessage(err)}`);
       }
@@ -158,17 +172,17 @@ async function rebootAndWait(h: OperationHelpers): Promise<{ bootId: string; pre
       // No answer, or the link dropped first: the board may well be going down. Wait for it.
       await h.log(`no answer to the reboot request (${err.code}); waiting for the board\n`);
     }
-    await h.log(`waiting for the board to come back (at most ${Math.round(ctx.config.rebootTimeoutMs / 1000)} s)\n`);
+    await h.log(`waiting for the board to come back (at most ${Math.round(rebootTimeoutMs / 1000)} s)\n`);
     const { bootId } = await back;
     return { bootId, previousBootId };
   } catch (err) {
     // Still connected with the old boot id when the wait timed out: it never went down.
-    if (err instanceof GatewayTimeoutError && previousBootId !== null && liveBootId(ctx, boardId) === previousBootId) {
-      throw new OperationFailure('reboot_not_observed', `The board did not reboot within ${Math.round(ctx.config.rebootTimeoutMs / 1000)} s: it is still connected with the boot id it had (${previousBootId}).`);
+    if (err instanceof GatewayTimeoutError && previousBootId !== null && agents.liveBootId(boardId) === previousBootId) {
+      throw new OperationFailure('reboot_not_observed', `The board did not reboot within ${Math.round(rebootTimeoutMs / 1000)} s: it is still connected with the boot id it had (${previousBootId}).`);
     }
     throw err;
   } finally {
-    ctx.agents.off('online', onOnline);
+    stopWatching();
   }
 }
 

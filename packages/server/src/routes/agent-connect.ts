@@ -2,7 +2,8 @@ import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { upgradeWebSocket } from '@hono/node-server';
 import type WebSocket from 'ws';
 import { AGENT_CONNECT_PATH } from '@mm/protocol';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { findBoardByTokenHash } from '../agent-link/board-store.ts';
 import { rejectUpgrade } from '../agent-link/reject-upgrade.ts';
 import { ApiError, UnauthorizedError } from '../errors.ts';
@@ -14,7 +15,7 @@ import { toProblem } from '../http/problem.ts';
  * token is checked before the upgrade: without a valid one (or with the token of a deleted
  * board) the answer is a 401 problem, never a socket.
  */
-export function agentConnectRoutes(ctx: AppContext) {
+export function agentConnectRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>();
 
   app.openAPIRegistry.registerPath({
@@ -52,7 +53,7 @@ export function agentConnectRoutes(ctx: AppContext) {
       throw err;
     }
     return upgradeWebSocket(c, {
-      onOpen: (_event, ws) => ctx.agents.accept(ws.raw as WebSocket, { id: board.id, name: board.name }),
+      onOpen: (_event, ws) => ctx.hub.accept(ws.raw as WebSocket, { id: board.id, name: board.name }),
     });
   });
 

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toBoardObject, type BoardRow } from '../agent-link/board-store.ts';
 import { sha256Hex } from '../http/auth.ts';
 import { validationHook } from '../http/validation.ts';
-import { boardNotFound } from '../operations/board-selection.ts';
+import { notFound } from '../errors.ts';
 import { busyBoardIds } from '../operations/store.ts';
 import { requireJson } from './invocations.ts';
 
@@ -82,8 +83,8 @@ const deleteRoute = createRoute({
   },
 });
 
-export function boardRoutes(ctx: AppContext) {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(boardNotFound) });
+export function boardRoutes(ctx: Services) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.board) });
   const { db } = ctx.database;
 
   const present = async (rows: BoardRow[]) => {
@@ -110,19 +111,19 @@ export function boardRoutes(ctx: AppContext) {
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid('param');
     const row = await findBoard(db, id);
-    if (!row) throw boardNotFound(id);
+    if (!row) throw notFound.board(id);
     const [board] = await present([row]);
     return c.json(board!, 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid('param');
-    if (!(await findBoard(db, id))) throw boardNotFound(id);
+    if (!(await findBoard(db, id))) throw notFound.board(id);
     // Its work ends first (while the operations still name the board), then the row and
     // with it the token go, then any connection of it is closed (4003).
     await ctx.operations.cancelOperationsOfBoard(id);
     await deleteBoardRow(db, id);
-    ctx.agents.revoke(id);
+    ctx.hub.revoke(id);
     ctx.log.info({ board_id: id }, 'board deleted');
     return c.body(null, 204);
   });

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppContext, AppEnv } from '../app-context.ts';
-import { installDeviceRelay } from '../device-relay/device-relay.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { endToEndHeaders, pairsOfRawHeaders } from '../device-relay/http-headers.ts';
-import { BadRequestError, ServiceUnavailableError } from '../errors.ts';
-import { boardNotFound, resolveBoardId } from '../operations/board-selection.ts';
+import { BadRequestError, boardOffline, notFound } from '../errors.ts';
+import { resolveBoardId } from '../operations/board-selection.ts';
 import { getDeviceScript } from '../services/device-scripts.ts';
 import { DEVICE_SCRIPT_ID_PATTERN } from '../services/device-scripts-schema.ts';
 import { ScriptPath } from '@mm/protocol';
@@ -37,7 +37,7 @@ const boardProblems = {
  * The catalogue entry and the connected board a relay request means, looked up together
  * (they are independent); an unknown script is reported before any board problem.
  */
-async function scriptAndBoard(ctx: AppContext, scriptId: string, boardId: string | undefined) {
+async function scriptAndBoard(ctx: Services, scriptId: string, boardId: string | undefined) {
   const [script, board] = await Promise.allSettled([getDeviceScript(ctx.database.db, scriptId), connectedBoard(ctx, boardId)]);
   if (script.status === 'rejected') throw script.reason;
   if (board.status === 'rejected') throw board.reason;
@@ -45,10 +45,10 @@ async function scriptAndBoard(ctx: AppContext, scriptId: string, boardId: string
 }
 
 /** Returns the board a relay request means, connected: `?board_id=` or the only board. */
-async function connectedBoard(ctx: AppContext, boardId: string | undefined): Promise<string> {
-  if (boardId !== undefined && !DEVICE_SCRIPT_ID_PATTERN.test(boardId)) throw boardNotFound(boardId);
+async function connectedBoard(ctx: Services, boardId: string | undefined): Promise<string> {
+  if (boardId !== undefined && !DEVICE_SCRIPT_ID_PATTERN.test(boardId)) throw notFound.board(boardId);
   const id = await resolveBoardId(ctx, boardId);
-  if (!ctx.agents.connection(id)) throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: id });
+  if (!ctx.agents.connection(id)) throw boardOffline(id);
   return id;
 }
 
@@ -81,9 +81,9 @@ function hasBody(incoming: IncomingMessage): boolean {
  * `GET /api/device-scripts/<id>/stream/`, through the board's agent to the script's port
  * (the catalogue entry's, never one from the request) on the board's loopback.
  */
-export function deviceScriptRelayRoutes(ctx: AppContext) {
+export function deviceScriptRelayRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>();
-  const relay = installDeviceRelay(ctx);
+  const relay = ctx.deviceRelay;
 
   for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
     app.openAPIRegistry.registerPath({
@@ -133,7 +133,7 @@ export function deviceScriptRelayRoutes(ctx: AppContext) {
   app.all('/api/device-scripts/:id/proxy/*', async (c) => {
     const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
     const conn = ctx.agents.connection(boardId);
-    if (!conn) throw new ServiceUnavailableError('board_offline', 'The board is not connected.', { board_id: boardId });
+    if (!conn) throw boardOffline(boardId);
     // The path as routed (dot segments already resolved); percent-escapes stay as sent, so
     // `..%2f..` is just a strange path on the script's port, like any other.
     const url = new URL(c.req.url);

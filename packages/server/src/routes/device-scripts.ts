@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
 import {
   createDeviceScript,
@@ -128,7 +129,7 @@ const deleteRoute = createRoute({
   responses: { 204: { description: 'Removed' }, 404: problem('No such entry (or a malformed id)') },
 });
 
-export function deviceScriptsRoutes(ctx: AppContext) {
+export function deviceScriptsRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(deviceScriptNotFound) });
   const db = () => ctx.database.db;
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { asyncApiDocument } from '@mm/protocol';
-import type { AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
 
 const require = createRequire(import.meta.url);
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 
 const Health = z
   .object({
@@ -21,7 +22,7 @@ const route = createRoute({
   },
 });
 
-export function healthRoutes(ctx: AppContext) {
+export function healthRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>();
   app.openapi(route, async (c) => {
     let database: 'ok' | 'unreachable' = 'ok';
@@ -37,7 +38,7 @@ export function healthRoutes(ctx: AppContext) {
       status: database === 'ok' ? ('ok' as const) : ('degraded' as const),
       version: ctx.version,
       database,
-      boards_online: ctx.boardsOnline(),
+      boards_online: ctx.agents.onlineCount(),
     };
     return database === 'ok' ? c.json(body, 200) : c.json(body, 503);
   });

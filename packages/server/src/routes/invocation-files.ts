@@ -1,6 +1,7 @@
 import { createRoute, type Hook, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { NotFoundError, notFound, ValidationError } from '../errors.ts';
 import { contentDisposition, serveFile } from '../http/file-response.ts';
 import { fileUploadResponses, receiveFileUpload } from '../http/file-upload.ts';
@@ -137,14 +138,14 @@ function parseFileType(value: string | undefined): (typeof INPUT_FILE_KINDS)[num
   ]);
 }
 
-function serveInvocationFile(c: Context, ctx: AppContext, row: InvocationFileRow) {
+function serveInvocationFile(c: Context, ctx: Services, row: InvocationFileRow) {
   return serveFile(c, {
     size: row.size,
     etag: `"${row.sha256}"`,
     lastModified: row.uploadedAt,
     contentType: row.contentType,
     disposition: { type: row.contentType.startsWith('video/') ? 'inline' : 'attachment', filename: row.filename },
-    open: ({ start, end }) => ctx.files.openReadStream(row.sha256, { start, end }),
+    open: ({ start, end }) => ctx.files.open(row.sha256, { start, end }),
   });
 }
 
@@ -158,7 +159,7 @@ function zipFilename(id: number, name: string): string {
   return `${slug || 'invocation'}-${id}.zip`;
 }
 
-export function invocationFileRoutes(ctx: AppContext) {
+export function invocationFileRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: hook });
 
   app.openapi(uploadRoute, async (c) => {

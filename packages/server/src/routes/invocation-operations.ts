@@ -1,7 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
@@ -66,7 +67,7 @@ const executeRoute = route(
 );
 
 /** Rows 5 and 6 of API.md: transfer and execute. */
-export function invocationOperationRoutes(ctx: AppContext) {
+export function invocationOperationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 
   const start = async (c: Context<AppEnv>, kind: AgentKind, invocationId: number, boardId: string | undefined) => {

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { notFound, UnsupportedMediaTypeError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { latestOperationsOf } from '../services/invocation-operations.ts';
@@ -97,7 +98,7 @@ const deleteRoute = createRoute({
   },
 });
 
-export function invocationRoutes(ctx: AppContext) {
+export function invocationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 
   app.openapi(listRoute, async (c) => c.json(await listInvocations(ctx, c.req.valid('query')), 200));

@@ -1,10 +1,11 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
 import type { OperationEvent } from '../operations/event-log.ts';
 import { OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
-import { operationNotFound } from '../operations/operations.ts';
+import { notFound } from '../errors.ts';
 
 const OperationIdParams = z.object({
   id: z
@@ -82,8 +83,8 @@ const cancelRoute = createRoute({
 /** Comment lines keep proxies and clients from timing out an idle event stream. */
 const SSE_HEARTBEAT_MS = 15_000;
 
-export function operationRoutes(ctx: AppContext) {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(operationNotFound) });
+export function operationRoutes(ctx: Services) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.operation) });
 
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid('query');
@@ -125,7 +126,7 @@ export function operationRoutes(ctx: AppContext) {
 
   app.get('/api/operations/:id/events/', async (c) => {
     const parsed = OperationIdParams.safeParse({ id: c.req.param('id') });
-    if (!parsed.success) throw operationNotFound(c.req.param('id'));
+    if (!parsed.success) throw notFound.operation(c.req.param('id'));
     const id = parsed.data.id;
     await ctx.operations.require(id);
     const lastHeader = c.req.header('last-event-id') ?? c.req.query('last_event_id');

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { fileUploadResponses, receiveFileUpload } from '../http/file-upload.ts';
@@ -7,8 +8,6 @@ import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { respondWithOperation } from '../operations/respond.ts';
-import { holdArchive, releaseArchive, releaseArchiveWhenEnded } from '../pacs/archive-uploads.ts';
-import '../pacs/pac-operations.ts';
 import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema } from '../pacs/pac-schemas.ts';
 import { requireJson } from './invocations.ts';
 
@@ -128,7 +127,7 @@ function boardIdFromField(value: string | undefined): string | undefined {
  * operation's own check (the agent refuses an unlisted name before running anything)
  * then fails it with the same code at its turn.
  */
-async function refuseUnlistedPac(ctx: AppContext, boardId: string, pac: string): Promise<void> {
+async function refuseUnlistedPac(ctx: Services, boardId: string, pac: string): Promise<void> {
   if (!ctx.agents.connection(boardId)) return;
   const { pacs } = await ctx.agents.call(boardId, 'pac.query', {}, { timeoutMs: PRECHECK_TIMEOUT_MS });
   if (pacs.some((p) => p.name === pac)) return;
@@ -144,7 +143,7 @@ async function refuseUnlistedPac(ctx: AppContext, boardId: string, pac: string):
 }
 
 /** Rows 10–12 of API.md: PAC query, activate, install. */
-export function pacRoutes(ctx: AppContext) {
+export function pacRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook((raw) => new NotFoundError('not_found', `No resource ${raw}.`)) });
 
   app.openapi(queryRoute, async (c) => {
@@ -171,7 +170,7 @@ export function pacRoutes(ctx: AppContext) {
         return { boardId: await boardForOperation(ctx, boardIdFromField(fields.get('board_id'))), file };
       },
     });
-    const uploadId = holdArchive(ctx, boardId, file.sha256);
+    const uploadId = ctx.archives.hold(boardId, file.sha256);
     let op;
     try {
       op = await ctx.operations.create({
@@ -180,10 +179,10 @@ export function pacRoutes(ctx: AppContext) {
         params: { upload_id: uploadId, sha256: file.sha256, size: file.size, filename: file.filename },
       });
     } catch (err) {
-      await releaseArchive(uploadId);
+      await ctx.archives.release(uploadId);
       throw err;
     }
-    releaseArchiveWhenEnded(ctx, op.id, uploadId);
+    ctx.archives.releaseWhenEnded(op.id, uploadId);
     return respondWithOperation(c, ctx, op, { successStatus: 201, body: (ended) => ended.result, badRequestCodes: ['invalid_pac_archive'] });
   });
 

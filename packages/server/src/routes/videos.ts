@@ -1,7 +1,8 @@
 import fsp from 'node:fs/promises';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
-import type { AppContext, AppEnv } from '../app-context.ts';
+import type { AppEnv } from '../http/app-env.ts';
+import type { Services } from '../services.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
 import { sniffFileContentType, videoTypeFromExtension } from '../http/content-type.ts';
@@ -34,7 +35,7 @@ const listRoute = createRoute({
 
 const resultsVideoNotFound = () => new NotFoundError('video_not_found', 'No such video in the results folder.');
 
-async function invocationVideos(ctx: AppContext): Promise<VideoRecord[]> {
+async function invocationVideos(ctx: Services): Promise<VideoRecord[]> {
   const rows = await ctx.database.db
     .select({ file: invocationFiles, name: invocations.name })
     .from(invocationFiles)
@@ -52,7 +53,7 @@ async function invocationVideos(ctx: AppContext): Promise<VideoRecord[]> {
   }));
 }
 
-async function resultsVideos(ctx: AppContext): Promise<VideoRecord[]> {
+async function resultsVideos(ctx: Services): Promise<VideoRecord[]> {
   const found = await listResultsVideos(ctx.config.resultsDir);
   return found.map((v) => ({
     source: 'results' as const,
@@ -66,7 +67,7 @@ async function resultsVideos(ctx: AppContext): Promise<VideoRecord[]> {
   }));
 }
 
-export function videoRoutes(ctx: AppContext) {
+export function videoRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => resultsVideoNotFound()) });
 
   app.openapi(listRoute, async (c) => {

@@ -1,8 +1,8 @@
 import { and, eq, inArray, notExists, sql } from 'drizzle-orm';
-import type { AppContext } from '../app-context.ts';
+import type { StoreContext } from '../store-context.ts';
 import { contents, invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
-import { OCTET_STREAM, sniffFileContentType } from '../http/content-type.ts';
+import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
 import { type FileKind, type FileRecord, toFileRecord } from './invocation-records.ts';
 
 export type InvocationFileRow = typeof invocationFiles.$inferSelect;
@@ -22,7 +22,7 @@ export interface AttachedFile {
  * Throws the invocation's 404 when it does not exist (any more).
  */
 export async function attachInvocationFile(
-  ctx: AppContext,
+  ctx: StoreContext,
   invocationId: number,
   kind: FileKind,
   file: AttachedFile,
@@ -31,7 +31,7 @@ export async function attachInvocationFile(
   let replaced: string | undefined;
   let row: InvocationFileRow;
   try {
-    const contentType = file.contentType ?? (await sniffFileContentType(ctx.files.pathOf(file.sha256), file.filename).catch(() => OCTET_STREAM));
+    const contentType = file.contentType ?? (await sniffBlobContentType(ctx.files, file.sha256, file.filename).catch(() => OCTET_STREAM));
     ({ row, replaced } = await db.transaction(async (tx) => {
       // Lock the invocation: a concurrent delete either waits for this or has already won.
       const [inv] = await tx.select({ id: invocations.id }).from(invocations).where(eq(invocations.id, invocationId)).for('update');
@@ -70,7 +70,7 @@ export async function attachInvocationFile(
 }
 
 /** Removes the invocation's file of that kind; false when it had none. */
-export async function detachInvocationFile(ctx: AppContext, invocationId: number, kind: FileKind): Promise<boolean> {
+export async function detachInvocationFile(ctx: StoreContext, invocationId: number, kind: FileKind): Promise<boolean> {
   const removed = await ctx.database.db.transaction(async (tx) => {
     const [gone] = await tx
       .delete(invocationFiles)
@@ -85,7 +85,7 @@ export async function detachInvocationFile(ctx: AppContext, invocationId: number
 }
 
 /** Gives back content an ingest stored but nobody recorded (e.g. a rejected upload). */
-export async function discardIngestedContent(ctx: AppContext, sha256: string): Promise<void> {
+export async function discardIngestedContent(ctx: StoreContext, sha256: string): Promise<void> {
   ctx.files.release(sha256);
   await collectUnusedContent(ctx, [sha256]);
 }
@@ -97,7 +97,7 @@ export async function discardIngestedContent(ctx: AppContext, sha256: string): P
  * concurrent upload of the same bytes keeps them. Failures are logged, never thrown: the
  * caller's change has already happened, and the startup sweep catches what is left.
  */
-export async function collectUnusedContent(ctx: AppContext, shas: Iterable<string>): Promise<void> {
+export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<string>): Promise<void> {
   const { db } = ctx.database;
   for (const sha256 of new Set(shas)) {
     try {
@@ -124,28 +124,38 @@ export async function collectUnusedContent(ctx: AppContext, shas: Iterable<strin
  * At startup, before anything else touches the store: removes leftover temp files,
  * content rows nothing refers to (with their files) and files that have no row.
  */
-export async function sweepContentStore(ctx: AppContext): Promise<void> {
+export async function sweepContentStore(ctx: StoreContext): Promise<void> {
   const { db } = ctx.database;
   await ctx.files.init();
   const unused = await db
     .delete(contents)
     .where(notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))))
     .returning({ sha256: contents.sha256 });
-  const onDisk = await ctx.files.list();
-  const known = new Set<string>();
-  for (let i = 0; i < onDisk.length; i += 500) {
-    const batch = onDisk.slice(i, i + 500);
+  let orphans = 0;
+  const prune = async (batch: string[]) => {
     const rows = await db.select({ sha256: contents.sha256 }).from(contents).where(inArray(contents.sha256, batch));
-    for (const r of rows) known.add(r.sha256);
+    const known = new Set(rows.map((r) => r.sha256));
+    for (const sha256 of batch) {
+      if (known.has(sha256)) continue;
+      await ctx.files.removeIfUnused(sha256, async () => true);
+      orphans++;
+    }
+  };
+  let batch: string[] = [];
+  for await (const sha256 of ctx.files.list()) {
+    batch.push(sha256);
+    if (batch.length === 500) {
+      await prune(batch);
+      batch = [];
+    }
   }
-  const orphans = onDisk.filter((sha) => !known.has(sha));
-  for (const sha256 of orphans) await ctx.files.removeIfUnused(sha256, async () => true);
-  if (unused.length || orphans.length) {
-    ctx.log.info({ rows: unused.length, files: orphans.length }, 'removed unused content');
+  if (batch.length) await prune(batch);
+  if (unused.length || orphans) {
+    ctx.log.info({ rows: unused.length, files: orphans }, 'removed unused content');
   }
 }
 
-export async function invocationFileOf(ctx: AppContext, invocationId: number, kind: FileKind): Promise<InvocationFileRow | undefined> {
+export async function invocationFileOf(ctx: StoreContext, invocationId: number, kind: FileKind): Promise<InvocationFileRow | undefined> {
   const [row] = await ctx.database.db
     .select()
     .from(invocationFiles)

@@ -1,5 +1,5 @@
 import { desc, eq } from 'drizzle-orm';
-import type { AppContext } from '../app-context.ts';
+import type { StoreContext } from '../store-context.ts';
 import { operations } from '../db/schema.ts';
 import { toOperationObject, type OperationObject } from '../operations/operation-object.ts';
 
@@ -7,7 +7,7 @@ import { toOperationObject, type OperationObject } from '../operations/operation
 export const LATEST_OPERATIONS_SHOWN = 20;
 
 /** The invocation's latest operations, newest first, as the operations module shows them. */
-export async function latestOperationsOf(ctx: AppContext, invocationId: number, limit = LATEST_OPERATIONS_SHOWN): Promise<OperationObject[]> {
+export async function latestOperationsOf(ctx: StoreContext, invocationId: number, limit = LATEST_OPERATIONS_SHOWN): Promise<OperationObject[]> {
   const rows = await ctx.database.db
     .select()
     .from(operations)

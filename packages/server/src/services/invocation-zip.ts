@@ -1,7 +1,6 @@
-import type { ReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
-import type { AppContext } from '../app-context.ts';
+import type { StoreContext } from '../store-context.ts';
 import { FILE_KINDS } from './invocation-records.ts';
 import type { InvocationFileRow } from './invocation-files.ts';
 import type { InvocationRow } from './invocations.ts';
@@ -27,19 +26,19 @@ export function invocationManifest(invocation: InvocationRow, files: InvocationF
  * archiver alone leaks them (STACK-NOTES).
  */
 export async function invocationZip(
-  ctx: AppContext,
+  ctx: StoreContext,
   invocation: InvocationRow,
   files: InvocationFileRow[],
   signal: AbortSignal,
 ): Promise<ReadableStream<Uint8Array>> {
   const ordered = [...files].sort((a, b) => FILE_KINDS.indexOf(a.kind as never) - FILE_KINDS.indexOf(b.kind as never));
   // Open every file before the first byte goes out: a missing one fails the request cleanly.
-  const opened: ReadStream[] = [];
+  const opened: Readable[] = [];
   const closeAll = () => {
     for (const s of opened) s.destroy();
   };
   try {
-    for (const f of ordered) opened.push(await ctx.files.openReadStream(f.sha256));
+    for (const f of ordered) opened.push(await ctx.files.open(f.sha256));
   } catch (err) {
     closeAll();
     throw err;

@@ -1,5 +1,5 @@
 import { asc, count, desc, eq, ilike, inArray } from 'drizzle-orm';
-import type { AppContext } from '../app-context.ts';
+import type { StoreContext } from '../store-context.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { collectUnusedContent, type InvocationFileRow } from './invocation-files.ts';
@@ -7,7 +7,7 @@ import { type InvocationRecord, toInvocationRecord } from './invocation-records.
 
 export type InvocationRow = typeof invocations.$inferSelect;
 
-export async function createInvocation(ctx: AppContext, input: { name: string; description: string }): Promise<InvocationRecord> {
+export async function createInvocation(ctx: StoreContext, input: { name: string; description: string }): Promise<InvocationRecord> {
   const [row] = await ctx.database.db.insert(invocations).values(input).returning();
   return toInvocationRecord(row!, []);
 }
@@ -18,7 +18,7 @@ function likePattern(text: string): string {
 }
 
 export async function listInvocations(
-  ctx: AppContext,
+  ctx: StoreContext,
   query: { limit: number; offset: number; q?: string | undefined },
 ): Promise<{ invocations: InvocationRecord[]; total: number }> {
   const { db } = ctx.database;
@@ -35,7 +35,7 @@ export async function listInvocations(
   return { invocations: rows.map((r) => toInvocationRecord(r, files.get(r.id) ?? [])), total };
 }
 
-async function filesOf(ctx: AppContext, ids: number[]): Promise<Map<number, InvocationFileRow[]>> {
+async function filesOf(ctx: StoreContext, ids: number[]): Promise<Map<number, InvocationFileRow[]>> {
   const byInvocation = new Map<number, InvocationFileRow[]>();
   if (ids.length === 0) return byInvocation;
   const rows = await ctx.database.db
@@ -51,7 +51,7 @@ async function filesOf(ctx: AppContext, ids: number[]): Promise<Map<number, Invo
   return byInvocation;
 }
 
-export async function findInvocation(ctx: AppContext, id: number): Promise<{ row: InvocationRow; files: InvocationFileRow[] } | undefined> {
+export async function findInvocation(ctx: StoreContext, id: number): Promise<{ row: InvocationRow; files: InvocationFileRow[] } | undefined> {
   const [row] = await ctx.database.db.select().from(invocations).where(eq(invocations.id, id));
   if (!row) return undefined;
   const files = await ctx.database.db.select().from(invocationFiles).where(eq(invocationFiles.invocationId, id));
@@ -59,20 +59,26 @@ export async function findInvocation(ctx: AppContext, id: number): Promise<{ row
 }
 
 /** The invocation's row, or its 404 problem. */
-export async function requireInvocation(ctx: AppContext, id: number): Promise<InvocationRow> {
+export async function requireInvocation(ctx: StoreContext, id: number): Promise<InvocationRow> {
   const [row] = await ctx.database.db.select().from(invocations).where(eq(invocations.id, id));
   if (!row) throw notFound.invocation(id);
   return row;
 }
 
+/** The part of the operations service an invocation's delete waits for. */
+export interface InvocationWork {
+  /** Cancels the invocation's queued and running operations and waits (a while) for them to end. */
+  cancelOperationsOf(invocationId: number): Promise<void>;
+}
+
 /**
- * Deletes the invocation: first its queued or running operations are cancelled (by the
- * operations module, when present), then its rows go, then the content no other
- * invocation uses.
+ * Deletes the invocation: first its queued or running operations are cancelled, then its
+ * rows go, then the content no other invocation uses.
  */
-export async function deleteInvocation(ctx: AppContext, id: number): Promise<void> {
+
+export async function deleteInvocation(ctx: StoreContext & { operations: InvocationWork }, id: number): Promise<void> {
   await requireInvocation(ctx, id);
-  await ctx.cancelOperationsOf?.(id);
+  await ctx.operations.cancelOperationsOf(id);
   const shas = await ctx.database.db.transaction(async (tx) => {
     const [row] = await tx.select({ id: invocations.id }).from(invocations).where(eq(invocations.id, id)).for('update');
     if (!row) throw notFound.invocation(id);

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
+import type { BlobStore, BlobWriteOptions, ByteRange, StoredBlob } from './blob-store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
 /** Read chunk size for stored content: 64 KiB (Node's default) caps downloads near 0.5 GB/s. */
@@ -16,22 +18,9 @@ export class ContentMismatchError extends Error {
   override name = 'ContentMismatchError';
 }
 
-export interface IngestOptions {
-  /** More bytes than this reject with PayloadTooLargeError. */
-  maxBytes?: number;
-  /** The content must hash to this (lowercase hex), or the ingest rejects with ContentMismatchError. */
-  expectedSha256?: string;
-  /** Aborting rejects with the signal's reason and leaves nothing behind. */
-  signal?: AbortSignal;
-}
-
-export interface IngestedContent {
-  sha256: string;
-  size: number;
-}
 
 /**
- * Content-addressed file store: each distinct content is one file named by its sha256,
+ * The BlobStore on the local disk (`MM_DATA_DIR/content`): each distinct content is one file named by its sha256,
  * at `<root>/<first two hex digits>/<sha256>`, so the same bytes are stored once.
  *
  * Content is written to a temp file under `<root>/.tmp`, hashed while it streams, fsynced
@@ -41,7 +30,7 @@ export interface IngestedContent {
  * so that collecting unused content never removes bytes someone is about to record
  * (see `removeIfUnused`).
  */
-export class ContentStore {
+export class ContentStore implements BlobStore {
   readonly root: string;
   readonly tempDir: string;
   private readonly locks = new KeyedMutex();
@@ -82,8 +71,8 @@ export class ContentStore {
    */
   async ingest(
     source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
-    opts: IngestOptions = {},
-  ): Promise<IngestedContent> {
+    opts: BlobWriteOptions = {},
+  ): Promise<StoredBlob> {
     const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
     // Synchronous on purpose: nothing may be awaited before pipeline() listens to the
     // source, or an early source error would be emitted to nobody (an uncaught exception).
@@ -137,17 +126,20 @@ export class ContentStore {
     }
   }
 
-  createReadStream(sha256: string, opts: { start?: number; end?: number } = {}): fs.ReadStream {
-    return fs.createReadStream(this.pathOf(sha256), { ...opts, highWaterMark: READ_CHUNK_BYTES });
+  async open(sha256: string, range: ByteRange = {}): Promise<Readable> {
+    // Opened first: rejects (ENOENT) when the content is not there, and keeps reading the
+    // same bytes even if the content is collected meanwhile.
+    const handle = await fsp.open(this.pathOf(sha256), 'r');
+    return handle.createReadStream({ ...range, highWaterMark: READ_CHUNK_BYTES });
   }
 
-  /**
-   * Like createReadStream, but opens the file first: rejects (ENOENT) when the content is
-   * not there, and keeps reading the same bytes even if the content is collected meanwhile.
-   */
-  async openReadStream(sha256: string, opts: { start?: number; end?: number } = {}): Promise<fs.ReadStream> {
-    const handle = await fsp.open(this.pathOf(sha256), 'r');
-    return handle.createReadStream({ ...opts, highWaterMark: READ_CHUNK_BYTES }) as unknown as fs.ReadStream;
+  async stat(sha256: string): Promise<{ size: number } | undefined> {
+    try {
+      const st = await fsp.stat(this.pathOf(sha256));
+      return st.isFile() ? { size: st.size } : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Ends the pin an ingest put on its content (once the content is recorded, or abandoned). */
@@ -157,6 +149,7 @@ export class ContentStore {
     else this.pins.set(sha256, n - 1);
   }
 
+  /** Whether a write's pin still holds the content (tests). */
   isPinned(sha256: string): boolean {
     return this.pins.has(sha256);
   }
@@ -177,22 +170,20 @@ export class ContentStore {
     });
   }
 
-  /** Every sha256 with a file in the store (for the startup sweep). */
-  async list(): Promise<string[]> {
-    const found: string[] = [];
+  /** Every sha256 with a file in the store, shard by shard. */
+  async *list(): AsyncIterable<string> {
     let shards: string[];
     try {
       shards = await fsp.readdir(this.root);
     } catch {
-      return found;
+      return;
     }
     for (const shard of shards) {
       if (!/^[0-9a-f]{2}$/.test(shard)) continue;
       for (const name of await fsp.readdir(path.join(this.root, shard)).catch(() => [] as string[])) {
-        if (SHA256_HEX.test(name) && name.startsWith(shard)) found.push(name);
+        if (SHA256_HEX.test(name) && name.startsWith(shard)) yield name;
       }
     }
-    return found;
   }
 }
 

@@ -1,0 +1,67 @@
+import { EventEmitter } from 'node:events';
+import type { OperationEvent } from '../operations/operation-event.ts';
+
+/**
+ * The small typed messages the server's parts tell each other about, and that several
+ * server replicas will one day have to share: an operation's stored event (for its SSE
+ * clients and whoever waits for its end), and a board's presence changing.
+ */
+export interface BusMessages {
+  /** Published once the event is stored, so replay-then-listen sees each event exactly once. */
+  'operation.event': { operationId: number; event: OperationEvent };
+  /**
+   * `online`: the board said hello and it was settled; `offline`: its live link closed;
+   * `ready`: it may take work again (back from a reboot, or the reboot wait ended).
+   */
+  'board.status': { boardId: string; status: 'online' | 'offline' | 'ready' };
+}
+
+export type BusTopic = keyof BusMessages;
+
+/** Which messages of a topic a subscriber wants: those of one operation or board, or all. */
+export type BusScope = string | number | undefined;
+
+export interface EventBus {
+  /** Delivers the message to the topic's subscribers of its scope and to those of every scope. */
+  publish<T extends BusTopic>(topic: T, scope: string | number, message: BusMessages[T]): void;
+  /** Returns the unsubscribe function. */
+  subscribe<T extends BusTopic>(topic: T, scope: BusScope, listener: (message: BusMessages[T]) => void): () => void;
+}
+
+/**
+ * The bus of one process: delivery is synchronous, in publish order. A listener that
+ * throws does not keep the message from the others (the error is reported once, via
+ * `onListenerError`).
+ */
+export class InProcessEventBus implements EventBus {
+  private readonly emitter = new EventEmitter().setMaxListeners(0);
+
+  constructor(private readonly onListenerError: (err: unknown, topic: BusTopic) => void = () => {}) {}
+
+  publish<T extends BusTopic>(topic: T, scope: string | number, message: BusMessages[T]): void {
+    for (const key of [channel(topic, scope), channel(topic, undefined)]) {
+      for (const listener of this.emitter.listeners(key) as Array<(m: BusMessages[T]) => void>) {
+        try {
+          listener(message);
+        } catch (err) {
+          this.onListenerError(err, topic);
+        }
+      }
+    }
+  }
+
+  subscribe<T extends BusTopic>(topic: T, scope: BusScope, listener: (message: BusMessages[T]) => void): () => void {
+    const key = channel(topic, scope);
+    this.emitter.on(key, listener);
+    return () => this.emitter.off(key, listener);
+  }
+
+  /** Subscribers right now (tests: nothing leaks). */
+  listenerCount(topic: BusTopic, scope?: BusScope): number {
+    return this.emitter.listenerCount(channel(topic, scope));
+  }
+}
+
+function channel(topic: BusTopic, scope: BusScope): string {
+  return scope === undefined ? `${topic}|*` : `${topic}|${String(scope)}`;
+}

@@ -1,0 +1,106 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { BoardLinks } from './agent-link/board-links.ts';
+import { AgentHub } from './agent-link/hub.ts';
+import { UploadRegistry } from './agent-link/uploads.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { DeviceRelay } from './device-relay/device-relay.ts';
+import { InProcessEventBus, type EventBus } from './events/event-bus.ts';
+import type { Logger } from './logger.ts';
+import { OperationEventLog } from './operations/event-log.ts';
+import { OperationKindRegistry, type OperationKind } from './operations/kinds.ts';
+import { Operations } from './operations/operations.ts';
+import { ArchiveUploads } from './pacs/archive-uploads.ts';
+import { registerPacKinds } from './pacs/pac-operations.ts';
+import { discardIngestedContent, sweepContentStore } from './services/invocation-files.ts';
+import type { StoreContext } from './store-context.ts';
+import type { BlobStore } from './storage/blob-store.ts';
+import { ContentStore } from './storage/content-store.ts';
+import { SERVER_VERSION } from './version.ts';
+
+/** Every service of the control plane, built once by `createServices` and handed to the route factories. */
+export interface Services extends StoreContext {
+  version: string;
+  /** Content-addressed bytes (`MM_DATA_DIR/content` today): invocation files, what boards return, PAC archives. */
+  files: BlobStore;
+  /** Operation events and board status changes, in process today. */
+  bus: EventBus;
+  /** Each board's live link: presence, reboot watches, RPC (`agents.call`). */
+  agents: BoardLinks;
+  /** Accepts agent connections, greets them, serves their pulls, routes their messages. */
+  hub: AgentHub;
+  /** Files offered to one board for one RPC (`upload` pull sources). */
+  uploads: UploadRegistry;
+  /** The server-side operation kinds (PAC kinds, and whatever else registers). */
+  operationKinds: OperationKindRegistry;
+  /** Operations: create, wait, cancel, list; the per-board queue; their event log. */
+  operations: Operations;
+  /** PAC archives offered to boards for `pac.install`. */
+  archives: ArchiveUploads;
+  /** The device-script proxy and event-stream relay. */
+  deviceRelay: DeviceRelay;
+  /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
+  shutdown(): Promise<void>;
+}
+
+export interface ServicesOptions {
+  /** More server-side operation kinds (tests), registered before operations are recovered. */
+  operationKinds?: Record<string, OperationKind>;
+}
+
+/**
+ * The composition root: builds every service in dependency order, each given what it uses
+ * in its constructor, then runs the startup work (content sweep, recovery of operations)
+ * before anything can connect.
+ *
+ *   files, bus ─► agents (BoardLinks) ─► operation kinds, event log ─► operations
+ *     ─► uploads, archives ─► hub (calls operations.agent as its BoardWork) ─► device relay
+ */
+export async function createServices(config: Config, database: Database, log: Logger, opts: ServicesOptions = {}): Promise<Services> {
+  const files = new ContentStore(path.join(config.dataDir, 'content'));
+  const bus = new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
+  const store: StoreContext = { config, database, files, log };
+  const agents = new BoardLinks(bus, config.rebootTimeoutMs);
+  const operationKinds = new OperationKindRegistry();
+  const events = new OperationEventLog(database.db, log.child({ component: 'operations' }), bus);
+  const operations = new Operations({ ...store, agents, bus, events, kinds: operationKinds });
+  const uploads = new UploadRegistry();
+  const archives = new ArchiveUploads({
+    uploads,
+    discard: (sha256) => discardIngestedContent(store, sha256),
+    events,
+    getOperation: (id) => operations.get(id),
+    log,
+  });
+  registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
+  for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
+  const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads });
+  const deviceRelay = new DeviceRelay({ hub, links: agents, bus });
+
+  // The results folder and the content store exist from the start; leftovers of a crash go.
+  await fs.mkdir(config.resultsDir, { recursive: true });
+  await sweepContentStore(store);
+  await operations.recover();
+
+  return {
+    ...store,
+    version: SERVER_VERSION,
+    bus,
+    agents,
+    hub,
+    uploads,
+    operationKinds,
+    operations,
+    archives,
+    deviceRelay,
+    async shutdown() {
+      // Event streams end first, so the server does not wait for their connections to close.
+      deviceRelay.close();
+      operations.stop();
+      // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
+      await hub.shutdown();
+      await operations.drain();
+    },
+  };
+}
