@@ -1,15 +1,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { systemClock, type Clock } from '@mm/protocol';
 import { BoardLinks } from './agent-link/board-links.ts';
 import { AgentHub } from './agent-link/hub.ts';
 import { UploadRegistry } from './agent-link/uploads.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { DeviceRelay } from './device-relay/device-relay.ts';
+import { DEFAULT_STREAM_RELAY_OPTIONS } from './device-relay/stream-relay.ts';
 import { InProcessEventBus, type EventBus } from './events/event-bus.ts';
 import type { Logger } from './logger.ts';
 import { OperationEventLog } from './operations/event-log.ts';
 import { OperationKindRegistry, type OperationKind } from './operations/kinds.ts';
+import { DEFAULT_OPERATION_STREAM_OPTIONS, OperationEventStreams } from './operations/operation-event-streams.ts';
 import { Operations } from './operations/operations.ts';
 import { ArchiveUploads } from './pacs/archive-uploads.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
@@ -36,6 +39,8 @@ export interface Services extends StoreContext {
   operationKinds: OperationKindRegistry;
   /** Operations: create, wait, cancel, list; the per-board queue; their event log. */
   operations: Operations;
+  /** The operations' SSE streams (`…/events/`). */
+  operationStreams: OperationEventStreams;
   /** PAC archives offered to boards for `pac.install`. */
   archives: ArchiveUploads;
   /** The device-script proxy and event-stream relay. */
@@ -47,6 +52,8 @@ export interface Services extends StoreContext {
 export interface ServicesOptions {
   /** More server-side operation kinds (tests), registered before operations are recovered. */
   operationKinds?: Record<string, OperationKind>;
+  /** Time for heartbeats and grace periods (tests of timing logic pass a ManualClock). */
+  clock?: Clock;
 }
 
 /**
@@ -54,10 +61,11 @@ export interface ServicesOptions {
  * in its constructor, then runs the startup work (content sweep, recovery of operations)
  * before anything can connect.
  *
- *   files, bus ─► agents (BoardLinks) ─► operation kinds, event log ─► operations
- *     ─► uploads, archives ─► hub (calls operations.agent as its BoardWork) ─► device relay
+ *   files, bus ─► agents (BoardLinks) ─► operation kinds, event log ─► operations, operation streams
+ *     ─► uploads, archives (+ PAC kinds) ─► hub (calls operations.agent as its BoardWork) ─► device relay
  */
 export async function createServices(config: Config, database: Database, log: Logger, opts: ServicesOptions = {}): Promise<Services> {
+  const clock = opts.clock ?? systemClock;
   const files = new ContentStore(path.join(config.dataDir, 'content'));
   const bus = new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
@@ -65,6 +73,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   const operationKinds = new OperationKindRegistry();
   const events = new OperationEventLog(database.db, log.child({ component: 'operations' }), bus);
   const operations = new Operations({ ...store, agents, bus, events, kinds: operationKinds });
+  const operationStreams = new OperationEventStreams({ events, bus }, { clock, ...DEFAULT_OPERATION_STREAM_OPTIONS });
   const uploads = new UploadRegistry();
   const archives = new ArchiveUploads({
     uploads,
@@ -76,7 +85,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads });
-  const deviceRelay = new DeviceRelay({ hub, links: agents, bus });
+  const deviceRelay = new DeviceRelay({ hub, links: agents, bus }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
 
   // The results folder and the content store exist from the start; leftovers of a crash go.
   await fs.mkdir(config.resultsDir, { recursive: true });
@@ -92,11 +101,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     uploads,
     operationKinds,
     operations,
+    operationStreams,
     archives,
     deviceRelay,
     async shutdown() {
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
+      operationStreams.close();
       operations.stop();
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
       await hub.shutdown();

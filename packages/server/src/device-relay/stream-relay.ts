@@ -1,27 +1,32 @@
 import type { ServerResponse } from 'node:http';
-import type { MessageOf } from '@mm/protocol';
+import { systemClock, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
 import type { AgentConnection } from '../agent-link/connection.ts';
-import { SseClient } from './sse-client.ts';
-import { EventRing, formatEvent, HEARTBEAT_COMMENT, preamble, upstreamEvent } from './sse-format.ts';
+import { formatEvent } from '../sse/format.ts';
+import { SseChannel } from '../sse/sse-channel.ts';
 
 export interface StreamRelayOptions {
+  clock: Clock;
   /** An idle client gets a heartbeat comment this often. */
   heartbeatMs: number;
   /** How long the upstream stays open after its last client left (a reloading page comes back). */
   lingerMs: number;
   /** Events kept per stream for `Last-Event-ID` resumption. */
   ringSize: number;
-  /** Unread output a client may pile up before it is cut off. */
+  /** Unread output a client may pile up before it counts as behind. */
   maxClientBufferBytes: number;
+  /** How long a client may stay behind before it is cut off. */
+  graceMs: number;
   /** The `retry:` the relay tells clients (EventSource reconnect delay). */
   retryMs: number;
 }
 
 export const DEFAULT_STREAM_RELAY_OPTIONS: StreamRelayOptions = {
+  clock: systemClock,
   heartbeatMs: 15_000,
   lingerMs: 2_000,
   ringSize: 256,
   maxClientBufferBytes: 1024 * 1024,
+  graceMs: 2_000,
   retryMs: 2_000,
 };
 
@@ -46,13 +51,13 @@ interface ScriptStream {
   boardId: string;
   port: number;
   path: string;
-  clients: Set<SseClient>;
-  ring: EventRing;
+  /** Its clients, the ring of its last events, their heartbeats. */
+  channel: SseChannel;
   /** The script's last event id (SSE ids stick): sent again when the subscription is made anew. */
   lastId: string | undefined;
   state: UpstreamState;
   sub: { id: number; conn: AgentConnection } | undefined;
-  linger: NodeJS.Timeout | undefined;
+  linger: TimerHandle | undefined;
 }
 
 /**
@@ -69,21 +74,16 @@ export class StreamRelay {
   private readonly bySub = new Map<number, ScriptStream>();
   private readonly watched = new WeakSet<AgentConnection>();
   private nextSubId = 1;
-  private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
 
   constructor(
     private readonly links: BoardLinks,
     private readonly opts: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS,
-  ) {
-    // Checked a few times per period, so an idle client hears from us about every heartbeatMs.
-    this.heartbeat = setInterval(() => this.sendHeartbeats(), Math.max(10, Math.floor(opts.heartbeatMs / 3)));
-    this.heartbeat.unref();
-  }
+  ) {}
 
   /** Clients connected to the stream of this board and script (tests, diagnostics). */
   clientCount(boardId: string, scriptId: string): number {
-    return this.streams.get(streamKey(boardId, scriptId))?.clients.size ?? 0;
+    return this.streams.get(streamKey(boardId, scriptId))?.channel.clientCount ?? 0;
   }
 
   /**
@@ -94,18 +94,11 @@ export class StreamRelay {
    */
   attach(target: StreamTarget, opts: { lastEventId?: string | undefined; out?: ServerResponse } = {}): ReadableStream<Uint8Array> {
     const stream = this.streamFor(target);
-    clearTimeout(stream.linger);
+    this.opts.clock.clearTimeout(stream.linger);
     stream.linger = undefined;
-    const client = new SseClient(this.opts.maxClientBufferBytes, (c) => this.detach(stream, c), opts.out);
-    client.write(preamble(this.opts.retryMs));
-    if (opts.lastEventId !== undefined) for (const frame of stream.ring.since(opts.lastEventId)) client.write(frame);
-    if (stream.state === 'up' || stream.state === 'down') client.write(upstreamEvent(stream.state));
-    if (this.closed) {
-      client.end();
-      return client.body;
-    }
-    stream.clients.add(client);
-    if (!stream.sub) this.subscribe(stream);
+    const intro = stream.state === 'up' || stream.state === 'down' ? [upstreamEvent(stream.state)] : [];
+    const client = stream.channel.attach({ out: opts.out, lastEventId: opts.lastEventId, intro });
+    if (!this.closed && !stream.sub) this.subscribe(stream);
     return client.body;
   }
 
@@ -113,9 +106,7 @@ export class StreamRelay {
     const stream = this.streamOf(conn, m.sub_id);
     if (!stream) return;
     if (m.id !== undefined) stream.lastId = m.id;
-    const frame = formatEvent(m);
-    stream.ring.push(stream.lastId, frame);
-    for (const client of stream.clients) client.write(frame);
+    stream.channel.publish(formatEvent(m), { lastId: stream.lastId });
   }
 
   onStatus(conn: AgentConnection, m: MessageOf<'sse.status'>): void {
@@ -129,7 +120,7 @@ export class StreamRelay {
     const conn = this.links.connection(boardId);
     if (!conn) return;
     for (const stream of this.streams.values()) {
-      if (stream.boardId !== boardId || stream.clients.size === 0) continue;
+      if (stream.boardId !== boardId || stream.channel.clientCount === 0) continue;
       if (stream.sub?.conn === conn) continue;
       this.forgetSubscription(stream);
       this.subscribe(stream);
@@ -139,11 +130,10 @@ export class StreamRelay {
   /** Shutdown: upstreams are let go and every client's stream ends. */
   close(): void {
     this.closed = true;
-    clearInterval(this.heartbeat);
     for (const stream of this.streams.values()) {
-      clearTimeout(stream.linger);
+      this.opts.clock.clearTimeout(stream.linger);
       this.unsubscribe(stream);
-      for (const client of [...stream.clients]) client.end();
+      stream.channel.close();
     }
   }
 
@@ -153,19 +143,23 @@ export class StreamRelay {
     const key = streamKey(target.boardId, target.scriptId);
     let stream = this.streams.get(key);
     if (!stream) {
-      stream = {
+      const { clock, heartbeatMs, ringSize, retryMs, maxClientBufferBytes, graceMs } = this.opts;
+      const created: ScriptStream = {
         key,
         boardId: target.boardId,
         port: target.port,
         path: target.path,
-        clients: new Set(),
-        ring: new EventRing(this.opts.ringSize),
+        channel: new SseChannel({ clock, heartbeatMs, ringSize, retryMs, maxBacklogBytes: maxClientBufferBytes, graceMs }, () =>
+          this.lastClientLeft(created),
+        ),
         lastId: undefined,
         state: 'idle',
         sub: undefined,
         linger: undefined,
       };
-      this.streams.set(key, stream);
+      if (this.closed) created.channel.close();
+      this.streams.set(key, created);
+      stream = created;
     } else if (!stream.sub) {
       // The entry may have moved to another port since the last subscription.
       stream.port = target.port;
@@ -214,17 +208,16 @@ export class StreamRelay {
     stream.sub = undefined;
   }
 
-  private detach(stream: ScriptStream, client: SseClient): void {
-    stream.clients.delete(client);
-    if (stream.clients.size > 0) return;
+  private lastClientLeft(stream: ScriptStream): void {
+    if (this.closed) return;
     if (!stream.sub) {
       stream.state = 'idle';
       return;
     }
     if (stream.linger) return;
-    stream.linger = setTimeout(() => {
+    stream.linger = this.opts.clock.setTimeout(() => {
       stream.linger = undefined;
-      if (stream.clients.size === 0) this.unsubscribe(stream);
+      if (stream.channel.clientCount === 0) this.unsubscribe(stream);
     }, this.opts.lingerMs);
     stream.linger.unref();
   }
@@ -237,7 +230,7 @@ export class StreamRelay {
       for (const stream of this.streams.values()) {
         if (stream.sub?.conn !== conn) continue;
         this.forgetSubscription(stream);
-        if (stream.clients.size > 0) this.setState(stream, 'down', 'the link to the board dropped');
+        if (stream.channel.clientCount > 0) this.setState(stream, 'down', 'the link to the board dropped');
         else stream.state = 'idle';
       }
     });
@@ -246,16 +239,14 @@ export class StreamRelay {
   private setState(stream: ScriptStream, state: 'up' | 'down', message?: string): void {
     if (stream.state === state) return;
     stream.state = state;
-    const frame = upstreamEvent(state, message);
-    for (const client of stream.clients) client.write(frame);
+    // Not kept for resumption: a client joining gets the current state anyway.
+    stream.channel.publish(upstreamEvent(state, message), { remember: false });
   }
+}
 
-  private sendHeartbeats(): void {
-    const due = Date.now() - this.opts.heartbeatMs;
-    for (const stream of this.streams.values()) {
-      for (const client of stream.clients) if (client.lastWriteAt <= due) client.write(HEARTBEAT_COMMENT);
-    }
-  }
+/** The relay's own `upstream` event: the script's stream dropped (`down`) or is back (`up`). No id: it is not the script's. */
+function upstreamEvent(state: 'up' | 'down', message?: string): Buffer {
+  return formatEvent({ event: 'upstream', data: JSON.stringify(message ? { state, message } : { state }) });
 }
 
 function streamKey(boardId: string, scriptId: string): string {

@@ -69,7 +69,6 @@ export class Operations implements OperationLifecycle {
   /** Running operations asked to stop, waiting for the board (or run) to confirm. */
   private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
   private stopping = false;
-  private readonly stopController = new AbortController();
   /** `transfer` and `execute`: the hub's BoardWork (op messages, hello settling, pull statistics). */
   readonly agent: AgentOperations;
   /** Registered kinds, run on the server. */
@@ -87,11 +86,6 @@ export class Operations implements OperationLifecycle {
 
   get isStopping(): boolean {
     return this.stopping;
-  }
-
-  /** Aborted when the server begins to shut down (event streams end then). */
-  get stopSignal(): AbortSignal {
-    return this.stopController.signal;
   }
 
   // ── startup and shutdown ─────────────────────────────────────────────────────────
@@ -119,10 +113,9 @@ export class Operations implements OperationLifecycle {
     for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) this.queue.kick(boardId);
   }
 
-  /** Shutdown, part 1: no operation starts any more, server-side runs stop, event streams end. */
+  /** Shutdown, part 1: no operation starts any more, server-side runs stop. */
   stop(): void {
     this.stopping = true;
-    this.stopController.abort();
     this.server.abortAll();
     for (const c of this.cancelRequested.values()) clearTimeout(c.timer);
   }

@@ -1,9 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { streamSSE } from 'hono/streaming';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
-import type { OperationEvent } from '../operations/event-log.ts';
 import { OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
 import { notFound } from '../errors.ts';
 
@@ -80,8 +78,14 @@ const cancelRoute = createRoute({
   },
 });
 
-/** Comment lines keep proxies and clients from timing out an idle event stream. */
-const SSE_HEARTBEAT_MS = 15_000;
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  // Reverse proxies (nginx) must pass events on at once.
+  'x-accel-buffering': 'no',
+  // Chunked from the start: the adapter then sends the head at once instead of first reading ahead.
+  'transfer-encoding': 'chunked',
+};
 
 export function operationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.operation) });
@@ -100,7 +104,20 @@ export function operationRoutes(ctx: Services) {
   app.openapi(logRoute, async (c) => {
     const { id } = c.req.valid('param');
     await ctx.operations.require(id);
-    return c.text(await ctx.operations.events.text(id), 200, { 'content-type': 'text/plain; charset=utf-8' });
+    // Read from the database a page at a time as the client takes it, never whole in memory.
+    const chunks = ctx.operations.events.logText(id);
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(next.value));
+      },
+      async cancel() {
+        await chunks.return(undefined);
+      },
+    });
+    return c.body(body, 200, { 'content-type': 'text/plain; charset=utf-8' });
   });
 
   app.openapi(cancelRoute, async (c) => c.json(await ctx.operations.cancel(c.req.valid('param').id), 202));
@@ -131,59 +148,8 @@ export function operationRoutes(ctx: Services) {
     await ctx.operations.require(id);
     const lastHeader = c.req.header('last-event-id') ?? c.req.query('last_event_id');
     const after = lastHeader && /^\d{1,10}$/.test(lastHeader.trim()) ? Number(lastHeader.trim()) : 0;
-
-    c.header('Cache-Control', 'no-cache');
-    c.header('X-Accel-Buffering', 'no');
-    return streamSSE(c, async (stream) => {
-      // Listen first, then replay: live events that arrive during the replay wait in `live`
-      // and are sent after it, skipping any the replay already sent.
-      const live: OperationEvent[] = [];
-      let wake: (() => void) | undefined;
-      const unsubscribe = ctx.operations.events.subscribe(id, (e) => {
-        live.push(e);
-        wake?.();
-      });
-      let gone = false;
-      const stop = () => {
-        gone = true;
-        wake?.();
-      };
-      stream.onAbort(stop);
-      const stopping = ctx.operations.stopSignal;
-      stopping.addEventListener('abort', stop);
-      let sentSeq = after;
-      let ended = false;
-      const send = async (e: OperationEvent) => {
-        if (e.seq <= sentSeq) return;
-        sentSeq = e.seq;
-        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e.data) });
-        if (e.type === 'end') ended = true;
-      };
-      try {
-        for (const e of await ctx.operations.events.read(id, after)) {
-          await send(e);
-          if (ended) return;
-        }
-        while (!ended && !gone && !stopping.aborted) {
-          const next = live.shift();
-          if (next) {
-            await send(next);
-            continue;
-          }
-          let timer: NodeJS.Timeout | undefined;
-          const woke = await new Promise<boolean>((resolve) => {
-            wake = () => resolve(true);
-            timer = setTimeout(() => resolve(false), SSE_HEARTBEAT_MS);
-          });
-          wake = undefined;
-          clearTimeout(timer);
-          if (!woke && !gone) await stream.write(': keep-alive\n\n');
-        }
-      } finally {
-        unsubscribe();
-        stopping.removeEventListener('abort', stop);
-      }
-    });
+    const body = ctx.operationStreams.open(id, after, c.env.outgoing);
+    return new Response(body, { status: 200, headers: SSE_HEADERS });
   });
 
   return app;

@@ -1,0 +1,23 @@
+/**
+ * Server-sent events as the server writes them (operation events, the device-script relay):
+ * each event is formatted once into a Buffer that every client's socket then takes as is.
+ */
+
+/** Keeps a field on one line: an id or event name with a line break would start a new field. */
+const oneLine = (s: string) => s.replace(/[\r\n\0]/g, '');
+
+/** One event: `id:` if it has one, `event:` unless it is the default `message`, one `data:` line per line of data. */
+export function formatEvent(e: { id?: string | undefined; event?: string | undefined; data: string }): Buffer {
+  let text = '';
+  if (e.id !== undefined) text += `id: ${oneLine(e.id)}\n`;
+  if (e.event !== undefined && e.event !== '' && e.event !== 'message') text += `event: ${oneLine(e.event)}\n`;
+  for (const line of e.data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`;
+  return Buffer.from(`${text}\n`, 'utf8');
+}
+
+export const HEARTBEAT_COMMENT = Buffer.from(': heartbeat\n\n', 'utf8');
+
+/** First bytes of every stream: how long a client's EventSource waits before reconnecting. */
+export function preamble(retryMs: number): Buffer {
+  return Buffer.from(`retry: ${retryMs}\n\n`, 'utf8');
+}
