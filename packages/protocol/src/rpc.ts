@@ -51,7 +51,3 @@ export const rpcMethods = {
 export type RpcMethod = keyof typeof rpcMethods;
 export type RpcParams<M extends RpcMethod> = z.infer<(typeof rpcMethods)[M]['params']>;
 export type RpcResult<M extends RpcMethod> = z.infer<(typeof rpcMethods)[M]['result']>;
-
-export function isRpcMethod(name: string): name is RpcMethod {
-  return Object.hasOwn(rpcMethods, name);
-}

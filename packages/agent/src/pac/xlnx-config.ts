@@ -2,10 +2,6 @@ import { spawn } from 'node:child_process';
 import { XlnxConfigError, type XlnxConfigErrorCode } from './pac-errors.ts';
 import { parseXlnxConfigQuery, type PacQueryResult } from './xlnx-config-output.ts';
 
-/** The defaults of the agent settings MM_XLNX_CONFIG and MM_REBOOT (API.md). */
-export const DEFAULT_XLNX_CONFIG = 'xlnx-config';
-export const DEFAULT_REBOOT_COMMAND = 'systemctl reboot';
-
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 /** Activation generates a boot binary (bootgen) and writes the boot partition: allow minutes. */
 export const DEFAULT_ACTIVATE_TIMEOUT_MS = 300_000;

@@ -62,17 +62,6 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   };
 }
 
-/** drizzle wraps driver errors; the SQLSTATE sits on `cause` (see STACK-NOTES). */
-export function pgErrorCode(e: unknown): string | undefined {
-  let cur: unknown = e;
-  for (let i = 0; i < 4 && cur && typeof cur === 'object'; i++) {
-    const code = (cur as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 /** A migrated, empty embedded database as a dump, for tests that start many servers. */
 export async function createEmbeddedSeed(): Promise<Blob> {
   const { PGlite } = await import('@electric-sql/pglite');

@@ -7,7 +7,7 @@ import { sha256Hex } from '../http/auth.ts';
 import { validationHook } from '../http/validation.ts';
 import { notFound } from '../errors.ts';
 import { busyBoardIds } from '../operations/store.ts';
-import { requireJson } from './invocations.ts';
+import { requireJson } from '../http/openapi.ts';
 
 const BoardIdParams = z.object({
   id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),

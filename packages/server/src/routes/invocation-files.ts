@@ -4,7 +4,7 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { NotFoundError, notFound, ValidationError } from '../errors.ts';
 import { contentDisposition, serveFile } from '../http/file-response.ts';
-import { fileUploadResponses, receiveFileUpload } from '../http/file-upload.ts';
+import { receiveFileUpload } from '../services/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import {
   attachInvocationFile,
@@ -15,7 +15,7 @@ import {
 import { FILE_KINDS, FileKindSchema, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
 import { invocationZip } from '../services/invocation-zip.ts';
 import { findInvocation, requireInvocation } from '../services/invocations.ts';
-import { InvocationId, InvocationIdParams, problemResponses } from './invocations.ts';
+import { InvocationId, InvocationIdParams, problemResponses, fileUploadResponses } from '../http/openapi.ts';
 
 const FileParams = InvocationIdParams.extend({
   kind: FileKindSchema.openapi({ param: { name: 'kind', in: 'path' } }),

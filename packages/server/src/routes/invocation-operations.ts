@@ -1,9 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { invocations } from '../db/schema.ts';
+import { requireInvocation } from '../services/invocations.ts';
 import { notFound } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { validationHook } from '../http/validation.ts';
@@ -11,7 +10,7 @@ import { boardForOperation } from '../operations/board-selection.ts';
 import type { AgentKind } from '../operations/kinds.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { respondWithOperation } from '../operations/respond.ts';
-import { InvocationIdParams } from './invocations.ts';
+import { InvocationIdParams } from '../http/openapi.ts';
 
 const BoardChoice = z
   .object({
@@ -71,13 +70,11 @@ export function invocationOperationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 
   const start = async (c: Context<AppEnv>, kind: AgentKind, invocationId: number, boardId: string | undefined) => {
-    const [[inv], board] = await Promise.all([
-      ctx.database.db.select({ id: invocations.id }).from(invocations).where(eq(invocations.id, invocationId)),
-      boardForOperation(ctx, boardId).catch((err: unknown) => err as Error),
-    ]);
-    if (!inv) throw notFound.invocation(invocationId);
-    if (board instanceof Error) throw board;
-    const op = await ctx.operations.create({ kind, boardId: board, invocationId });
+    // Looked up together; an unknown invocation is reported before any board problem.
+    const [invocation, board] = await Promise.allSettled([requireInvocation(ctx, invocationId), boardForOperation(ctx, boardId)]);
+    if (invocation.status === 'rejected') throw invocation.reason;
+    if (board.status === 'rejected') throw board.reason;
+    const op = await ctx.operations.create({ kind, boardId: board.value, invocationId });
     return respondWithOperation(c, ctx, op);
   };
 

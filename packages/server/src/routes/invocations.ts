@@ -1,28 +1,12 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { notFound, UnsupportedMediaTypeError } from '../errors.ts';
+import { notFound } from '../errors.ts';
+import { InvocationIdParams, problemResponses, requireJson } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
 import { latestOperationsOf } from '../services/invocation-operations.ts';
 import { InvocationDetailsSchema, InvocationSchema, toInvocationRecord } from '../services/invocation-records.ts';
 import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../services/invocations.ts';
-
-/** Invocation ids are serial (int4) keys: positive, at most 2^31 - 1, plain decimal. */
-export const InvocationId = z
-  .string()
-  .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive integer')
-  .transform(Number)
-  .pipe(z.number().int().max(2_147_483_647));
-
-export const InvocationIdParams = z.object({
-  id: InvocationId.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
-});
-
-export const problemResponses = {
-  400: { description: 'Bad input (problem+json, `validation_failed`, `malformed_json`, …)' },
-  404: { description: 'No such invocation (problem+json, `invocation_not_found`)' },
-} as const;
 
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
@@ -38,15 +22,6 @@ const CreateInvocationBody = z
   .openapi('CreateInvocation', { example: { name: 'yolo-test', description: '' } });
 
 const InvocationList = z.object({ invocations: z.array(InvocationSchema), total: z.number().int() }).openapi('InvocationList');
-
-/** JSON bodies must say so: anything else is 415, before the body is parsed. */
-export const requireJson: MiddlewareHandler = async (c, next) => {
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
-    throw new UnsupportedMediaTypeError(`Send the body as application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'}).`);
-  }
-  await next();
-};
 
 const listRoute = createRoute({
   method: 'get',

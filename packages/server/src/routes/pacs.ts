@@ -3,13 +3,13 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
-import { fileUploadResponses, receiveFileUpload } from '../http/file-upload.ts';
+import { receiveFileUpload } from '../services/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { respondWithOperation } from '../operations/respond.ts';
 import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema } from '../pacs/pac-schemas.ts';
-import { requireJson } from './invocations.ts';
+import { requireJson, fileUploadResponses } from '../http/openapi.ts';
 
 /** The pre-check of an activation: the agent's `xlnx-config -q` takes up to 30 s. */
 const PRECHECK_TIMEOUT_MS = 60_000;

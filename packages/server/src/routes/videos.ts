@@ -1,9 +1,8 @@
 import fsp from 'node:fs/promises';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { eq } from 'drizzle-orm';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { invocationFiles, invocations } from '../db/schema.ts';
+import { invocationVideos } from '../services/videos.ts';
 import { NotFoundError } from '../errors.ts';
 import { sniffFileContentType, videoTypeFromExtension } from '../http/content-type.ts';
 import { serveFile } from '../http/file-response.ts';
@@ -35,24 +34,6 @@ const listRoute = createRoute({
 
 const resultsVideoNotFound = () => new NotFoundError('video_not_found', 'No such video in the results folder.');
 
-async function invocationVideos(ctx: Services): Promise<VideoRecord[]> {
-  const rows = await ctx.database.db
-    .select({ file: invocationFiles, name: invocations.name })
-    .from(invocationFiles)
-    .innerJoin(invocations, eq(invocations.id, invocationFiles.invocationId))
-    .where(eq(invocationFiles.kind, 'output_video'));
-  return rows.map(({ file, name }) => ({
-    source: 'invocation' as const,
-    invocation_id: file.invocationId,
-    name,
-    filename: file.filename,
-    size: file.size,
-    content_type: file.contentType,
-    modified_at: file.uploadedAt.toISOString(),
-    url: `/api/invocations/${file.invocationId}/video/`,
-  }));
-}
-
 async function resultsVideos(ctx: Services): Promise<VideoRecord[]> {
   const found = await listResultsVideos(ctx.config.resultsDir);
   return found.map((v) => ({
@@ -72,7 +53,7 @@ export function videoRoutes(ctx: Services) {
 
   app.openapi(listRoute, async (c) => {
     const { limit, offset } = c.req.valid('query');
-    const all = [...(await invocationVideos(ctx)), ...(await resultsVideos(ctx))];
+    const all = [...(await invocationVideos(ctx.database.db)), ...(await resultsVideos(ctx))];
     all.sort((a, b) => (a.modified_at < b.modified_at ? 1 : a.modified_at > b.modified_at ? -1 : a.url.localeCompare(b.url)));
     return c.json({ videos: all.slice(offset, offset + limit), total: all.length }, 200);
   });

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { StoreContext } from '../store-context.ts';
-import { discardIngestedContent } from '../services/invocation-files.ts';
-import { type ReceivedFile, receiveUpload } from './multipart.ts';
+import { type ReceivedFile, receiveUpload } from '../http/multipart.ts';
+import { discardIngestedContent } from './invocation-files.ts';
 
 export interface FileUploadOptions<T> {
   /** Checks a text field as soon as it arrives: a bad one sent before the file fails before any byte is stored. */
@@ -33,9 +33,3 @@ export async function receiveFileUpload<T>(ctx: StoreContext, req: IncomingMessa
     throw err;
   }
 }
-
-/** The OpenAPI answers of a route that receives its upload with `receiveFileUpload`. */
-export const fileUploadResponses = {
-  413: { description: 'The file is larger than MM_MAX_UPLOAD_BYTES; nothing is kept' },
-  415: { description: 'The body is not multipart/form-data' },
-} as const;
