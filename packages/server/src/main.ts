@@ -1,18 +1,21 @@
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DataDirLockedError } from './data-dir-lock.ts';
 import { createLogger } from './logger.ts';
 import { startServer } from './server.ts';
 
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  if (e instanceof ConfigError) {
-    console.error(`mm-server: ${e.message}`);
-    process.exit(2);
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`mm-server: ${e.message}`);
+      process.exit(2);
+    }
+    throw e;
   }
-  throw e;
 }
+
+const config = configOrExit();
 
 const log = createLogger(config.logLevel);
 try {

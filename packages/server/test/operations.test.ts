@@ -386,6 +386,33 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     expect(await board.agent.closed).toBe(4003);
     for (const id of [running.id, queued.id]) expect((await getOp(server, id)).status).toBe('cancelled');
   });
+
+  it('replays a history longer than a page, then follows live events, each exactly once; /log/ streams it all', async () => {
+    const board = await onlineBoard(server, 'long-log');
+    const inv = await createInvocation(server, 'long log');
+    const op = await json(await post(server, `/api/invocations/${inv}/execute/`, { board_id: board.id }, async));
+    await board.agent.next('op.start');
+    // Alternating streams, so chunks never merge into one event: well over one page (500) of events.
+    const say = (i: number) => board.agent.send({ type: 'op.log', op_id: op.id, stream: i % 2 ? 'stdout' : 'stderr', data: `line ${i}\n` });
+    for (let i = 0; i < 600; i++) say(i);
+    for (;;) {
+      if ((await (await server.api(`/api/operations/${op.id}/log/`)).text()).includes('line 599\n')) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const streaming = server.api(`/api/operations/${op.id}/events/`).then(readSse);
+    // More while the client replays, then the end.
+    for (let i = 600; i < 800; i++) say(i);
+    await board.agent.report(board.agent.outcome(op.id, 'succeeded'));
+    const events = await streaming;
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => String(i + 1)));
+    const logged = events.filter((e) => e.event === 'log').map((e) => (e.data as { data: string }).data);
+    const expected = Array.from({ length: 800 }, (_, i) => `line ${i}\n`);
+    expect(logged.filter((l) => l.startsWith('line '))).toEqual(expected);
+    expect(events.at(-1)).toMatchObject({ event: 'end', data: { id: op.id, status: 'succeeded' } });
+    const log = await (await server.api(`/api/operations/${op.id}/log/`)).text();
+    expect(log).toContain(expected.join(''));
+    await board.agent.close();
+  });
 });
 
 describe.each(dbKinds)('operations: sync wait and board choice (%s database)', (kind) => {

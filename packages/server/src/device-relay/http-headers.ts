@@ -5,7 +5,7 @@ import type { HttpHeader } from '@mm/protocol';
  * ones that must not reach a device script: `Host` (the agent names 127.0.0.1:<port>) and
  * `Authorization` (the control plane's API token is not the script's business).
  */
-const NEVER_FORWARDED = new Set([
+const NEVER_FORWARDED: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'te',

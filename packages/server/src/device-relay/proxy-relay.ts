@@ -21,7 +21,7 @@ export interface ScriptRequest {
 }
 
 /** Statuses whose responses never carry a body (a web Response refuses one). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
 /** How much of a response body may wait in memory for a slow client before the pull stops granting credit. */
 const RESPONSE_BUFFER_BYTES = 256 * 1024;
 

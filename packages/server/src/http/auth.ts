@@ -19,7 +19,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** Paths that authenticate otherwise (the agent's board token) or not at all (health). */
-const OPEN_PATHS = new Set(['/api/health/', '/api/agent/connect/']);
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/api/health/', '/api/agent/connect/']);
 
 export function apiTokenAuth(apiToken: string | undefined): MiddlewareHandler {
   return async (c, next) => {

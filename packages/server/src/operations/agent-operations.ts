@@ -34,7 +34,7 @@ interface TransferStats {
   pulls: Array<{ filename: string | null; sha256: string; offset: number; bytes: number; complete: boolean }>;
 }
 
-const KIND_ORDER = new Map<string, number>(INPUT_FILE_KINDS.map((k, i) => [k, i]));
+const KIND_ORDER: ReadonlyMap<string, number> = new Map<string, number>(INPUT_FILE_KINDS.map((k, i) => [k, i]));
 const RECENTLY_FINAL_KEPT = 1000;
 
 /**
