@@ -17,7 +17,7 @@ import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '.
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { SERVER_VERSION } from '../version.ts';
 import { recordHello, recordLastSeen, type BoardStatus, type Presence } from './board-store.ts';
-import { AgentConnection, type RelayMessage, type ConnectionHandlers, type HelloMessage, type OpenedSource, type OperationMessage, type PullMessage } from './connection.ts';
+import { BoardLink, type RelayMessage, type BoardLinkHandlers, type HelloMessage, type OpenedSource, type OperationMessage, type PullMessage } from './board-link.ts';
 import { UploadRegistry } from './uploads.ts';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -40,12 +40,12 @@ export interface HubEvents {
   /** Bytes of content the board pulled from us (transfer statistics). */
   served: [boardId: string, pull: PullMessage, bytes: number, ok: boolean];
   /** Any connection closed (greeted or not, replaced or not): per-connection state goes. */
-  'connection-closed': [conn: AgentConnection];
+  'connection-closed': [conn: BoardLink];
 }
 
 /** Opens a source kind the hub does not know itself (see registerSource). */
-export type SourceOpener = (conn: AgentConnection, pull: PullMessage) => Promise<OpenedSource>;
-export type MessageHandler = (conn: AgentConnection, message: RelayMessage) => void;
+export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<OpenedSource>;
+export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
 
 /**
  * Every agent link of the server: accepts connections, keeps presence (one live connection
@@ -55,9 +55,9 @@ export type MessageHandler = (conn: AgentConnection, message: RelayMessage) => v
 export class AgentHub extends EventEmitter<HubEvents> {
   private ctxRef: AppContext | undefined;
   /** The connection that represents each board (after its hello). */
-  private readonly live = new Map<string, AgentConnection>();
+  private readonly live = new Map<string, BoardLink>();
   /** Every open connection, greeted or not (to close them all at shutdown or on revoke). */
-  private readonly open = new Set<AgentConnection>();
+  private readonly open = new Set<BoardLink>();
   private readonly reboots = new Map<string, RebootWatch>();
   private stopping = false;
   private readonly extraSources = new Map<string, SourceOpener>();
@@ -87,7 +87,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
       return;
     }
     const { config, log } = this.ctx;
-    const conn = new AgentConnection(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
+    const conn = new BoardLink(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
     });
@@ -122,7 +122,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
   }
 
   /** The live connection of a board (operations send op.start/op.cancel/acks through it). */
-  connection(boardId: string): AgentConnection | undefined {
+  connection(boardId: string): BoardLink | undefined {
     const c = this.live.get(boardId);
     return c?.isReady ? c : undefined;
   }
@@ -234,7 +234,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
 
   // ── streams ──────────────────────────────────────────────────────────────────────
 
-  private async openSource(conn: AgentConnection, pull: PullMessage): Promise<OpenedSource> {
+  private async openSource(conn: BoardLink, pull: PullMessage): Promise<OpenedSource> {
     const { source, offset } = pull;
     const extra = this.extraSources.get(source.kind);
     if (extra) return extra(conn, pull);
@@ -259,7 +259,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
 
   // ── connection events ────────────────────────────────────────────────────────────
 
-  private readonly handlers: ConnectionHandlers = {
+  private readonly handlers: BoardLinkHandlers = {
     hello: (conn, hello) => this.onHello(conn, hello),
     operationMessage: (conn, m: OperationMessage) => this.ctx.operations.onAgentMessage(conn, m),
     openSource: (conn, pull) => this.openSource(conn, pull),
@@ -272,7 +272,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
     },
   };
 
-  private async onHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+  private async onHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
     const { database, log } = this.ctx;
     if (hello.protocol_version !== PROTOCOL_VERSION) {
       conn.log.warn({ theirs: hello.protocol_version, ours: PROTOCOL_VERSION }, 'agent speaks another protocol version');
@@ -318,7 +318,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
     log.debug({ board_id: conn.boardId }, 'hello settled');
   }
 
-  private onClosed(conn: AgentConnection, code: number, reason: string): void {
+  private onClosed(conn: BoardLink, code: number, reason: string): void {
     this.open.delete(conn);
     conn.log.info({ code, reason }, 'agent disconnected');
     this.emit('connection-closed', conn);

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.ts';
-import type { AgentConnection, RelayMessage } from '../agent-link/connection.ts';
+import type { BoardLink, RelayMessage } from '../agent-link/board-link.ts';
 import { ProxyRelay } from './proxy-relay.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS, StreamRelay, type StreamRelayOptions } from './stream-relay.ts';
 
@@ -24,7 +24,7 @@ export class DeviceRelay {
     hub.on('online', (boardId) => this.streams.boardOnline(boardId));
   }
 
-  onMessage(conn: AgentConnection, m: RelayMessage): void {
+  onMessage(conn: BoardLink, m: RelayMessage): void {
     switch (m.type) {
       case 'http.response':
       case 'http.error':

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { MessageOf } from '@mm/protocol';
-import type { AgentConnection } from '../agent-link/connection.ts';
+import type { BoardLink } from '../agent-link/board-link.ts';
 import { SseClient } from './sse-client.ts';
 import { EventRing, formatEvent, HEARTBEAT_COMMENT, preamble, upstreamEvent } from './sse-format.ts';
 
@@ -35,7 +35,7 @@ export interface StreamTarget {
 
 /** The part of the agent hub the stream relay needs. */
 export interface BoardLinks {
-  connection(boardId: string): AgentConnection | undefined;
+  connection(boardId: string): BoardLink | undefined;
 }
 
 type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
@@ -51,7 +51,7 @@ interface ScriptStream {
   /** The script's last event id (SSE ids stick): sent again when the subscription is made anew. */
   lastId: string | undefined;
   state: UpstreamState;
-  sub: { id: number; conn: AgentConnection } | undefined;
+  sub: { id: number; conn: BoardLink } | undefined;
   linger: NodeJS.Timeout | undefined;
 }
 
@@ -67,7 +67,7 @@ interface ScriptStream {
 export class StreamRelay {
   private readonly streams = new Map<string, ScriptStream>();
   private readonly bySub = new Map<number, ScriptStream>();
-  private readonly watched = new WeakSet<AgentConnection>();
+  private readonly watched = new WeakSet<BoardLink>();
   private nextSubId = 1;
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
@@ -109,7 +109,7 @@ export class StreamRelay {
     return client.body;
   }
 
-  onEvent(conn: AgentConnection, m: MessageOf<'sse.event'>): void {
+  onEvent(conn: BoardLink, m: MessageOf<'sse.event'>): void {
     const stream = this.streamOf(conn, m.sub_id);
     if (!stream) return;
     if (m.id !== undefined) stream.lastId = m.id;
@@ -118,7 +118,7 @@ export class StreamRelay {
     for (const client of stream.clients) client.write(frame);
   }
 
-  onStatus(conn: AgentConnection, m: MessageOf<'sse.status'>): void {
+  onStatus(conn: BoardLink, m: MessageOf<'sse.status'>): void {
     const stream = this.streamOf(conn, m.sub_id);
     if (!stream) return;
     this.setState(stream, m.state === 'open' ? 'up' : 'down', m.message);
@@ -175,7 +175,7 @@ export class StreamRelay {
   }
 
   /** The stream a message of this connection belongs to; a stray subscription is ended on the board. */
-  private streamOf(conn: AgentConnection, subId: number): ScriptStream | undefined {
+  private streamOf(conn: BoardLink, subId: number): ScriptStream | undefined {
     const stream = this.bySub.get(subId);
     if (stream && stream.sub?.conn === conn) return stream;
     if (conn.isOpen) conn.sendMessage({ type: 'sse.unsubscribe', sub_id: subId });
@@ -230,7 +230,7 @@ export class StreamRelay {
   }
 
   /** Every subscription of a link that closed is gone on the agent's side too. */
-  private watch(conn: AgentConnection): void {
+  private watch(conn: BoardLink): void {
     if (this.watched.has(conn)) return;
     this.watched.add(conn);
     void conn.closed.then(() => {

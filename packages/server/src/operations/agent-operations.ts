@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { and, eq, inArray } from 'drizzle-orm';
 import { StreamError, writableSink, type FileRef, type OperationOutcome, type ProducedFile } from '@mm/protocol';
-import type { AgentConnection, HelloMessage, OperationMessage, PullMessage } from '../agent-link/connection.ts';
+import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
 import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
@@ -89,7 +89,7 @@ export class AgentOperations {
     if (conn) this.sendStart(conn, withParams);
   }
 
-  private sendStart(conn: AgentConnection, row: OperationRow): void {
+  private sendStart(conn: BoardLink, row: OperationRow): void {
     const p = row.params as Partial<StartParams>;
     conn.sendMessage({
       type: 'op.start',
@@ -139,7 +139,7 @@ export class AgentOperations {
 
   // ── messages from the agent ──────────────────────────────────────────────────────
 
-  async onMessage(conn: AgentConnection, m: OperationMessage): Promise<void> {
+  async onMessage(conn: BoardLink, m: OperationMessage): Promise<void> {
     if (m.type === 'op.result') return this.handleOutcome(conn, m.outcome);
     const op = await this.lookup(m.op_id);
     if (op === 'final') return; // e.g. the tail of a run cancelled while the board was away
@@ -152,7 +152,7 @@ export class AgentOperations {
   }
 
   /** Handles an outcome once at a time per operation; a repeat for an ended operation is just acknowledged. */
-  handleOutcome(conn: AgentConnection, outcome: OperationOutcome): Promise<void> {
+  handleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
     const id = outcome.op_id;
     const inFlight = this.outcomes.get(id);
     const run = (inFlight ?? Promise.resolve()).then(() => this.settleOutcome(conn, outcome));
@@ -163,7 +163,7 @@ export class AgentOperations {
     return tracked;
   }
 
-  private async settleOutcome(conn: AgentConnection, outcome: OperationOutcome): Promise<void> {
+  private async settleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
     const id = outcome.op_id;
     const ack = () => conn.sendMessage({ type: 'op.result.ack', op_id: id });
     const row = await findOperation(this.ctx.database.db, id);
@@ -237,7 +237,7 @@ export class AgentOperations {
    * checking its sha256 as it is stored. The content stays pinned until it is attached or
    * discarded.
    */
-  private async receiveOutput(conn: AgentConnection, output: ProducedFile): Promise<void> {
+  private async receiveOutput(conn: BoardLink, output: ProducedFile): Promise<void> {
     const files = this.ctx.files;
     // Already stored (e.g. the same video as before): nothing to move. Attaching it records it.
     if (await files.has(output.sha256)) return;
@@ -264,7 +264,7 @@ export class AgentOperations {
    * running operations of this board the agent does not know are started again;
    * operations the agent still runs but the server has ended get `op.cancel`.
    */
-  async settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+  async settleHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
     const { db } = this.ctx.database;
     for (const outcome of hello.finished) await this.handleOutcome(conn, outcome);
     const reported = new Set([...hello.running, ...hello.finished.map((f) => f.op_id)]);

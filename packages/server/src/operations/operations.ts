@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../app-context.ts';
 import { operations as operationsTable } from '../db/schema.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import type { AgentConnection, HelloMessage, OperationMessage } from '../agent-link/connection.ts';
+import type { BoardLink, HelloMessage, OperationMessage } from '../agent-link/board-link.ts';
 import { AgentOperations } from './agent-operations.ts';
 import { BoardQueue } from './board-queue.ts';
 import { OperationEventLog, type LogEventData } from './event-log.ts';
@@ -396,11 +396,11 @@ export class Operations {
 
   // ── the agent's side ─────────────────────────────────────────────────────────────
 
-  onAgentMessage(conn: AgentConnection, message: OperationMessage): Promise<void> {
+  onAgentMessage(conn: BoardLink, message: OperationMessage): Promise<void> {
     return this.agent.onMessage(conn, message);
   }
 
-  settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+  settleHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
     return this.agent.settleHello(conn, hello);
   }
 }
