@@ -19,6 +19,8 @@ type SettledType = 'stream.credit' | 'stream.end' | 'stream.abort' | 'error';
 export type DispatchedMessage<In extends LinkMessage> = Exclude<In, { type: SettledType }>;
 
 export interface LinkPeerHandlers<In extends LinkMessage> {
+  /** Every valid message, before the peer acts on it (test fakes record them all). */
+  observe?(message: In): void;
   /**
    * A valid message the peer does not settle itself (`stream.pull` included: answer it with
    * `serve`). A rejection is logged and answered with `error` `internal_error`.
@@ -278,6 +280,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       if (parsed.type !== 'error') this.replyError(parsed.code, parsed.error, parsed.type);
       return;
     }
+    this.opts.handlers.observe?.(parsed.message);
     const m: LinkMessage = parsed.message;
     switch (m.type) {
       case 'stream.credit':
