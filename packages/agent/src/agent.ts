@@ -7,14 +7,14 @@ import { ContentCache } from './cache/content-cache.ts';
 import type { AgentConfig } from './config.ts';
 import { Journal } from './journal/journal.ts';
 import { recoverJournal } from './journal/recover.ts';
-import type { AgentConnection, DispatchedMessage, HelloMessage } from './link/agent-connection.ts';
+import type { ControlPlaneLink, DispatchedMessage, HelloMessage } from './link/control-plane-link.ts';
 import { ServerLink } from './link/server-link.ts';
 import type { Logger } from './logger.ts';
 import { OperationManager } from './operations/operation-manager.ts';
 import { registerPacMethods } from './pac/pac-wiring.ts';
 import { agentInfoHandler } from './rpc/agent-info.ts';
 import { RpcRegistry } from './rpc/rpc-registry.ts';
-import { DeviceRelay } from './device-relay/device-relay.ts';
+import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
 import type { SimulatedBoard } from './simulate/simulated-board.ts';
 import { AGENT_VERSION } from './version.ts';
 
@@ -51,7 +51,7 @@ export class Agent {
   readonly rpc = new RpcRegistry();
   readonly operations: OperationManager;
   /** Device-script relay: proxied requests and followed event streams (device-relay/). */
-  readonly deviceRelay: DeviceRelay;
+  readonly deviceRelay: LocalScriptRelay;
 
   private constructor(
     readonly config: AgentConfig,
@@ -94,7 +94,7 @@ export class Agent {
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
     registerPacMethods(this);
-    this.deviceRelay = new DeviceRelay(log.child({ component: 'device-relay' }));
+    this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }));
     if (simulatedBoard) simulatedBoard.onReboot = () => this.simulateReboot();
   }
 
@@ -149,14 +149,14 @@ export class Agent {
     };
   }
 
-  private async dispatch(message: DispatchedMessage, connection: AgentConnection): Promise<void> {
+  private async dispatch(message: DispatchedMessage, connection: ControlPlaneLink): Promise<void> {
     switch (message.type) {
       case 'op.start':
       case 'op.cancel':
       case 'op.result.ack':
         return this.operations.handle(message);
       case 'stream.pull':
-        if (DeviceRelay.serves(message.source)) return this.deviceRelay.serveBody(message, connection);
+        if (LocalScriptRelay.serves(message.source)) return this.deviceRelay.serveBody(message, connection);
         return this.operations.serveProduced(message, connection);
       case 'http.request':
       case 'http.abort':

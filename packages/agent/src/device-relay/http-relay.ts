@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { HttpHeader, STREAM_CHUNK_BYTES, StreamError, type ByteSink, type MessageOf } from '@mm/protocol';
-import type { AgentConnection } from '../link/agent-connection.ts';
+import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -23,7 +23,7 @@ const OWN_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encod
 
 interface Relayed {
   id: number;
-  conn: AgentConnection;
+  conn: ControlPlaneLink;
   req: http.ClientRequest;
   res: http.IncomingMessage | undefined;
   bodyPulled: boolean;
@@ -39,11 +39,11 @@ interface Relayed {
  * `http.abort` or a closed link ends the request.
  */
 export class HttpRelay {
-  private readonly byConnection = new Map<AgentConnection, Map<number, Relayed>>();
+  private readonly byConnection = new Map<ControlPlaneLink, Map<number, Relayed>>();
 
   constructor(private readonly log: Logger) {}
 
-  request(m: MessageOf<'http.request'>, conn: AgentConnection): void {
+  request(m: MessageOf<'http.request'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
     if (table.has(m.req_id)) {
       conn.sendMessage({ type: 'http.error', req_id: m.req_id, error: { code: 'bad_request', message: `request ${m.req_id} is already open` } });
@@ -94,13 +94,13 @@ export class HttpRelay {
   }
 
   /** The server gave the request up. */
-  abort(m: MessageOf<'http.abort'>, conn: AgentConnection): void {
+  abort(m: MessageOf<'http.abort'>, conn: ControlPlaneLink): void {
     const entry = this.byConnection.get(conn)?.get(m.req_id);
     if (entry) this.drop(entry);
   }
 
   /** The server pulls a response body (source `http.response_body`). */
-  async serveResponseBody(pull: MessageOf<'stream.pull'>, conn: AgentConnection): Promise<void> {
+  async serveResponseBody(pull: MessageOf<'stream.pull'>, conn: ControlPlaneLink): Promise<void> {
     const source = pull.source;
     const entry = source.kind === 'http.response_body' ? this.byConnection.get(conn)?.get(source.req_id) : undefined;
     await conn.serve(pull, async () => {
@@ -149,7 +149,7 @@ export class HttpRelay {
     entry.unclaimed.unref();
   }
 
-  private tableOf(conn: AgentConnection): Map<number, Relayed> {
+  private tableOf(conn: ControlPlaneLink): Map<number, Relayed> {
     let table = this.byConnection.get(conn);
     if (!table) {
       const created = new Map<number, Relayed>();

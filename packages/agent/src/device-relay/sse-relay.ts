@@ -1,6 +1,6 @@
 import { EventSource, type EventSourceFetchInit } from 'eventsource';
 import type { MessageOf } from '@mm/protocol';
-import type { AgentConnection } from '../link/agent-connection.ts';
+import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 import { SCRIPT_HOST } from './http-relay.ts';
 
@@ -47,7 +47,7 @@ class Subscription {
 
   constructor(
     readonly id: number,
-    private readonly conn: AgentConnection,
+    private readonly conn: ControlPlaneLink,
     private readonly url: string,
     /** Sent as Last-Event-ID on every new connection, so the script can resume where we were. */
     private lastEventId: string | undefined,
@@ -124,11 +124,11 @@ class Subscription {
  * the next link).
  */
 export class SseRelay {
-  private readonly byConnection = new Map<AgentConnection, Map<number, Subscription>>();
+  private readonly byConnection = new Map<ControlPlaneLink, Map<number, Subscription>>();
 
   constructor(private readonly log: Logger) {}
 
-  subscribe(m: MessageOf<'sse.subscribe'>, conn: AgentConnection): void {
+  subscribe(m: MessageOf<'sse.subscribe'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
     table.get(m.sub_id)?.close();
     const sub = new Subscription(m.sub_id, conn, `http://${SCRIPT_HOST}:${m.port}${m.path}`, m.last_event_id, this.log);
@@ -137,7 +137,7 @@ export class SseRelay {
     sub.start();
   }
 
-  unsubscribe(m: MessageOf<'sse.unsubscribe'>, conn: AgentConnection): void {
+  unsubscribe(m: MessageOf<'sse.unsubscribe'>, conn: ControlPlaneLink): void {
     const table = this.byConnection.get(conn);
     table?.get(m.sub_id)?.close();
     table?.delete(m.sub_id);
@@ -149,7 +149,7 @@ export class SseRelay {
     this.byConnection.clear();
   }
 
-  private tableOf(conn: AgentConnection): Map<number, Subscription> {
+  private tableOf(conn: ControlPlaneLink): Map<number, Subscription> {
     let table = this.byConnection.get(conn);
     if (!table) {
       const created = new Map<number, Subscription>();

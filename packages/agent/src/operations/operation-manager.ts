@@ -5,7 +5,7 @@ import type { Board } from '../board.ts';
 import type { ContentCache } from '../cache/content-cache.ts';
 import { syncInvocationFolder } from '../cache/invocation-folder.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { AgentConnection, HelloMessage } from '../link/agent-connection.ts';
+import type { ControlPlaneLink, HelloMessage } from '../link/control-plane-link.ts';
 import type { ServerLink } from '../link/server-link.ts';
 import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
@@ -86,7 +86,7 @@ export class OperationManager {
   }
 
   /** A connection was welcomed: send what the operations have for it. */
-  onLinkReady(connection: AgentConnection, hello: HelloMessage): void {
+  onLinkReady(connection: ControlPlaneLink, hello: HelloMessage): void {
     for (const op of this.running.values()) op.reporter.flush();
     for (const reporter of this.unsentReports) {
       reporter.flush();
@@ -100,7 +100,7 @@ export class OperationManager {
   }
 
   /** The server pulls a file this agent produced (`source: produced`). */
-  async serveProduced(pull: MessageOf<'stream.pull'>, connection: AgentConnection): Promise<void> {
+  async serveProduced(pull: MessageOf<'stream.pull'>, connection: ControlPlaneLink): Promise<void> {
     const source = pull.source;
     if (source.kind !== 'produced') {
       connection.sendMessage({
