@@ -109,7 +109,7 @@ describe('operation reports (manual clock)', () => {
   it('sends progress at most every 250 ms per phase, the latest value last, and a new phase at once', () => {
     const clock = new ManualClock();
     const sent: AgentMessage[] = [];
-    const reporter = new OpReporter({ send: (m) => void sent.push(m) ?? true }, 7, clock);
+    const reporter = new OpReporter({ send: (m) => sent.push(m) > 0 }, 7, clock);
     const progress = () => sent.filter((m) => m.type === 'op.progress').map((m) => (m.type === 'op.progress' ? [m.progress.phase, m.progress.bytes_done] : []));
     reporter.progress('transfer', 1, 10);
     reporter.progress('transfer', 2, 10);

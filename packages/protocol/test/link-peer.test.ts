@@ -100,7 +100,7 @@ async function until<T>(probe: () => T | undefined | false, what: string): Promi
   throw new Error(`never: ${what}`);
 }
 
-function* pieces(data: Buffer, size: number) {
+async function* pieces(data: Buffer, size: number) {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
 }
 

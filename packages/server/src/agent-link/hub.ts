@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import type WebSocket from 'ws';
 import {
   CloseCode,
+  isCompatibleProtocol,
   PROTOCOL_VERSION,
   rpcMethods,
   StreamError,
@@ -274,7 +275,7 @@ export class AgentHub extends EventEmitter<HubEvents> {
 
   private async onHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
     const { database, log } = this.ctx;
-    if (hello.protocol_version !== PROTOCOL_VERSION) {
+    if (!isCompatibleProtocol(hello.protocol_version)) {
       conn.log.warn({ theirs: hello.protocol_version, ours: PROTOCOL_VERSION }, 'agent speaks another protocol version');
       conn.sendMessage({
         type: 'error',
