@@ -98,7 +98,7 @@ export class Agent {
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
     registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
-    this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }));
+    this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), opts.clock);
     driver.onAgentReboot?.((downMs) => this.rebootInProcess(downMs));
   }
 

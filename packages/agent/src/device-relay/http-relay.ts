@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { HttpHeader, STREAM_CHUNK_BYTES, StreamError, type ByteSink, type MessageOf } from '@mm/protocol';
+import { HttpHeader, STREAM_CHUNK_BYTES, StreamError, systemClock, type ByteSink, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
 import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 
@@ -27,7 +27,7 @@ interface Relayed {
   req: http.ClientRequest;
   res: http.IncomingMessage | undefined;
   bodyPulled: boolean;
-  unclaimed: NodeJS.Timeout | undefined;
+  unclaimed: TimerHandle | undefined;
   dropped: boolean;
 }
 
@@ -41,7 +41,10 @@ interface Relayed {
 export class HttpRelay {
   private readonly byConnection = new Map<ControlPlaneLink, Map<number, Relayed>>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   request(m: MessageOf<'http.request'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
@@ -107,7 +110,7 @@ export class HttpRelay {
       if (!entry?.res || entry.bodyPulled) throw new StreamError({ code: 'not_found', message: 'no relayed response body under that id' });
       if (pull.offset !== 0) throw new StreamError({ code: 'bad_offset', message: 'a response body is sent from its start only' });
       entry.bodyPulled = true;
-      clearTimeout(entry.unclaimed);
+      this.clock.clearTimeout(entry.unclaimed);
       // Its size is known only at its end (chunked, or an endless event stream).
       return { source: entry.res };
     });
@@ -142,7 +145,7 @@ export class HttpRelay {
       this.forget(entry);
       return;
     }
-    entry.unclaimed = setTimeout(() => {
+    entry.unclaimed = this.clock.setTimeout(() => {
       this.log.debug({ req_id: entry.id }, 'response body never pulled: dropping it');
       this.drop(entry);
     }, UNCLAIMED_BODY_MS);
@@ -166,7 +169,7 @@ export class HttpRelay {
 
   private drop(entry: Relayed): void {
     entry.dropped = true;
-    clearTimeout(entry.unclaimed);
+    this.clock.clearTimeout(entry.unclaimed);
     entry.req.destroy();
     entry.res?.destroy();
     this.forget(entry);

@@ -1,4 +1,4 @@
-import type { MessageOf, StreamSource } from '@mm/protocol';
+import type { Clock, MessageOf, StreamSource } from '@mm/protocol';
 import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 import { HttpRelay } from './http-relay.ts';
@@ -16,9 +16,9 @@ export class LocalScriptRelay {
   private readonly http: HttpRelay;
   private readonly sse: SseRelay;
 
-  constructor(log: Logger) {
-    this.http = new HttpRelay(log);
-    this.sse = new SseRelay(log);
+  constructor(log: Logger, clock?: Clock) {
+    this.http = new HttpRelay(log, clock);
+    this.sse = new SseRelay(log, clock);
   }
 
   /** The `stream.pull` sources this relay serves (the rest are the operations'). */

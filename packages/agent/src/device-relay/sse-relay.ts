@@ -1,5 +1,5 @@
 import { EventSource, type EventSourceFetchInit } from 'eventsource';
-import type { MessageOf } from '@mm/protocol';
+import { systemClock, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
 import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 import { SCRIPT_HOST } from './http-relay.ts';
@@ -41,7 +41,7 @@ class RelayEventSource extends EventSource {
 class Subscription {
   private source: RelayEventSource | undefined;
   private reported: 'open' | 'down' | undefined;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private restartTimer: TimerHandle | undefined;
   private restartDelay = RESTART_FIRST_MS;
   private closed = false;
 
@@ -52,6 +52,7 @@ class Subscription {
     /** Sent as Last-Event-ID on every new connection, so the script can resume where we were. */
     private lastEventId: string | undefined,
     private readonly log: Logger,
+    private readonly clock: Clock,
   ) {}
 
   start(): void {
@@ -74,7 +75,7 @@ class Subscription {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.restartTimer);
+    this.clock.clearTimeout(this.restartTimer);
     this.source?.close();
   }
 
@@ -109,7 +110,7 @@ class Subscription {
     if (this.closed || this.restartTimer) return;
     const delay = this.restartDelay;
     this.restartDelay = Math.min(this.restartDelay * 2, RESTART_MAX_MS);
-    this.restartTimer = setTimeout(() => {
+    this.restartTimer = this.clock.setTimeout(() => {
       this.restartTimer = undefined;
       this.source?.close();
       this.start();
@@ -126,12 +127,15 @@ class Subscription {
 export class SseRelay {
   private readonly byConnection = new Map<ControlPlaneLink, Map<number, Subscription>>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   subscribe(m: MessageOf<'sse.subscribe'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
     table.get(m.sub_id)?.close();
-    const sub = new Subscription(m.sub_id, conn, `http://${SCRIPT_HOST}:${m.port}${m.path}`, m.last_event_id, this.log);
+    const sub = new Subscription(m.sub_id, conn, `http://${SCRIPT_HOST}:${m.port}${m.path}`, m.last_event_id, this.log, this.clock);
     table.set(m.sub_id, sub);
     this.log.debug({ sub_id: m.sub_id, port: m.port, path: m.path }, 'following a script stream');
     sub.start();
