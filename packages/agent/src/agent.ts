@@ -1,28 +1,31 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloseCode, PROTOCOL_VERSION } from '@mm/protocol';
-import { Board } from './board.ts';
+import { CloseCode, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
+import { Board } from './board/board.ts';
+import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
 import { ContentCache } from './cache/content-cache.ts';
 import type { AgentConfig } from './config.ts';
 import { Journal } from './journal/journal.ts';
 import { recoverJournal } from './journal/recover.ts';
-import type { AgentConnection, DispatchedMessage, HelloMessage } from './link/agent-connection.ts';
+import type { ControlPlaneLink, DispatchedMessage, HelloMessage } from './link/control-plane-link.ts';
 import { ServerLink } from './link/server-link.ts';
 import type { Logger } from './logger.ts';
 import { OperationManager } from './operations/operation-manager.ts';
-import { registerPacMethods } from './pac/pac-wiring.ts';
+import { readActivePac } from './pac/pac-rpc-handlers.ts';
+import { pacCommandOptions, registerPacMethods } from './pac/pac-wiring.ts';
 import { agentInfoHandler } from './rpc/agent-info.ts';
 import { RpcRegistry } from './rpc/rpc-registry.ts';
-import { DeviceRelay } from './device-relay/device-relay.ts';
-import type { SimulatedBoard } from './simulate/simulated-board.ts';
+import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
 import { AGENT_VERSION } from './version.ts';
 
 export interface AgentOptions {
   config: AgentConfig;
   log: Logger;
-  /** With --simulate: the simulated board (boot id, reboot, devices). */
-  simulatedBoard?: SimulatedBoard;
+  /** The board it drives (main.ts chooses: real or simulated); default the real one from the config. */
+  driver?: BoardDriver;
+  /** Heartbeats, reconnect backoff, progress throttles and run timeouts (default: the system clock). */
+  clock?: Clock;
   /** Between SIGTERM and SIGKILL when a run is stopped (default 5 s). */
   cancelGraceMs?: number;
   /** The runner's inherited environment (default: the agent's). */
@@ -51,7 +54,7 @@ export class Agent {
   readonly rpc = new RpcRegistry();
   readonly operations: OperationManager;
   /** Device-script relay: proxied requests and followed event streams (device-relay/). */
-  readonly deviceRelay: DeviceRelay;
+  readonly deviceRelay: LocalScriptRelay;
 
   private constructor(
     readonly config: AgentConfig,
@@ -59,7 +62,7 @@ export class Agent {
     readonly board: Board,
     readonly cache: ContentCache,
     readonly journal: Journal,
-    readonly simulatedBoard: SimulatedBoard | undefined,
+    readonly driver: BoardDriver,
     opts: AgentOptions,
   ) {
     const paths = agentPaths(config.agentDir);
@@ -71,13 +74,13 @@ export class Agent {
       reconnectMaxDelayMs: config.reconnectMaxDelayMs,
       ...(opts.reconnectBaseMs !== undefined ? { reconnectBaseMs: opts.reconnectBaseMs } : {}),
       log: log.child({ component: 'link' }),
+      ...(opts.clock ? { clock: opts.clock } : {}),
       handlers: {
         buildHello: () => this.buildHello(),
         onReady: (connection, _welcome, hello) => this.operations.onLinkReady(connection, hello),
         onMessage: (message, connection) => this.dispatch(message, connection),
       },
     });
-    if (!config.runner) throw new Error('no runner command (MM_RUNNER)');
     this.operations = new OperationManager({
       cache,
       journal,
@@ -86,16 +89,17 @@ export class Agent {
       log: log.child({ component: 'operations' }),
       invocationsDir: paths.invocations,
       workDir: paths.work,
-      runnerArgv: config.runner,
+      runnerArgv: driver.runner,
       runTimeoutMs: config.runTimeoutMs,
       ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
       ...(opts.runnerEnv ? { runnerEnv: opts.runnerEnv } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
-    registerPacMethods(this);
-    this.deviceRelay = new DeviceRelay(log.child({ component: 'device-relay' }));
-    if (simulatedBoard) simulatedBoard.onReboot = () => this.simulateReboot();
+    registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
+    this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), opts.clock);
+    driver.onAgentReboot?.((downMs) => this.rebootInProcess(downMs));
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
@@ -103,14 +107,16 @@ export class Agent {
     const paths = agentPaths(config.agentDir);
     await fsp.mkdir(paths.work, { recursive: true });
     await fsp.mkdir(paths.invocations, { recursive: true });
-    const board = new Board(opts.simulatedBoard?.bootIdFile ?? config.bootIdFile);
+    const driver = opts.driver ?? realBoardDriver(config, log);
+    const pacOptions = pacCommandOptions(driver);
+    const board = new Board(driver.bootIdFile, () => readActivePac(pacOptions));
     const journal = await Journal.open(paths.journal, log.child({ component: 'journal' }));
     await recoverJournal(journal, { bootId: await board.bootId(), log: log.child({ component: 'journal' }) });
     // Runs of a previous agent process are over (recovery ended their processes): their folders go.
     for (const name of await fsp.readdir(paths.work)) await fsp.rm(path.join(paths.work, name), { recursive: true, force: true });
     const cache = new ContentCache(paths.cache, config.cacheMaxBytes, paths.invocations, log.child({ component: 'cache' }));
     await cache.init();
-    const agent = new Agent(config, log, board, cache, journal, opts.simulatedBoard, opts);
+    const agent = new Agent(config, log, board, cache, journal, driver, opts);
     // Outputs awaiting acknowledgement are pinned by now; trim to the cap.
     await cache.ensureSpace(0);
     return agent;
@@ -127,7 +133,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.deviceRelay.close();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
-    await this.simulatedBoard?.stop();
+    await this.driver.stop();
   }
 
   async buildHello(): Promise<HelloMessage> {
@@ -136,7 +142,7 @@ export class Agent {
       protocol_version: PROTOCOL_VERSION,
       agent_version: AGENT_VERSION,
       hostname: os.hostname(),
-      platform: this.simulatedBoard ? `${process.platform} (simulated board)` : process.platform,
+      platform: this.driver.platform,
       arch: process.arch,
       boot_id: await this.board.bootId(),
       active_pac: await this.board.activePac().catch((err: unknown) => {
@@ -149,14 +155,14 @@ export class Agent {
     };
   }
 
-  private async dispatch(message: DispatchedMessage, connection: AgentConnection): Promise<void> {
+  private async dispatch(message: DispatchedMessage, connection: ControlPlaneLink): Promise<void> {
     switch (message.type) {
       case 'op.start':
       case 'op.cancel':
       case 'op.result.ack':
         return this.operations.handle(message);
       case 'stream.pull':
-        if (DeviceRelay.serves(message.source)) return this.deviceRelay.serveBody(message, connection);
+        if (LocalScriptRelay.serves(message.source)) return this.deviceRelay.serveBody(message, connection);
         return this.operations.serveProduced(message, connection);
       case 'http.request':
       case 'http.abort':
@@ -172,13 +178,13 @@ export class Agent {
   }
 
   /**
-   * What a reboot does to the agent on the simulated board: what was running ends (a run
-   * is reported `agent_restarted`, as after a real reboot), the link drops with 4004 and
-   * comes back after a short "boot" with the new boot id.
+   * What a reboot does to the agent on a board it lives through (the simulated one): what
+   * was running ends (a run is reported `agent_restarted`, as after a real reboot), the link
+   * drops with 4004 and comes back after `downMs` with the new boot id.
    */
-  private async simulateReboot(): Promise<void> {
+  private async rebootInProcess(downMs: number): Promise<void> {
     let booted!: () => void;
-    this.link.dropConnection(CloseCode.rebooting, 'rebooting', { pauseMs: this.simulatedBoard?.rebootDownMs ?? 1000, until: new Promise<void>((resolve) => (booted = resolve)) });
+    this.link.dropConnection(CloseCode.rebooting, 'rebooting', { pauseMs: downMs, until: new Promise<void>((resolve) => (booted = resolve)) });
     try {
       await this.operations.shutdown();
       await recoverJournal(this.journal, { bootId: await this.board.bootId(), log: this.log.child({ component: 'journal' }) });

@@ -6,3 +6,5 @@ export { SimulatedBoard, simulatedDefaults } from './simulate/simulated-board.ts
 export { simulatedRunnerCommand } from './simulate/simulated-programs.ts';
 export { RpcRegistry, RpcError, type RpcHandler, type RpcContext } from './rpc/rpc-registry.ts';
 export { AGENT_VERSION } from './version.ts';
+export { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
+export { startSimulatedBoardDriver } from './simulate/simulated-board-driver.ts';

@@ -2,7 +2,9 @@ import { Agent } from './agent.ts';
 import { CliError, HELP_TEXT, parseCli } from './cli.ts';
 import { ConfigError, loadAgentConfig } from './config.ts';
 import { createLogger } from './logger.ts';
-import { SimulatedBoard, simulatedDefaults } from './simulate/simulated-board.ts';
+import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
+import { simulatedDefaults } from './simulate/simulated-board.ts';
+import { startSimulatedBoardDriver } from './simulate/simulated-board-driver.ts';
 import { AGENT_VERSION } from './version.ts';
 
 /** `mm-agent [--simulate]`: runs the agent until SIGINT/SIGTERM. */
@@ -40,25 +42,16 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  let simulatedBoard: SimulatedBoard | undefined;
+  // The one place the board is chosen: the real one, or --simulate's stand-ins.
+  let driver: BoardDriver | undefined;
   let agent: Agent;
   try {
-    if (config.simulate) {
-      simulatedBoard = new SimulatedBoard({
-        agentDir: config.agentDir,
-        bootIdFile: config.bootIdFile,
-        pacDir: config.pacDir,
-        log: log.child({ component: 'simulated-board' }),
-        ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
-        reboot: config.simulatedReboot,
-      });
-      await simulatedBoard.start();
-    }
-    agent = await Agent.create({ config, log, ...(simulatedBoard ? { simulatedBoard } : {}) });
+    driver = config.simulate ? await startSimulatedBoardDriver(config, log) : realBoardDriver(config, log);
+    agent = await Agent.create({ config, log, driver });
   } catch (err) {
     // Typically MM_AGENT_DIR cannot be created or written (permissions, read-only disk).
     log.fatal({ err, agent_dir: config.agentDir }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
-    await simulatedBoard?.stop();
+    await driver?.stop();
     process.exit(1);
   }
 

@@ -142,6 +142,17 @@ describe('the agent link', () => {
     expect(plane.links).toHaveLength(1);
   });
 
+  it('closes with 4001 on a welcome of another major protocol version, and retries', async () => {
+    plane.autoWelcome = false;
+    const { agent } = await agentFor();
+    const link = await plane.link(0);
+    await link.waitFor('hello');
+    link.sendMessage({ type: 'welcome', board_id: '00000000-0000-4000-8000-000000000001', board_name: 'b', server_version: '9', protocol_version: PROTOCOL_VERSION + 1 });
+    expect((await link.closed).code).toBe(CloseCode.protocolMismatch);
+    expect(agent.link.sessions).toBe(0);
+    await (await plane.link(1, 30_000)).waitFor('hello');
+  });
+
   it('answers RPC requests: agent.info, unknown methods, bad params', async () => {
     await agentFor();
     const link = await plane.link(0);

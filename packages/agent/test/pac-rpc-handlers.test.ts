@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RpcMethod } from '@mm/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentConnection } from '../src/link/agent-connection.ts';
+import type { ControlPlaneLink } from '../src/link/control-plane-link.ts';
 import { createLogger } from '../src/logger.ts';
 import {
   pacActivateHandler,
@@ -25,7 +25,7 @@ let nextId = 1;
 
 // The PAC handlers never touch the connection themselves: they hand the context to
 // openUpload, which here reads the upload from a real file instead of over a link.
-const ctx: RpcContext = { connection: undefined as unknown as AgentConnection, log: createLogger('silent') };
+const ctx: RpcContext = { connection: undefined as unknown as ControlPlaneLink, log: createLogger('silent') };
 
 beforeEach(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-pac-rpc-'));

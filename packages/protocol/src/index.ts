@@ -7,3 +7,5 @@ export * from './streams.ts';
 export * from './asyncapi.ts';
 export * from './clock.ts';
 export * from './heartbeat.ts';
+export * from './pull-ids.ts';
+export * from './link-peer.ts';

@@ -311,8 +311,12 @@ export const catalog = {
 export type MessageType = keyof typeof catalog;
 export type MessageOf<T extends MessageType> = z.infer<(typeof catalog)[T]>;
 
-/** Messages the agent sends (the server parses these). */
-export const AgentMessage = z.union([
+/**
+ * Messages the agent sends (the server parses these), as one union discriminated on
+ * `type`: a message of a known type is checked against that type's schema alone, so a
+ * malformed one is named field by field.
+ */
+export const AgentMessage = z.discriminatedUnion('type', [
   Hello,
   ErrorMessage,
   OpProgress,
@@ -330,8 +334,8 @@ export const AgentMessage = z.union([
 ]);
 export type AgentMessage = z.infer<typeof AgentMessage>;
 
-/** Messages the server sends (the agent parses these). */
-export const ServerMessage = z.union([
+/** Messages the server sends (the agent parses these); discriminated on `type` likewise. */
+export const ServerMessage = z.discriminatedUnion('type', [
   Welcome,
   ErrorMessage,
   OpStart,
@@ -349,9 +353,17 @@ export const ServerMessage = z.union([
 ]);
 export type ServerMessage = z.infer<typeof ServerMessage>;
 
+/** Any message of the catalog, whichever side sends it. */
+export type LinkMessage = AgentMessage | ServerMessage;
+
 export type ParseResult<T> = { ok: true; message: T } | { ok: false; code: 'malformed_message' | 'unknown_message'; error: string; type?: string };
 
-function parseWith<T>(schema: z.ZodType<T>, text: string): ParseResult<T> {
+/**
+ * Parses one text frame with a side's union. Not JSON or a message of a type that does
+ * not match its schema: `malformed_message`; a type the catalog lacks: `unknown_message`.
+ * A catalog type the other side never sends is malformed too, and said so.
+ */
+function parseWith<T>(schema: z.ZodType<T>, sender: string, text: string): ParseResult<T> {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -359,16 +371,18 @@ function parseWith<T>(schema: z.ZodType<T>, text: string): ParseResult<T> {
     return { ok: false, code: 'malformed_message', error: 'not JSON' };
   }
   const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
-  if (typeof type !== 'string' || !(type in catalog)) {
+  if (typeof type !== 'string' || !Object.hasOwn(catalog, type)) {
     return { ok: false, code: 'unknown_message', error: `unknown message type ${JSON.stringify(type)}`, ...(typeof type === 'string' ? { type } : {}) };
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
-    return { ok: false, code: 'malformed_message', error: `${type}: ${detail}`, type };
+  if (parsed.success) return { ok: true, message: parsed.data };
+  const issues = parsed.error.issues;
+  if (issues.some((i) => i.code === 'invalid_union' && i.path.length === 1 && i.path[0] === 'type')) {
+    return { ok: false, code: 'malformed_message', error: `${type} is not a message ${sender} sends`, type };
   }
-  return { ok: true, message: parsed.data };
+  const detail = issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
+  return { ok: false, code: 'malformed_message', error: `${type}: ${detail}`, type };
 }
 
-export const parseAgentMessage = (text: string) => parseWith(AgentMessage, text);
-export const parseServerMessage = (text: string) => parseWith(ServerMessage, text);
+export const parseAgentMessage = (text: string) => parseWith(AgentMessage, 'the agent', text);
+export const parseServerMessage = (text: string) => parseWith(ServerMessage, 'the server', text);

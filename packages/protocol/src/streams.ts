@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
 import { encodeDataHeader } from './frames.ts';
-import type { ErrorInfo } from './messages.ts';
+import type { ErrorInfo, MessageOf } from './messages.ts';
 
 /**
  * Credit-based flow control for file streams over the link, the same on both ends.
@@ -12,10 +12,13 @@ import type { ErrorInfo } from './messages.ts';
  * flight or in memory, whatever the speed of the link or of the disk.
  */
 
-/** The part of a connection the stream classes need. */
+/** The messages the stream classes send. */
+export type StreamControlMessage = MessageOf<'stream.credit'> | MessageOf<'stream.end'> | MessageOf<'stream.abort'>;
+
+/** The part of a connection the stream classes need (LinkPeer implements it). */
 export interface LinkOutput {
-  /** Sends one JSON message of the catalog. */
-  sendMessage(message: { type: string } & Record<string, unknown>): void;
+  /** Sends one message of the catalog. */
+  sendMessage(message: StreamControlMessage): void;
   /**
    * Sends one binary message: `frame`, or `frame` followed by `payload` (a data frame's
    * header and its bytes, sent as two WebSocket fragments of one message so the payload is

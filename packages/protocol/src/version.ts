@@ -1,9 +1,20 @@
 /**
- * Version of the agent↔server link. A change that an older peer cannot understand
- * (a removed or retyped field, a new required message) bumps it; additions that old
- * peers can ignore do not. The server refuses a hello with another major version.
+ * Version of the agent↔server link: its major version. A change that an older peer cannot
+ * understand (a removed or retyped field, a new required message) bumps it; additions that
+ * old peers can ignore do not. Each side refuses a peer of another major version (the
+ * server answers such a hello with `error` `protocol_mismatch` and closes with 4001).
  */
 export const PROTOCOL_VERSION = 1;
+
+/** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */
+export function protocolMajor(version: number): number {
+  return Math.trunc(version);
+}
+
+/** Whether a peer announcing `theirs` speaks our protocol: the same major version. */
+export function isCompatibleProtocol(theirs: number, ours: number = PROTOCOL_VERSION): boolean {
+  return Number.isFinite(theirs) && protocolMajor(theirs) === protocolMajor(ours);
+}
 
 /** Where the agent connects (HTTP upgrade to WebSocket, `Authorization: Bearer <board token>`). */
 export const AGENT_CONNECT_PATH = '/api/agent/connect/';

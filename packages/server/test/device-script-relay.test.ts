@@ -8,7 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeFrame, StreamReceiver, StreamSender } from '@mm/protocol';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { eventually, openSse, rawRequest, upstreamState, type SseBlock, type SseReader } from '../../../test/e2e/device-scripts-support.ts';
@@ -20,64 +19,16 @@ const auth = { authorization: `Bearer ${API_TOKEN}` };
 const isUp = (b: SseBlock) => upstreamState(b) === 'up';
 const isDown = (b: SseBlock) => upstreamState(b) === 'down';
 
-function rawOf(data: unknown): Buffer {
-  return Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
-}
-
 /** Serves `data` as the response body the server pulls for `reqId`, within the server's credit. */
 async function serveResponseBody(agent: FakeAgent, reqId: number, data: Buffer, chunkBytes = 64 * 1024): Promise<void> {
   const pull = await agent.next('stream.pull', (m) => m.source.kind === 'http.response_body' && m.source.req_id === reqId);
-  const link = {
-    sendMessage: (m: { type: string } & Record<string, unknown>) => agent.send(m),
-    sendFrame: (f: Buffer, payload?: Uint8Array) =>
-      new Promise<void>((resolve, reject) => agent.ws.send(payload ? Buffer.concat([f, payload]) : f, { binary: true }, (e) => (e ? reject(e) : resolve()))),
-  };
-  const sender = new StreamSender(link, pull.stream_id, pull.credit);
-  const onMessage = (raw: unknown, isBinary: boolean) => {
-    if (isBinary) return;
-    const m = JSON.parse(rawOf(raw).toString('utf8')) as { type: string; stream_id?: number; bytes?: number; error?: { code: string; message: string } };
-    if (m.stream_id !== pull.stream_id) return;
-    if (m.type === 'stream.credit') sender.addCredit(m.bytes!);
-    if (m.type === 'stream.abort') sender.fail(m.error!);
-  };
-  agent.ws.on('message', onMessage);
-  try {
-    await sender.pump(
-      (async function* () {
-        for (let at = 0; at < data.length; at += chunkBytes) yield data.subarray(at, at + chunkBytes);
-      })(),
-    );
-  } finally {
-    agent.ws.off('message', onMessage);
-  }
+  const served = await agent.serve(pull, data, chunkBytes);
+  if (!served.ok) throw new Error(`the response body of request ${reqId} was cut after ${served.bytes} bytes`);
 }
 
 /** Pulls the request body of `reqId` from the server, as the agent does, granting `window` bytes of credit. */
 async function pullRequestBody(agent: FakeAgent, reqId: number, window: number): Promise<Buffer> {
-  const streamId = 5000 + reqId;
-  const chunks: Buffer[] = [];
-  const link = { sendMessage: (m: { type: string } & Record<string, unknown>) => agent.send(m), sendFrame: async () => {} };
-  const receiver = new StreamReceiver(link, streamId, { write: async (c) => void chunks.push(Buffer.from(c)), finish: async () => {}, destroy: () => {} }, { window });
-  const onMessage = (raw: unknown, isBinary: boolean) => {
-    const buf = rawOf(raw);
-    if (isBinary) {
-      const f = decodeFrame(buf);
-      if (f.ok && f.streamId === streamId) receiver.push(f.payload);
-      return;
-    }
-    const m = JSON.parse(buf.toString('utf8')) as { type: string; stream_id?: number; size?: number; error?: { code: string; message: string } };
-    if (m.stream_id !== streamId) return;
-    if (m.type === 'stream.end') receiver.end(m.size!);
-    if (m.type === 'stream.abort') receiver.fail(m.error!);
-  };
-  agent.ws.on('message', onMessage);
-  agent.send({ type: 'stream.pull', stream_id: streamId, source: { kind: 'http.request_body', req_id: reqId }, offset: 0, credit: receiver.window });
-  try {
-    await receiver.done;
-    return Buffer.concat(chunks);
-  } finally {
-    agent.ws.off('message', onMessage);
-  }
+  return (await agent.pull({ kind: 'http.request_body', req_id: reqId }, 0, window)).data;
 }
 
 describe('device-script relay, control-plane side', () => {

@@ -96,10 +96,6 @@ export class ContentCache {
     };
   }
 
-  isPinned(sha256: string): boolean {
-    return this.pins.has(sha256);
-  }
-
   /**
    * Starts (or resumes) the download of `sha256`. One pull per content at a time: a second
    * caller waits for the first to close its PartialPull, then finds the content complete

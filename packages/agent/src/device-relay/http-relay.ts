@@ -1,6 +1,6 @@
 import http from 'node:http';
-import { HttpHeader, STREAM_CHUNK_BYTES, StreamError, type ByteSink, type MessageOf } from '@mm/protocol';
-import type { AgentConnection } from '../link/agent-connection.ts';
+import { HttpHeader, STREAM_CHUNK_BYTES, StreamError, systemClock, type ByteSink, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
+import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -23,11 +23,11 @@ const OWN_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encod
 
 interface Relayed {
   id: number;
-  conn: AgentConnection;
+  conn: ControlPlaneLink;
   req: http.ClientRequest;
   res: http.IncomingMessage | undefined;
   bodyPulled: boolean;
-  unclaimed: NodeJS.Timeout | undefined;
+  unclaimed: TimerHandle | undefined;
   dropped: boolean;
 }
 
@@ -39,11 +39,14 @@ interface Relayed {
  * `http.abort` or a closed link ends the request.
  */
 export class HttpRelay {
-  private readonly byConnection = new Map<AgentConnection, Map<number, Relayed>>();
+  private readonly byConnection = new Map<ControlPlaneLink, Map<number, Relayed>>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
-  request(m: MessageOf<'http.request'>, conn: AgentConnection): void {
+  request(m: MessageOf<'http.request'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
     if (table.has(m.req_id)) {
       conn.sendMessage({ type: 'http.error', req_id: m.req_id, error: { code: 'bad_request', message: `request ${m.req_id} is already open` } });
@@ -94,20 +97,20 @@ export class HttpRelay {
   }
 
   /** The server gave the request up. */
-  abort(m: MessageOf<'http.abort'>, conn: AgentConnection): void {
+  abort(m: MessageOf<'http.abort'>, conn: ControlPlaneLink): void {
     const entry = this.byConnection.get(conn)?.get(m.req_id);
     if (entry) this.drop(entry);
   }
 
   /** The server pulls a response body (source `http.response_body`). */
-  async serveResponseBody(pull: MessageOf<'stream.pull'>, conn: AgentConnection): Promise<void> {
+  async serveResponseBody(pull: MessageOf<'stream.pull'>, conn: ControlPlaneLink): Promise<void> {
     const source = pull.source;
     const entry = source.kind === 'http.response_body' ? this.byConnection.get(conn)?.get(source.req_id) : undefined;
     await conn.serve(pull, async () => {
       if (!entry?.res || entry.bodyPulled) throw new StreamError({ code: 'not_found', message: 'no relayed response body under that id' });
       if (pull.offset !== 0) throw new StreamError({ code: 'bad_offset', message: 'a response body is sent from its start only' });
       entry.bodyPulled = true;
-      clearTimeout(entry.unclaimed);
+      this.clock.clearTimeout(entry.unclaimed);
       // Its size is known only at its end (chunked, or an endless event stream).
       return { source: entry.res };
     });
@@ -142,14 +145,14 @@ export class HttpRelay {
       this.forget(entry);
       return;
     }
-    entry.unclaimed = setTimeout(() => {
+    entry.unclaimed = this.clock.setTimeout(() => {
       this.log.debug({ req_id: entry.id }, 'response body never pulled: dropping it');
       this.drop(entry);
     }, UNCLAIMED_BODY_MS);
     entry.unclaimed.unref();
   }
 
-  private tableOf(conn: AgentConnection): Map<number, Relayed> {
+  private tableOf(conn: ControlPlaneLink): Map<number, Relayed> {
     let table = this.byConnection.get(conn);
     if (!table) {
       const created = new Map<number, Relayed>();
@@ -166,7 +169,7 @@ export class HttpRelay {
 
   private drop(entry: Relayed): void {
     entry.dropped = true;
-    clearTimeout(entry.unclaimed);
+    this.clock.clearTimeout(entry.unclaimed);
     entry.req.destroy();
     entry.res?.destroy();
     this.forget(entry);

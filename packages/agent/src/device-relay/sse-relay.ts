@@ -1,6 +1,6 @@
 import { EventSource, type EventSourceFetchInit } from 'eventsource';
-import type { MessageOf } from '@mm/protocol';
-import type { AgentConnection } from '../link/agent-connection.ts';
+import { systemClock, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
+import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 import { SCRIPT_HOST } from './http-relay.ts';
 
@@ -41,17 +41,18 @@ class RelayEventSource extends EventSource {
 class Subscription {
   private source: RelayEventSource | undefined;
   private reported: 'open' | 'down' | undefined;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private restartTimer: TimerHandle | undefined;
   private restartDelay = RESTART_FIRST_MS;
   private closed = false;
 
   constructor(
     readonly id: number,
-    private readonly conn: AgentConnection,
+    private readonly conn: ControlPlaneLink,
     private readonly url: string,
     /** Sent as Last-Event-ID on every new connection, so the script can resume where we were. */
     private lastEventId: string | undefined,
     private readonly log: Logger,
+    private readonly clock: Clock,
   ) {}
 
   start(): void {
@@ -74,7 +75,7 @@ class Subscription {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.restartTimer);
+    this.clock.clearTimeout(this.restartTimer);
     this.source?.close();
   }
 
@@ -109,7 +110,7 @@ class Subscription {
     if (this.closed || this.restartTimer) return;
     const delay = this.restartDelay;
     this.restartDelay = Math.min(this.restartDelay * 2, RESTART_MAX_MS);
-    this.restartTimer = setTimeout(() => {
+    this.restartTimer = this.clock.setTimeout(() => {
       this.restartTimer = undefined;
       this.source?.close();
       this.start();
@@ -124,20 +125,23 @@ class Subscription {
  * the next link).
  */
 export class SseRelay {
-  private readonly byConnection = new Map<AgentConnection, Map<number, Subscription>>();
+  private readonly byConnection = new Map<ControlPlaneLink, Map<number, Subscription>>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
-  subscribe(m: MessageOf<'sse.subscribe'>, conn: AgentConnection): void {
+  subscribe(m: MessageOf<'sse.subscribe'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
     table.get(m.sub_id)?.close();
-    const sub = new Subscription(m.sub_id, conn, `http://${SCRIPT_HOST}:${m.port}${m.path}`, m.last_event_id, this.log);
+    const sub = new Subscription(m.sub_id, conn, `http://${SCRIPT_HOST}:${m.port}${m.path}`, m.last_event_id, this.log, this.clock);
     table.set(m.sub_id, sub);
     this.log.debug({ sub_id: m.sub_id, port: m.port, path: m.path }, 'following a script stream');
     sub.start();
   }
 
-  unsubscribe(m: MessageOf<'sse.unsubscribe'>, conn: AgentConnection): void {
+  unsubscribe(m: MessageOf<'sse.unsubscribe'>, conn: ControlPlaneLink): void {
     const table = this.byConnection.get(conn);
     table?.get(m.sub_id)?.close();
     table?.delete(m.sub_id);
@@ -149,7 +153,7 @@ export class SseRelay {
     this.byConnection.clear();
   }
 
-  private tableOf(conn: AgentConnection): Map<number, Subscription> {
+  private tableOf(conn: ControlPlaneLink): Map<number, Subscription> {
     let table = this.byConnection.get(conn);
     if (!table) {
       const created = new Map<number, Subscription>();

@@ -1,6 +1,6 @@
-import { CloseCode } from '@mm/protocol';
+import { CloseCode, systemClock, type AgentMessage, type Clock } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
-import { AgentConnection, type OutgoingMessage, type SessionEnd, type SessionHandlers } from './agent-connection.ts';
+import { ControlPlaneLink, type SessionEnd, type SessionHandlers } from './control-plane-link.ts';
 import { fullJitterDelay } from './backoff.ts';
 
 export interface ServerLinkOptions {
@@ -13,19 +13,11 @@ export interface ServerLinkOptions {
   reconnectMaxDelayMs: number;
   log: Logger;
   handlers: SessionHandlers;
+  /** Heartbeats and the pauses between attempts (default: the system clock). */
+  clock?: Clock;
+  /** The jitter's random numbers in [0, 1) (default Math.random). */
+  random?: () => number;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /**
  * The agent's side of the link across connections: an outer loop that opens a fresh
@@ -34,11 +26,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * the current ready connection (`current`, `whenReady`, `send`).
  */
 export class ServerLink {
-  private readyConnection: AgentConnection | undefined;
-  private connection: AgentConnection | undefined;
+  private readyConnection: ControlPlaneLink | undefined;
+  private connection: ControlPlaneLink | undefined;
   private readonly stopping = new AbortController();
   private loop: Promise<void> | undefined;
-  private waiters: Array<(c: AgentConnection) => void> = [];
+  private waiters: Array<(c: ControlPlaneLink) => void> = [];
   private pauseNextMs = 0;
   private holdNext: Promise<void> | undefined;
   /** Number of connections that reached `welcome` (tests and logs). */
@@ -47,17 +39,17 @@ export class ServerLink {
   constructor(private readonly opts: ServerLinkOptions) {}
 
   /** The connection that has been welcomed, if the link is up. */
-  get current(): AgentConnection | undefined {
+  get current(): ControlPlaneLink | undefined {
     return this.readyConnection?.isReady ? this.readyConnection : undefined;
   }
 
   /** Sends on the current connection; false when the link is down (nothing sent). */
-  send(message: OutgoingMessage): boolean {
+  send(message: AgentMessage): boolean {
     return this.current?.sendMessage(message) ?? false;
   }
 
   /** Resolves with the next ready connection (at once if the link is up); rejects if `signal` aborts first. */
-  whenReady(signal?: AbortSignal): Promise<AgentConnection> {
+  whenReady(signal?: AbortSignal): Promise<ControlPlaneLink> {
     const now = this.current;
     if (now) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
@@ -65,7 +57,7 @@ export class ServerLink {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       };
-      const waiter = (c: AgentConnection) => {
+      const waiter = (c: ControlPlaneLink) => {
         signal?.removeEventListener('abort', onAbort);
         resolve(c);
       };
@@ -98,15 +90,18 @@ export class ServerLink {
 
   private async run(): Promise<void> {
     const log = this.opts.log;
+    const clock = this.opts.clock ?? systemClock;
+    const random = this.opts.random ?? Math.random;
     const base = this.opts.reconnectBaseMs ?? 500;
     let attempt = 0;
     while (!this.stopping.signal.aborted) {
-      const connection = new AgentConnection({
+      const connection = new ControlPlaneLink({
         url: this.opts.url,
         token: this.opts.token,
         heartbeatIntervalMs: this.opts.heartbeatIntervalMs,
         heartbeatTimeoutMs: this.opts.heartbeatTimeoutMs,
         log,
+        clock,
         handlers: {
           buildHello: () => this.opts.handlers.buildHello(),
           onMessage: (m, c) => this.opts.handlers.onMessage(m, c),
@@ -129,13 +124,13 @@ export class ServerLink {
       const slow = this.describe(end);
       // A link that was up and closed for an ordinary reason starts the backoff over.
       if (end.kind === 'closed' && end.ready && !slow && end.code !== CloseCode.replaced) attempt = 0;
-      let delay = fullJitterDelay(attempt, base, this.opts.reconnectMaxDelayMs);
-      if (slow) delay = Math.max(delay, this.opts.reconnectMaxDelayMs * 2 + fullJitterDelay(attempt, base, this.opts.reconnectMaxDelayMs * 2));
+      let delay = fullJitterDelay(attempt, base, this.opts.reconnectMaxDelayMs, random);
+      if (slow) delay = Math.max(delay, this.opts.reconnectMaxDelayMs * 2 + fullJitterDelay(attempt, base, this.opts.reconnectMaxDelayMs * 2, random));
       delay = Math.max(delay, this.pauseNextMs);
       this.pauseNextMs = 0;
       attempt++;
       log.info({ delay_ms: delay, attempt }, 'reconnecting after a pause');
-      await sleep(delay, this.stopping.signal);
+      await clock.sleep(delay, this.stopping.signal).catch(() => {});
       const hold = this.holdNext;
       this.holdNext = undefined;
       if (hold) await hold.catch(() => {});

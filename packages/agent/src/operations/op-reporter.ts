@@ -1,10 +1,14 @@
-import type { Progress } from '@mm/protocol';
-import type { ServerLink } from '../link/server-link.ts';
+import { systemClock, type AgentMessage, type Clock, type Progress, type TimerHandle } from '@mm/protocol';
+
+/** Where reports go: the link (ServerLink), which says false while it is down. */
+export interface ReportLink {
+  send(message: AgentMessage): boolean;
+}
 
 /** Log text kept per operation while the link is down, beyond which the oldest goes. */
 const MAX_BUFFERED_LOG_CHARS = 1024 * 1024;
 /** At most this often an `op.progress` with an unchanged phase (about 4 a second). */
-const PROGRESS_INTERVAL_MS = 250;
+export const PROGRESS_INTERVAL_MS = 250;
 
 type LogStreamName = 'stdout' | 'stderr' | 'agent';
 
@@ -22,11 +26,12 @@ export class OpReporter {
   private progressUnsent = false;
   private lastSentAt = 0;
   private lastSentPhase: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
 
   constructor(
-    private readonly link: ServerLink,
+    private readonly link: ReportLink,
     readonly opId: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   log(stream: LogStreamName, data: string): void {
@@ -49,11 +54,11 @@ export class OpReporter {
   progress(phase: string, bytesDone: number, bytesTotal: number): void {
     this.lastProgress = { phase, bytes_done: bytesDone, bytes_total: bytesTotal };
     this.progressUnsent = true;
-    const now = Date.now();
+    const now = this.clock.now();
     if (phase !== this.lastSentPhase || now - this.lastSentAt >= PROGRESS_INTERVAL_MS) {
       this.sendProgress();
     } else {
-      this.timer ??= setTimeout(() => this.sendProgress(), PROGRESS_INTERVAL_MS - (now - this.lastSentAt));
+      this.timer ??= this.clock.setTimeout(() => this.sendProgress(), PROGRESS_INTERVAL_MS - (now - this.lastSentAt));
     }
   }
 
@@ -79,18 +84,18 @@ export class OpReporter {
 
   /** The operation ended: logs go out now (or at the next flush if the link is down). */
   close(): void {
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.flush();
   }
 
   private sendProgress(): void {
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.lastProgress) return;
     if (this.link.send({ type: 'op.progress', op_id: this.opId, progress: this.lastProgress })) {
       this.progressUnsent = false;
-      this.lastSentAt = Date.now();
+      this.lastSentAt = this.clock.now();
       this.lastSentPhase = this.lastProgress.phase;
     }
   }

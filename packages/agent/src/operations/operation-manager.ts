@@ -1,11 +1,11 @@
 import path from 'node:path';
-import type { ErrorInfo, MessageOf, OperationOutcome, ProducedFile } from '@mm/protocol';
+import type { Clock, ErrorInfo, MessageOf, OperationOutcome, ProducedFile } from '@mm/protocol';
 import { StreamError } from '@mm/protocol';
-import type { Board } from '../board.ts';
+import type { Board } from '../board/board.ts';
 import type { ContentCache } from '../cache/content-cache.ts';
 import { syncInvocationFolder } from '../cache/invocation-folder.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { AgentConnection, HelloMessage } from '../link/agent-connection.ts';
+import type { ControlPlaneLink, HelloMessage } from '../link/control-plane-link.ts';
 import type { ServerLink } from '../link/server-link.ts';
 import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
@@ -33,6 +33,8 @@ export interface OperationManagerOptions {
   cancelGraceMs?: number;
   /** The runner's inherited environment (the agent's by default). */
   runnerEnv?: NodeJS.ProcessEnv;
+  /** Progress throttles, log batching and run timeouts (default: the system clock). */
+  clock?: Clock;
 }
 
 interface RunningOperation {
@@ -86,7 +88,7 @@ export class OperationManager {
   }
 
   /** A connection was welcomed: send what the operations have for it. */
-  onLinkReady(connection: AgentConnection, hello: HelloMessage): void {
+  onLinkReady(connection: ControlPlaneLink, hello: HelloMessage): void {
     for (const op of this.running.values()) op.reporter.flush();
     for (const reporter of this.unsentReports) {
       reporter.flush();
@@ -100,7 +102,7 @@ export class OperationManager {
   }
 
   /** The server pulls a file this agent produced (`source: produced`). */
-  async serveProduced(pull: MessageOf<'stream.pull'>, connection: AgentConnection): Promise<void> {
+  async serveProduced(pull: MessageOf<'stream.pull'>, connection: ControlPlaneLink): Promise<void> {
     const source = pull.source;
     if (source.kind !== 'produced') {
       connection.sendMessage({
@@ -154,7 +156,7 @@ export class OperationManager {
       kind: msg.kind,
       stop: new AbortController(),
       stopReason: undefined,
-      reporter: new OpReporter(this.opts.link, msg.op_id),
+      reporter: new OpReporter(this.opts.link, msg.op_id, this.opts.clock),
       done: Promise.resolve(),
     };
     this.running.set(msg.op_id, op);
@@ -224,6 +226,7 @@ export class OperationManager {
       signal: op.stop.signal,
       ...(this.opts.cancelGraceMs !== undefined ? { graceMs: this.opts.cancelGraceMs } : {}),
       ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
+      ...(this.opts.clock ? { clock: this.opts.clock } : {}),
       onLog: (stream, text) => op.reporter.log(stream, text),
       onSpawn: async (pgid) => {
         await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });

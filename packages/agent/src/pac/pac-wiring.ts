@@ -1,7 +1,8 @@
-import type { Agent } from '../agent.ts';
-import { pacActivateHandler, pacInstallHandler, pacQueryHandler, readActivePac, type PacHandlerOptions } from './pac-rpc-handlers.ts';
+import type { BoardDriver } from '../board/board-driver.ts';
+import type { Logger } from '../logger.ts';
+import type { RpcRegistry } from '../rpc/rpc-registry.ts';
+import { pacActivateHandler, pacInstallHandler, pacQueryHandler, type PacHandlerOptions } from './pac-rpc-handlers.ts';
 import { openUploadStream } from './upload-stream.ts';
-import { runReboot } from './xlnx-config.ts';
 
 /**
  * How long after answering `board.reboot` the reboot starts: long enough for the answer to
@@ -10,30 +11,32 @@ import { runReboot } from './xlnx-config.ts';
  */
 export const REBOOT_AFTER_ANSWER_MS = 250;
 
-/** What of the agent the PAC methods use. */
-export type PacAgent = Pick<Agent, 'rpc' | 'board' | 'config' | 'simulatedBoard' | 'link' | 'log'>;
+/** What the PAC methods use of the agent. */
+export interface PacWiring {
+  rpc: RpcRegistry;
+  driver: BoardDriver;
+  /** Drops the link so it reconnects (after a reboot command that failed). */
+  dropConnection(code: number, reason: string): void;
+  log: Logger;
+}
+
+/** How the PAC commands run on this board: its xlnx-config, PAC folder and environment. */
+export function pacCommandOptions(driver: BoardDriver): PacHandlerOptions {
+  return { xlnxConfig: driver.xlnxConfig, pacDir: driver.pacDir, ...(driver.commandEnv ? { env: driver.commandEnv } : {}) };
+}
 
 /**
  * The board's PAC side on an agent: the `pac.query`, `pac.activate`, `pac.install` and
- * `board.reboot` methods, and `hello.active_pac` from `xlnx-config -q`.
- *
- * With `--simulate` the commands are the simulated board's (its xlnx-config and PAC folder
- * come in through the config's defaults, its environment through `commandEnv`), and
- * `board.reboot` is the simulated reboot (SimulatedBoard.rebootSoon) instead of MM_REBOOT.
+ * `board.reboot` methods, run by the board driver's xlnx-config and reboot (the real
+ * board's, or the simulated one's).
  */
-export function registerPacMethods(agent: PacAgent): void {
-  const { config, simulatedBoard } = agent;
-  const options: PacHandlerOptions = {
-    xlnxConfig: config.xlnxConfig,
-    pacDir: config.pacDir,
-    ...(simulatedBoard ? { env: simulatedBoard.commandEnv } : {}),
-  };
-  agent.board.activePac = () => readActivePac(options);
-  agent.rpc
+export function registerPacMethods(wiring: PacWiring): void {
+  const options = pacCommandOptions(wiring.driver);
+  wiring.rpc
     .register('pac.query', pacQueryHandler(options))
     .register('pac.activate', pacActivateHandler(options))
     .register('pac.install', pacInstallHandler(options, async (uploadId, ctx) => openUploadStream(uploadId, ctx)))
-    .register('board.reboot', rebootHandler(agent));
+    .register('board.reboot', rebootHandler(wiring));
 }
 
 /**
@@ -43,22 +46,16 @@ export function registerPacMethods(agent: PacAgent): void {
  * which waits for another boot id, sees the same one come back rather than waiting out
  * MM_REBOOT_TIMEOUT_S.
  */
-function rebootHandler(agent: PacAgent) {
+function rebootHandler(wiring: PacWiring) {
   let pending: NodeJS.Timeout | undefined;
-  const log = agent.log.child({ component: 'reboot' });
+  const log = wiring.log.child({ component: 'reboot' });
   const reboot = async () => {
     pending = undefined;
-    if (agent.simulatedBoard) {
-      agent.simulatedBoard.rebootSoon(0);
-      return;
-    }
-    log.warn({ command: agent.config.reboot }, 'rebooting the board');
     try {
-      const { output } = await runReboot(agent.config.reboot);
-      if (output.trim()) log.info({ output: output.trim() }, 'reboot command output');
+      await wiring.driver.reboot();
     } catch (err) {
       log.error({ err }, 'the reboot command failed: the board keeps running; reconnecting so the server sees it');
-      agent.link.dropConnection(1011, 'the reboot command failed');
+      wiring.dropConnection(1011, 'the reboot command failed');
     }
   };
   return async () => {

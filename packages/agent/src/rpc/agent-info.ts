@@ -1,5 +1,5 @@
 import { AGENT_VERSION } from '../version.ts';
-import type { Board } from '../board.ts';
+import type { Board } from '../board/board.ts';
 import type { RpcHandler } from './rpc-registry.ts';
 
 export function agentInfoHandler(board: Board): RpcHandler<'agent.info'> {

@@ -1,10 +1,10 @@
 import { type ErrorInfo, type MessageOf, type RpcMethod, type RpcParams, type RpcResult, rpcMethods } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
-import type { AgentConnection } from '../link/agent-connection.ts';
+import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 
 /** What a handler gets besides its params: the connection the request came on (to pull an upload, say). */
 export interface RpcContext {
-  connection: AgentConnection;
+  connection: ControlPlaneLink;
   log: Logger;
 }
 

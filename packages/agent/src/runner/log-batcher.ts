@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 
 export type LogStream = 'stdout' | 'stderr';
 
@@ -13,21 +14,22 @@ export const LOG_MESSAGE_MAX_CHARS = 64 * 1024;
 export class LogBatcher {
   private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   private readonly pending = { stdout: '', stderr: '' };
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
 
   constructor(
     private readonly emit: (stream: LogStream, text: string) => void,
     private readonly flushMs = 100,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   push(stream: LogStream, chunk: Buffer): void {
     this.pending[stream] += this.decoders[stream].write(chunk);
     if (this.pending[stream].length >= LOG_MESSAGE_MAX_CHARS) this.flushStream(stream);
-    else this.timer ??= setTimeout(() => this.flush(), this.flushMs);
+    else this.timer ??= this.clock.setTimeout(() => this.flush(), this.flushMs);
   }
 
   flush(): void {
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.flushStream('stdout');
     this.flushStream('stderr');

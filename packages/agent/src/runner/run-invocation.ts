@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { ErrorInfo, InputFileKind } from '@mm/protocol';
+import { systemClock, type Clock, type ErrorInfo, type InputFileKind } from '@mm/protocol';
 import { LogBatcher, type LogStream } from './log-batcher.ts';
 import { findOutputVideo } from './output-video.ts';
 import { signalGroup, terminateGroup } from './process-group.ts';
@@ -38,6 +38,8 @@ export interface RunRequest<T> {
   onSpawn?: (pid: number) => void | Promise<void>;
   /** Takes the output video away (into the cache) before the work folder is removed. */
   collectOutput: (file: string) => Promise<T>;
+  /** The run's timeout and log batching (default: the system clock). */
+  clock?: Clock;
 }
 
 export type RunResult<T> =
@@ -107,7 +109,8 @@ async function runProcess(req: RunRequest<unknown>, cwd: string, env: NodeJS.Pro
   if (!spawned.ok || child.pid === undefined) return { kind: 'spawn_failed', message: spawned.ok ? 'no pid' : spawned.message };
   const pgid = child.pid;
 
-  const logs = new LogBatcher(req.onLog);
+  const clock = req.clock ?? systemClock;
+  const logs = new LogBatcher(req.onLog, undefined, clock);
   const streamsClosed = Promise.all(
     (['stdout', 'stderr'] as const).map(
       (name) =>
@@ -130,7 +133,7 @@ async function runProcess(req: RunRequest<unknown>, cwd: string, env: NodeJS.Pro
     reason = why;
     stopping = terminateGroup(pgid, graceMs);
   };
-  const timer = setTimeout(() => stop('timeout'), req.timeoutMs);
+  const timer = clock.setTimeout(() => stop('timeout'), req.timeoutMs);
   const onAbort = () => stop('cancelled');
   if (req.signal?.aborted) onAbort();
   else req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -141,7 +144,7 @@ async function runProcess(req: RunRequest<unknown>, cwd: string, env: NodeJS.Pro
     // Journaling the pid is best effort: the run itself goes on.
   }
   const { code, signal } = await exited;
-  clearTimeout(timer);
+  clock.clearTimeout(timer);
   req.signal?.removeEventListener('abort', onAbort);
   // Whatever the runner left behind in its group goes with it.
   signalGroup(pgid, 'SIGKILL');

@@ -4,15 +4,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  type AgentMessage,
-  type ByteSink,
-  decodeFrame,
-  type LinkOutput,
+  LinkPeer,
   MAX_FRAME_BYTES,
   parseAgentMessage,
   PROTOCOL_VERSION,
-  StreamReceiver,
-  StreamSender,
+  SERVER_PULL_IDS,
+  writableSink,
+  type AgentMessage,
+  type PeerLog,
+  type ServerMessage,
 } from '@mm/protocol';
 
 type PullMessage = Extract<AgentMessage, { type: 'stream.pull' }>;
@@ -22,7 +22,7 @@ type PullMessage = Extract<AgentMessage, { type: 'stream.pull' }>;
  * a real HTTP server with a real `ws` WebSocketServer that checks the bearer token (401
  * otherwise), answers hello with welcome, records every message (each parsed with the
  * catalog's `parseAgentMessage`: anything that does not parse is kept in `invalid`), and
- * serves `stream.pull` of content from files with the protocol's StreamSender.
+ * serves `stream.pull` of content from files; each connection is the protocol's LinkPeer.
  */
 export class FakeControlPlane {
   token: string;
@@ -108,14 +108,16 @@ export class FakeControlPlane {
   }
 }
 
-export class FakeAgentLink implements LinkOutput {
+const quiet = () => {};
+const quietLog: PeerLog = { debug: quiet, info: quiet, warn: quiet, error: quiet };
+
+/** The control plane's end of one agent connection, on the protocol's LinkPeer. */
+export class FakeAgentLink {
   readonly messages: AgentMessage[] = [];
   readonly invalid: string[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly pulls: PullMessage[] = [];
-  private readonly senders = new Map<number, StreamSender>();
-  private readonly receivers = new Map<number, StreamReceiver>();
-  private nextPullId = 0x8000_0000;
+  readonly peer: LinkPeer<AgentMessage, ServerMessage>;
   private waiters: Array<() => void> = [];
   /** Bytes of content sent to the agent on this link. */
   bytesServed = 0;
@@ -124,53 +126,40 @@ export class FakeAgentLink implements LinkOutput {
     readonly plane: FakeControlPlane,
     readonly ws: WebSocket,
   ) {
-    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-    ws.on('message', (data, isBinary) => {
-      const buf = data as Buffer;
-      if (isBinary) {
-        const f = decodeFrame(buf);
-        if (f.ok) this.receivers.get(f.streamId)?.push(f.payload);
-        return;
-      }
-      const text = buf.toString('utf8');
-      const parsed = parseAgentMessage(text);
-      if (!parsed.ok) {
-        this.invalid.push(text);
-        return;
-      }
-      this.handle(parsed.message);
-      this.messages.push(parsed.message);
-      for (const w of this.waiters.splice(0)) w();
+    this.peer = new LinkPeer<AgentMessage, ServerMessage>({
+      socket: ws,
+      parse: (text) => {
+        const parsed = parseAgentMessage(text);
+        if (!parsed.ok) this.invalid.push(text);
+        return parsed;
+      },
+      pullIds: SERVER_PULL_IDS,
+      peerName: 'the agent',
+      log: quietLog,
+      handlers: {
+        observe: (m) => {
+          this.messages.push(m);
+          for (const w of this.waiters.splice(0)) w();
+        },
+        message: (m) => this.handle(m),
+      },
     });
+    this.closed = this.peer.closed;
   }
 
   private handle(m: AgentMessage): void {
-    switch (m.type) {
-      case 'hello':
-        if (this.plane.autoWelcome) this.welcome();
-        return;
-      case 'stream.pull':
-        this.pulls.push(m);
-        void this.servePull(m);
-        return;
-      case 'stream.credit':
-        this.senders.get(m.stream_id)?.addCredit(m.bytes);
-        return;
-      case 'stream.end':
-        this.receivers.get(m.stream_id)?.end(m.size);
-        return;
-      case 'stream.abort':
-        this.receivers.get(m.stream_id)?.fail(m.error);
-        this.senders.get(m.stream_id)?.fail(m.error);
-        return;
-      default:
+    if (m.type === 'hello' && this.plane.autoWelcome) this.welcome();
+    if (m.type === 'stream.pull') {
+      this.pulls.push(m);
+      void this.servePull(m);
     }
   }
 
   welcome(): void {
-    this.sendMessage({ type: 'welcome', board_id: '00000000-0000-4000-8000-000000000001', board_name: 'test board', server_version: '0.0.0-test', protocol_version: PROTOCOL_VERSION });
+    this.peer.send({ type: 'welcome', board_id: '00000000-0000-4000-8000-000000000001', board_name: 'test board', server_version: '0.0.0-test', protocol_version: PROTOCOL_VERSION });
   }
 
+  /** Sends any JSON object, valid or not (tests of the agent's checks send broken ones). */
   sendMessage(message: { type: string } & Record<string, unknown>): void {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
   }
@@ -179,10 +168,9 @@ export class FakeAgentLink implements LinkOutput {
     this.ws.send(text);
   }
 
+  /** Sends one binary message (a data frame, or a broken one). */
   sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.ws.send(payload ? Buffer.concat([frame, payload]) : frame, { binary: true }, (err) => (err ? reject(err) : resolve())),
-    );
+    return this.peer.sendFrame(frame, payload);
   }
 
   /** Serves a content pull in full from the plane's files (unless `onContentPull` took it). */
@@ -198,35 +186,16 @@ export class FakeAgentLink implements LinkOutput {
 
   /** Sends `file` from the pull's offset to its end, then `stream.end`. */
   async serveFile(pull: PullMessage, file: string): Promise<void> {
-    const size = fs.statSync(file).size;
-    const sender = new StreamSender(this, pull.stream_id, pull.credit);
-    this.senders.set(pull.stream_id, sender);
-    try {
-      this.bytesServed += await sender.pump(fs.createReadStream(file, { start: pull.offset, highWaterMark: 256 * 1024 }), size);
-    } catch {
-      // link closed or agent aborted
-    } finally {
-      this.senders.delete(pull.stream_id);
-    }
+    const served = await this.peer.serve(pull, async () => ({
+      source: fs.createReadStream(file, { start: pull.offset, highWaterMark: 256 * 1024 }),
+      size: fs.statSync(file).size,
+    }));
+    if (served.ok) this.bytesServed += served.bytes;
   }
 
   /** Pulls produced content from the agent into `dest` (as the server does for output videos). */
-  async pullProduced(sha256: string, dest: string): Promise<{ bytes: number; size: number }> {
-    const id = this.nextPullId++;
-    const out = fs.createWriteStream(dest);
-    const sink: ByteSink = {
-      write: (c) => new Promise((resolve, reject) => out.write(c, (e) => (e ? reject(e) : resolve()))),
-      finish: () => new Promise((resolve) => out.end(() => resolve())),
-      destroy: () => out.destroy(),
-    };
-    const receiver = new StreamReceiver(this, id, sink);
-    this.receivers.set(id, receiver);
-    this.sendMessage({ type: 'stream.pull', stream_id: id, source: { kind: 'produced', sha256 }, offset: 0, credit: receiver.window });
-    try {
-      return await receiver.done;
-    } finally {
-      this.receivers.delete(id);
-    }
+  pullProduced(sha256: string, dest: string): Promise<{ bytes: number; size: number }> {
+    return this.peer.pull({ kind: 'produced', sha256 }, 0, writableSink(fs.createWriteStream(dest))).done;
   }
 
   /** Resolves with the first message (already received or to come) of `type` that matches. */

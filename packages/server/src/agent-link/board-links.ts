@@ -2,7 +2,7 @@ import { rpcMethods, type RpcMethod, type RpcParams, type RpcResult } from '@mm/
 import { BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { BoardStatus, Presence } from './board-store.ts';
-import type { AgentConnection } from './connection.ts';
+import type { BoardLink } from './board-link.ts';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
 
@@ -21,7 +21,7 @@ interface RebootWatch {
  */
 export class BoardLinks {
   /** The connection that represents each board (after its hello). */
-  private readonly live = new Map<string, AgentConnection>();
+  private readonly live = new Map<string, BoardLink>();
   private readonly reboots = new Map<string, RebootWatch>();
 
   constructor(
@@ -58,7 +58,7 @@ export class BoardLinks {
   }
 
   /** The live connection of a board (operations send op.start/op.cancel/acks through it). */
-  connection(boardId: string): AgentConnection | undefined {
+  connection(boardId: string): BoardLink | undefined {
     const c = this.live.get(boardId);
     return c?.isReady ? c : undefined;
   }
@@ -69,14 +69,14 @@ export class BoardLinks {
   }
 
   /** A greeted connection now represents its board; returns the one it replaces, if any. */
-  adopt(conn: AgentConnection): AgentConnection | undefined {
+  adopt(conn: BoardLink): BoardLink | undefined {
     const previous = this.live.get(conn.boardId);
     this.live.set(conn.boardId, conn);
     return previous !== conn ? previous : undefined;
   }
 
   /** A connection closed; true if it was its board's live one (the board is offline now). */
-  drop(conn: AgentConnection): boolean {
+  drop(conn: BoardLink): boolean {
     if (this.live.get(conn.boardId) !== conn) return false;
     this.live.delete(conn.boardId);
     this.bus.publish('board.status', conn.boardId, { boardId: conn.boardId, status: 'offline' });

@@ -2,7 +2,7 @@ import { asc, eq, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/database.ts';
 import { boards } from '../db/schema.ts';
-import type { HelloMessage } from './connection.ts';
+import type { HelloMessage } from './board-link.ts';
 
 export type BoardRow = typeof boards.$inferSelect;
 export type BoardStatus = 'online' | 'offline' | 'rebooting';

@@ -1,4 +1,4 @@
-import type { AgentConnection, HelloMessage, OperationMessage, PullMessage } from './connection.ts';
+import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from './board-link.ts';
 
 /**
  * What the hub hands to the operations service (which implements it): the agent's
@@ -6,9 +6,9 @@ import type { AgentConnection, HelloMessage, OperationMessage, PullMessage } fro
  * and the statistics of content pulls.
  */
 export interface BoardWork {
-  onOperationMessage(conn: AgentConnection, message: OperationMessage): Promise<void>;
+  onOperationMessage(conn: BoardLink, message: OperationMessage): Promise<void>;
   /** Awaited before the board counts as online. */
-  settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void>;
+  settleHello(conn: BoardLink, hello: HelloMessage): Promise<void>;
   /** The board started pulling a source of `size` bytes from the pull's offset. */
   onServing(boardId: string, pull: PullMessage, size: number): void;
   /** Bytes the board pulled from us, when the pull ended. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type WebSocket from 'ws';
-import { CloseCode, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
+import { CloseCode, isCompatibleProtocol, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -12,12 +12,12 @@ import { SERVER_VERSION } from '../version.ts';
 import type { BoardLinks } from './board-links.ts';
 import { recordHello, recordLastSeen } from './board-store.ts';
 import type { BoardWork } from './board-work.ts';
-import { AgentConnection, type RelayMessage, type ConnectionHandlers, type HelloMessage, type OpenedSource, type PullMessage } from './connection.ts';
+import { BoardLink, type RelayMessage, type BoardLinkHandlers, type HelloMessage, type OpenedSource, type PullMessage } from './board-link.ts';
 import type { UploadRegistry, UploadSource } from './uploads.ts';
 
 /** Opens a source kind the hub does not know itself (see registerSource). */
-export type SourceOpener = (conn: AgentConnection, pull: PullMessage) => Promise<OpenedSource>;
-export type MessageHandler = (conn: AgentConnection, message: RelayMessage) => void;
+export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<OpenedSource>;
+export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
 
 export interface AgentHubDeps {
   config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs'>;
@@ -39,7 +39,7 @@ export interface AgentHubDeps {
  */
 export class AgentHub {
   /** Every open connection, greeted or not (to close them all at shutdown or on revoke). */
-  private readonly open = new Set<AgentConnection>();
+  private readonly open = new Set<BoardLink>();
   private stopping = false;
   private readonly extraSources = new Map<string, SourceOpener>();
   private readonly extraMessages = new Map<string, MessageHandler>();
@@ -53,7 +53,7 @@ export class AgentHub {
       return;
     }
     const { config, log } = this.deps;
-    const conn = new AgentConnection(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
+    const conn = new BoardLink(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
     });
@@ -89,7 +89,7 @@ export class AgentHub {
 
   // ── streams ──────────────────────────────────────────────────────────────────────
 
-  private async openSource(conn: AgentConnection, pull: PullMessage): Promise<OpenedSource> {
+  private async openSource(conn: BoardLink, pull: PullMessage): Promise<OpenedSource> {
     const { source, offset } = pull;
     const extra = this.extraSources.get(source.kind);
     if (extra) return extra(conn, pull);
@@ -126,7 +126,7 @@ export class AgentHub {
 
   // ── connection events ────────────────────────────────────────────────────────────
 
-  private readonly handlers: ConnectionHandlers = {
+  private readonly handlers: BoardLinkHandlers = {
     hello: (conn, hello) => this.onHello(conn, hello),
     operationMessage: (conn, m) => this.deps.work.onOperationMessage(conn, m),
     openSource: (conn, pull) => this.openSource(conn, pull),
@@ -139,9 +139,9 @@ export class AgentHub {
     },
   };
 
-  private async onHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+  private async onHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
     const { db, log, links, work } = this.deps;
-    if (hello.protocol_version !== PROTOCOL_VERSION) {
+    if (!isCompatibleProtocol(hello.protocol_version)) {
       conn.log.warn({ theirs: hello.protocol_version, ours: PROTOCOL_VERSION }, 'agent speaks another protocol version');
       conn.sendMessage({
         type: 'error',
@@ -183,7 +183,7 @@ export class AgentHub {
     log.debug({ board_id: conn.boardId }, 'hello settled');
   }
 
-  private onClosed(conn: AgentConnection, code: number, reason: string): void {
+  private onClosed(conn: BoardLink, code: number, reason: string): void {
     this.open.delete(conn);
     conn.log.info({ code, reason }, 'agent disconnected');
     if (!this.deps.links.drop(conn)) return; // replaced (or never greeted): presence unchanged

@@ -1,5 +1,5 @@
 import type { BoardLinks } from '../agent-link/board-links.ts';
-import type { AgentConnection, RelayMessage } from '../agent-link/connection.ts';
+import type { BoardLink, RelayMessage } from '../agent-link/board-link.ts';
 import type { AgentHub } from '../agent-link/hub.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { ProxyRelay } from './proxy-relay.ts';
@@ -29,7 +29,7 @@ export class DeviceRelay {
     });
   }
 
-  onMessage(conn: AgentConnection, m: RelayMessage): void {
+  onMessage(conn: BoardLink, m: RelayMessage): void {
     switch (m.type) {
       case 'http.response':
       case 'http.error':

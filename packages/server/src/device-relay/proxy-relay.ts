@@ -1,12 +1,12 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { StreamError, type ByteSink, type HttpHeader, type MessageOf } from '@mm/protocol';
-import type { AgentConnection, OpenedSource, PullMessage } from '../agent-link/connection.ts';
+import type { BoardLink, OpenedSource, PullMessage } from '../agent-link/board-link.ts';
 import { ApiError, BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
 import { endToEndHeaders } from './http-headers.ts';
 
 /** A request for a device script, as the route hands it over (headers already end-to-end only). */
 export interface ScriptRequest {
-  conn: AgentConnection;
+  conn: BoardLink;
   port: number;
   method: string;
   /** Origin-form target on the board: `/` + the path after `/proxy/`, and the query. */
@@ -38,7 +38,7 @@ export class ProxyRelay {
   private nextId = 1;
   private readonly pending = new Map<number, RelayedRequest>();
   /** Connections whose close we already watch (one watcher per connection, not per request). */
-  private readonly watched = new WeakSet<AgentConnection>();
+  private readonly watched = new WeakSet<BoardLink>();
 
   /** Sends the request to the board; resolves with the script's answer (status, headers, streamed body). */
   forward(req: ScriptRequest): Promise<Response> {
@@ -51,14 +51,14 @@ export class ProxyRelay {
     });
   }
 
-  onHead(conn: AgentConnection, m: HeadMessage): void {
+  onHead(conn: BoardLink, m: HeadMessage): void {
     const r = this.pending.get(m.req_id);
     if (!r || r.conn !== conn) return; // late (timed out, client gone) or not this board's
     r.onHead(m);
   }
 
   /** The agent pulls a request body: hand it the client's body, once. */
-  openRequestBody(conn: AgentConnection, pull: PullMessage): OpenedSource {
+  openRequestBody(conn: BoardLink, pull: PullMessage): OpenedSource {
     const source = pull.source;
     if (source.kind !== 'http.request_body') throw new StreamError({ code: 'not_found', message: 'not a request body' });
     const r = this.pending.get(source.req_id);
@@ -72,7 +72,7 @@ export class ProxyRelay {
     for (const r of [...this.pending.values()]) r.fail(new ServiceUnavailableError('server_stopping', 'The server is shutting down.'));
   }
 
-  private watch(conn: AgentConnection): void {
+  private watch(conn: BoardLink): void {
     if (this.watched.has(conn)) return;
     this.watched.add(conn);
     void conn.closed.then(() => {
@@ -99,7 +99,7 @@ class RelayedRequest {
     private readonly forget: () => void,
   ) {}
 
-  get conn(): AgentConnection {
+  get conn(): BoardLink {
     return this.req.conn;
   }
 

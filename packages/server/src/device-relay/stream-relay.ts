@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { systemClock, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
-import type { AgentConnection } from '../agent-link/connection.ts';
+import type { BoardLink } from '../agent-link/board-link.ts';
 import { formatEvent } from '../sse/format.ts';
 import { SseChannel } from '../sse/sse-channel.ts';
 
@@ -40,7 +40,7 @@ export interface StreamTarget {
 
 /** The part of the agent hub the stream relay needs. */
 export interface BoardLinks {
-  connection(boardId: string): AgentConnection | undefined;
+  connection(boardId: string): BoardLink | undefined;
 }
 
 type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
@@ -56,7 +56,7 @@ interface ScriptStream {
   /** The script's last event id (SSE ids stick): sent again when the subscription is made anew. */
   lastId: string | undefined;
   state: UpstreamState;
-  sub: { id: number; conn: AgentConnection } | undefined;
+  sub: { id: number; conn: BoardLink } | undefined;
   linger: TimerHandle | undefined;
 }
 
@@ -72,7 +72,7 @@ interface ScriptStream {
 export class StreamRelay {
   private readonly streams = new Map<string, ScriptStream>();
   private readonly bySub = new Map<number, ScriptStream>();
-  private readonly watched = new WeakSet<AgentConnection>();
+  private readonly watched = new WeakSet<BoardLink>();
   private nextSubId = 1;
   private closed = false;
 
@@ -102,14 +102,14 @@ export class StreamRelay {
     return client.body;
   }
 
-  onEvent(conn: AgentConnection, m: MessageOf<'sse.event'>): void {
+  onEvent(conn: BoardLink, m: MessageOf<'sse.event'>): void {
     const stream = this.streamOf(conn, m.sub_id);
     if (!stream) return;
     if (m.id !== undefined) stream.lastId = m.id;
     stream.channel.publish(formatEvent(m), { lastId: stream.lastId });
   }
 
-  onStatus(conn: AgentConnection, m: MessageOf<'sse.status'>): void {
+  onStatus(conn: BoardLink, m: MessageOf<'sse.status'>): void {
     const stream = this.streamOf(conn, m.sub_id);
     if (!stream) return;
     this.setState(stream, m.state === 'open' ? 'up' : 'down', m.message);
@@ -169,7 +169,7 @@ export class StreamRelay {
   }
 
   /** The stream a message of this connection belongs to; a stray subscription is ended on the board. */
-  private streamOf(conn: AgentConnection, subId: number): ScriptStream | undefined {
+  private streamOf(conn: BoardLink, subId: number): ScriptStream | undefined {
     const stream = this.bySub.get(subId);
     if (stream && stream.sub?.conn === conn) return stream;
     if (conn.isOpen) conn.sendMessage({ type: 'sse.unsubscribe', sub_id: subId });
@@ -223,7 +223,7 @@ export class StreamRelay {
   }
 
   /** Every subscription of a link that closed is gone on the agent's side too. */
-  private watch(conn: AgentConnection): void {
+  private watch(conn: BoardLink): void {
     if (this.watched.has(conn)) return;
     this.watched.add(conn);
     void conn.closed.then(() => {

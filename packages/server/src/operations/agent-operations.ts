@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { StreamError, writableSink, type FileRef, type OperationOutcome, type ProducedFile } from '@mm/protocol';
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardWork } from '../agent-link/board-work.ts';
-import type { AgentConnection, HelloMessage, OperationMessage, PullMessage } from '../agent-link/connection.ts';
+import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
 import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
@@ -91,7 +91,7 @@ export class AgentOperations implements BoardWork {
     if (conn) this.sendStart(conn, withParams);
   }
 
-  private sendStart(conn: AgentConnection, row: OperationRow): void {
+  private sendStart(conn: BoardLink, row: OperationRow): void {
     const p = row.params as Partial<StartParams>;
     conn.sendMessage({
       type: 'op.start',
@@ -141,7 +141,7 @@ export class AgentOperations implements BoardWork {
 
   // ── messages from the agent ──────────────────────────────────────────────────────
 
-  async onOperationMessage(conn: AgentConnection, m: OperationMessage): Promise<void> {
+  async onOperationMessage(conn: BoardLink, m: OperationMessage): Promise<void> {
     if (m.type === 'op.result') return this.handleOutcome(conn, m.outcome);
     const op = await this.lookup(m.op_id);
     if (op === 'final') return; // e.g. the tail of a run cancelled while the board was away
@@ -154,7 +154,7 @@ export class AgentOperations implements BoardWork {
   }
 
   /** Handles an outcome once at a time per operation; a repeat for an ended operation is just acknowledged. */
-  handleOutcome(conn: AgentConnection, outcome: OperationOutcome): Promise<void> {
+  handleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
     const id = outcome.op_id;
     const inFlight = this.outcomes.get(id);
     const run = (inFlight ?? Promise.resolve()).then(() => this.settleOutcome(conn, outcome));
@@ -165,7 +165,7 @@ export class AgentOperations implements BoardWork {
     return tracked;
   }
 
-  private async settleOutcome(conn: AgentConnection, outcome: OperationOutcome): Promise<void> {
+  private async settleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
     const id = outcome.op_id;
     const ack = () => conn.sendMessage({ type: 'op.result.ack', op_id: id });
     const row = await findOperation(this.ctx.database.db, id);
@@ -239,7 +239,7 @@ export class AgentOperations implements BoardWork {
    * checking its sha256 as it is stored. The content stays pinned until it is attached or
    * discarded.
    */
-  private async receiveOutput(conn: AgentConnection, output: ProducedFile): Promise<void> {
+  private async receiveOutput(conn: BoardLink, output: ProducedFile): Promise<void> {
     const files = this.ctx.files;
     // Already stored (e.g. the same video as before): nothing to move. Attaching it records it.
     if (await files.has(output.sha256)) return;
@@ -266,7 +266,7 @@ export class AgentOperations implements BoardWork {
    * running operations of this board the agent does not know are started again;
    * operations the agent still runs but the server has ended get `op.cancel`.
    */
-  async settleHello(conn: AgentConnection, hello: HelloMessage): Promise<void> {
+  async settleHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
     const { db } = this.ctx.database;
     for (const outcome of hello.finished) await this.handleOutcome(conn, outcome);
     const reported = new Set([...hello.running, ...hello.finished.map((f) => f.op_id)]);

@@ -1,23 +1,30 @@
 /**
  * A tiny agent speaking the link protocol over a real `ws` socket, for the control plane's
- * own tests (the real agent is tested end to end in test/e2e). Everything it receives is
- * kept in order; tests wait for messages, answer them and pull/serve streams by hand.
+ * own tests (the real agent is tested end to end in test/e2e), built on the protocol's
+ * LinkPeer. Everything it receives is kept in order; tests wait for messages, answer them
+ * and pull/serve streams by hand.
  */
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import {
   AGENT_CONNECT_PATH,
-  decodeFrame,
+  AGENT_PULL_IDS,
+  LinkPeer,
   parseServerMessage,
   PROTOCOL_VERSION,
-  StreamReceiver,
-  StreamSender,
+  StreamError,
+  type AgentMessage,
   type ByteSink,
   type OperationOutcome,
+  type PeerLog,
   type ServerMessage,
+  type StreamSource,
 } from '@mm/protocol';
 
 type Msg = ServerMessage;
+
+const quiet = () => {};
+const quietLog: PeerLog = { debug: quiet, info: quiet, warn: quiet, error: quiet };
 type MsgOf<T extends Msg['type']> = Extract<Msg, { type: T }>;
 
 export interface ConnectResult {
@@ -56,11 +63,9 @@ export interface HelloFields {
 
 export class FakeAgent {
   readonly received: Msg[] = [];
-  /** Data frames for our pulls, by stream id. */
-  private readonly receivers = new Map<number, StreamReceiver>();
-  private readonly senders = new Map<number, StreamSender>();
+  /** The protocol's own link peer: framing, streams and credit as both real ends have them. */
+  readonly peer: LinkPeer<ServerMessage, AgentMessage>;
   private readonly waiters = new Set<() => void>();
-  private nextPull = 1;
   /** Produced files this agent serves when the server pulls them. */
   readonly produced = new Map<string, Buffer>();
   /** When set, the server's pulls of produced files are left unanswered. */
@@ -69,26 +74,28 @@ export class FakeAgent {
   readonly closed: Promise<number>;
 
   private constructor(readonly ws: WebSocket) {
-    this.closed = new Promise((resolve) =>
-      ws.on('close', (code) => {
-        this.closeCode = code;
-        this.notify();
-        resolve(code);
-      }),
-    );
-    ws.on('message', (data, isBinary) => {
-      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-      if (isBinary) {
-        const f = decodeFrame(buf);
-        if (f.ok) this.receivers.get(f.streamId)?.push(f.payload);
-        return;
-      }
-      const parsed = parseServerMessage(buf.toString('utf8'));
-      if (!parsed.ok) throw new Error(`server sent a bad message: ${parsed.error}`);
-      const m = parsed.message;
-      this.received.push(m);
-      this.handle(m);
+    this.peer = new LinkPeer<ServerMessage, AgentMessage>({
+      socket: ws,
+      parse: (text) => {
+        const parsed = parseServerMessage(text);
+        if (!parsed.ok) throw new Error(`server sent a bad message: ${parsed.error}`);
+        return parsed;
+      },
+      pullIds: AGENT_PULL_IDS,
+      peerName: 'the server',
+      log: quietLog,
+      handlers: {
+        observe: (m) => {
+          this.received.push(m);
+          this.notify();
+        },
+        message: (m) => this.handle(m),
+      },
+    });
+    this.closed = this.peer.closed.then(({ code }) => {
+      this.closeCode = code;
       this.notify();
+      return code;
     });
   }
 
@@ -129,6 +136,7 @@ export class FakeAgent {
     return this.next('welcome');
   }
 
+  /** Sends any JSON object, valid or not (tests of the server's checks send broken ones). */
   send(message: { type: string } & Record<string, unknown>): void {
     this.ws.send(JSON.stringify(message));
   }
@@ -173,61 +181,45 @@ export class FakeAgent {
     return this.pull({ kind: 'content', sha256 }, offset, window);
   }
 
-  /** Pulls any source from the server into memory (from `offset`). */
-  async pull(source: Record<string, unknown>, offset = 0, window?: number): Promise<{ data: Buffer; size: number }> {
+  /** Pulls any source from the server into memory (from `offset`), granting `window` bytes of credit. */
+  async pull(source: StreamSource, offset = 0, window?: number): Promise<{ data: Buffer; size: number }> {
     const chunks: Buffer[] = [];
     const sink: ByteSink = { write: async (c) => void chunks.push(Buffer.from(c)), finish: async () => {}, destroy: () => {} };
-    const id = this.nextPull++;
-    const link = { sendMessage: (m: { type: string } & Record<string, unknown>) => this.send(m), sendFrame: async () => {} };
-    const r = new StreamReceiver(link, id, sink, window ? { window } : {});
-    this.receivers.set(id, r);
-    this.send({ type: 'stream.pull', stream_id: id, source, offset, credit: r.window });
-    try {
-      const { size } = await r.done;
-      return { data: Buffer.concat(chunks), size };
-    } finally {
-      this.receivers.delete(id);
-    }
+    const { size } = await this.peer.pull(source, offset, sink, window ? { window } : {}).done;
+    return { data: Buffer.concat(chunks), size };
   }
 
-  /** Starts pulling and answers the receiver (to abort or drop mid-way). */
-  startPull(source: Record<string, unknown>, offset = 0, credit = 1024 * 1024): number {
-    const id = this.nextPull++;
+  /** Sends a pull by hand and never reads it (to abort or drop mid-way); answers its id. */
+  startPull(source: StreamSource, offset = 0, credit = 1024 * 1024): number {
+    const id = this.nextHandPull++;
     this.send({ type: 'stream.pull', stream_id: id, source, offset, credit });
     return id;
   }
+  /** Hand-made pulls take ids apart from the peer's own (which count up from 1). */
+  private nextHandPull = 0x4000_0000;
+
+  /** Answers the server's pull with `data` in `chunkBytes` pieces, under its credit; the size is left to the end. */
+  serve(pull: MsgOf<'stream.pull'>, data: Buffer, chunkBytes = 64 * 1024): Promise<{ bytes: number; ok: boolean }> {
+    return this.peer.serve(pull, async () => ({
+      source: (async function* () {
+        for (let at = 0; at < data.length; at += chunkBytes) yield data.subarray(at, at + chunkBytes);
+      })(),
+    }));
+  }
 
   private handle(m: Msg): void {
-    if (m.type === 'stream.end') this.receivers.get(m.stream_id)?.end(m.size);
-    else if (m.type === 'stream.abort') {
-      this.receivers.get(m.stream_id)?.fail(m.error);
-      this.senders.get(m.stream_id)?.fail(m.error);
-    } else if (m.type === 'stream.credit') this.senders.get(m.stream_id)?.addCredit(m.bytes);
-    else if (m.type === 'stream.pull' && m.source.kind === 'produced') {
-      if (this.holdPulls) return;
-      const data = this.produced.get(m.source.sha256);
-      if (!data) {
-        this.send({ type: 'stream.abort', stream_id: m.stream_id, error: { code: 'not_found', message: 'no such produced file' } });
-        return;
-      }
-      const link = {
-        sendMessage: (msg: { type: string } & Record<string, unknown>) => this.send(msg),
-        sendFrame: (frame: Buffer, payload?: Uint8Array) =>
-          new Promise<void>((resolve, reject) => this.ws.send(payload ? Buffer.concat([frame, payload]) : frame, { binary: true }, (e) => (e ? reject(e) : resolve()))),
-      };
-      const sender = new StreamSender(link, m.stream_id, m.credit);
-      this.senders.set(m.stream_id, sender);
+    if (m.type !== 'stream.pull' || m.source.kind !== 'produced' || this.holdPulls) return;
+    const data = this.produced.get(m.source.sha256);
+    void this.peer.serve(m, async () => {
+      if (!data) throw new StreamError({ code: 'not_found', message: 'no such produced file' });
       const body = data.subarray(m.offset);
-      void sender
-        .pump(
-          (async function* () {
-            yield body;
-          })(),
-          data.length,
-        )
-        .catch(() => {})
-        .finally(() => this.senders.delete(m.stream_id));
-    }
+      return {
+        source: (async function* () {
+          yield body;
+        })(),
+        size: data.length,
+      };
+    });
   }
 
   /** Offers `data` as produced content; answers its outcome descriptor. */

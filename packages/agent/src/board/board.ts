@@ -7,11 +7,8 @@ import fsp from 'node:fs/promises';
 export class Board {
   constructor(
     private readonly bootIdFile: string,
-    /**
-     * The active PAC for `hello.active_pac`; null until PAC support provides it (integration
-     * point: set this to a function that runs `xlnx-config -q` and picks the active one).
-     */
-    public activePac: () => Promise<string | null> = async () => null,
+    /** The active PAC for `hello.active_pac` (from `xlnx-config -q`). */
+    readonly activePac: () => Promise<string | null> = async () => null,
   ) {}
 
   async bootId(): Promise<string> {

@@ -1,5 +1,5 @@
-import type { MessageOf, StreamSource } from '@mm/protocol';
-import type { AgentConnection } from '../link/agent-connection.ts';
+import type { Clock, MessageOf, StreamSource } from '@mm/protocol';
+import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
 import { HttpRelay } from './http-relay.ts';
 import { SseRelay } from './sse-relay.ts';
@@ -12,13 +12,13 @@ export type RelayRequestMessage = MessageOf<'http.request'> | MessageOf<'http.ab
  * a script's port on 127.0.0.1 and followed event streams. Everything it opens ends with
  * the link it came on.
  */
-export class DeviceRelay {
+export class LocalScriptRelay {
   private readonly http: HttpRelay;
   private readonly sse: SseRelay;
 
-  constructor(log: Logger) {
-    this.http = new HttpRelay(log);
-    this.sse = new SseRelay(log);
+  constructor(log: Logger, clock?: Clock) {
+    this.http = new HttpRelay(log, clock);
+    this.sse = new SseRelay(log, clock);
   }
 
   /** The `stream.pull` sources this relay serves (the rest are the operations'). */
@@ -26,7 +26,7 @@ export class DeviceRelay {
     return source.kind === 'http.response_body';
   }
 
-  handle(message: RelayRequestMessage, connection: AgentConnection): void {
+  handle(message: RelayRequestMessage, connection: ControlPlaneLink): void {
     switch (message.type) {
       case 'http.request':
         return this.http.request(message, connection);
@@ -39,7 +39,7 @@ export class DeviceRelay {
     }
   }
 
-  serveBody(pull: MessageOf<'stream.pull'>, connection: AgentConnection): Promise<void> {
+  serveBody(pull: MessageOf<'stream.pull'>, connection: ControlPlaneLink): Promise<void> {
     return this.http.serveResponseBody(pull, connection);
   }
 

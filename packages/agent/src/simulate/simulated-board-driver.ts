@@ -1,0 +1,36 @@
+import type { BoardDriver } from '../board/board-driver.ts';
+import type { AgentConfig } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { SimulatedBoard } from './simulated-board.ts';
+
+/**
+ * `mm-agent --simulate`'s board: the simulated runner, xlnx-config and PAC folder (the
+ * config's defaults come from `simulatedDefaults`), the simulated board's boot id and
+ * GPIO script, and a reboot that the agent process lives through. Starts the board.
+ */
+export async function startSimulatedBoardDriver(config: AgentConfig, log: Logger): Promise<BoardDriver & { board: SimulatedBoard }> {
+  if (!config.runner) throw new Error('no runner command (the simulated board brings one)');
+  const board = new SimulatedBoard({
+    agentDir: config.agentDir,
+    bootIdFile: config.bootIdFile,
+    pacDir: config.pacDir,
+    log: log.child({ component: 'simulated-board' }),
+    ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
+    ...(config.simulatedReboot ? { reboot: config.simulatedReboot } : {}),
+  });
+  await board.start();
+  return {
+    board,
+    platform: `${process.platform} (simulated board)`,
+    bootIdFile: board.bootIdFile,
+    runner: config.runner,
+    xlnxConfig: config.xlnxConfig,
+    pacDir: config.pacDir,
+    commandEnv: board.commandEnv,
+    reboot: async () => board.rebootSoon(0),
+    onAgentReboot: (hook) => {
+      board.onReboot = () => hook(board.rebootDownMs);
+    },
+    stop: () => board.stop(),
+  };
+}

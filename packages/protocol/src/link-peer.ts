@@ -1,0 +1,352 @@
+import type { RawData, WebSocket } from 'ws';
+import { systemClock, type Clock, type TimerHandle } from './clock.ts';
+import { decodeFrame } from './frames.ts';
+import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
+import type { ErrorInfo, LinkMessage, MessageOf, ParseResult, StreamSource } from './messages.ts';
+import { PullIdAllocator, type PullIdRange } from './pull-ids.ts';
+import { StreamError, StreamReceiver, StreamSender, type ByteSink, type LinkOutput, type StreamControlMessage } from './streams.ts';
+
+/** The log lines a peer writes; the server's pino logger and the agent's logger both fit. */
+export interface PeerLog {
+  debug(fields: Record<string, unknown>, msg?: string): void;
+  info(fields: Record<string, unknown>, msg?: string): void;
+  warn(fields: Record<string, unknown>, msg?: string): void;
+  error(fields: Record<string, unknown>, msg?: string): void;
+}
+
+/** Messages the peer settles itself; every other valid message goes to `handlers.message`. */
+type SettledType = 'stream.credit' | 'stream.end' | 'stream.abort' | 'error';
+export type DispatchedMessage<In extends LinkMessage> = Exclude<In, { type: SettledType }>;
+
+export interface LinkPeerHandlers<In extends LinkMessage> {
+  /** Every valid message, before the peer acts on it (test fakes record them all). */
+  observe?(message: In): void;
+  /**
+   * A valid message the peer does not settle itself (`stream.pull` included: answer it with
+   * `serve`). A rejection is logged and answered with `error` `internal_error`.
+   */
+  message(message: DispatchedMessage<In>): void | Promise<void>;
+  /** The socket opened (at once for a socket that was open when the peer took it). */
+  opened?(): void;
+  /** The socket closed; every stream of the link has failed with `link_closed` by then. */
+  closed?(code: number, reason: string): void;
+}
+
+export interface LinkPeerOptions<In extends LinkMessage> {
+  /** The link's socket, open (server side) or still connecting (agent side). */
+  socket: WebSocket;
+  /** Parses a text message of the other side (`parseAgentMessage` / `parseServerMessage`). */
+  parse(text: string): ParseResult<In>;
+  /** The ids this side gives its own pulls (AGENT_PULL_IDS / SERVER_PULL_IDS). */
+  pullIds: PullIdRange;
+  /** The other end, for log lines and errors ("the agent", "the server"). */
+  peerName: string;
+  log: PeerLog;
+  handlers: LinkPeerHandlers<In>;
+  /** Pings and the silence timeout; left out, the peer keeps no heartbeat (test fakes). */
+  heartbeat?: { intervalMs: number; timeoutMs: number };
+  clock?: Clock;
+  /** Above this many bytes queued on the socket, a data frame's send waits for the socket to take it. */
+  highWaterBytes?: number;
+}
+
+/** What `serve` sends: bytes from the pull's offset, and the total size if known up front. */
+export interface ServedSource {
+  source: AsyncIterable<Uint8Array> & { destroy?(): void };
+  /** Left out for a source whose size is known only at its end (a relayed HTTP body). */
+  size?: number;
+}
+
+/** Default high-water mark of the socket's send queue (see `sendFrame`). */
+export const SOCKET_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** How long a closing socket may take to finish the close handshake before it is cut. */
+const CLOSE_GRACE_MS = 2000;
+const OPEN = 1;
+const CONNECTING = 0;
+
+/**
+ * One end of the agent link, the same on both sides and in the test fakes: owns the
+ * WebSocket, decodes frames, parses messages with the side's schema (answering what it
+ * cannot understand with `error`), runs the streams of both directions (`pull`, `serve`,
+ * credit, end, abort) and the heartbeat. What a message means is the caller's: the
+ * server's BoardLink and the agent's ControlPlaneLink give it their handlers.
+ *
+ * `In` is what the other side sends, `Out` what this side sends.
+ */
+export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implements LinkOutput {
+  readonly socket: WebSocket;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  /** When something (a message, a frame, a ping or a pong) last arrived. */
+  lastHeardAt: number;
+  /** When the socket opened (undefined while connecting). */
+  openedAt: number | undefined;
+  /** The heartbeat gave up on a silent link (the socket was terminated). */
+  heartbeatTimedOut = false;
+  private readonly clock: Clock;
+  private readonly log: PeerLog;
+  private readonly pullIds: PullIdAllocator;
+  private readonly receivers = new Map<number, StreamReceiver>();
+  private readonly senders = new Map<number, { sender: StreamSender; peerAborted: boolean }>();
+  private heartbeat: Heartbeat | undefined;
+  private closeTimer: TimerHandle | undefined;
+  private isClosed = false;
+  private markClosed!: (end: { code: number; reason: string }) => void;
+
+  constructor(private readonly opts: LinkPeerOptions<In>) {
+    this.socket = opts.socket;
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.log;
+    this.lastHeardAt = this.clock.now();
+    this.pullIds = new PullIdAllocator(opts.pullIds);
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    const socket = opts.socket;
+    socket.on('message', (data, isBinary) => this.onData(data, isBinary));
+    socket.on('ping', () => this.heard());
+    socket.on('pong', () => this.heard());
+    socket.on('error', (err) => {
+      // Before 'open' the owner of the socket reports the failed attempt; after it, 'close' follows.
+      if (this.openedAt !== undefined) this.log.warn({ err }, 'link error');
+    });
+    socket.on('close', (code, reason) => this.onClose(code, reason.toString('utf8')));
+    if (socket.readyState === OPEN) this.onOpen();
+    else socket.once('open', () => this.onOpen());
+  }
+
+  get isOpen(): boolean {
+    return !this.isClosed && this.socket.readyState === OPEN;
+  }
+
+  // ── sending ──────────────────────────────────────────────────────────────────────
+
+  /** Sends one message of this side; false (and nothing sent) when the socket is not open. */
+  send(message: Out): boolean {
+    return this.sendAny(message);
+  }
+
+  /** LinkOutput: the stream classes' credit, end and abort. */
+  sendMessage(message: StreamControlMessage): void {
+    this.sendAny(message);
+  }
+
+  /**
+   * Sends one binary message: `frame`, or a data frame's header and payload as two
+   * fragments of one message (queued in the same tick, so nothing comes between them).
+   * Resolves at once while the socket's queue is short, otherwise once the socket has
+   * taken it: a fast sender never piles up memory behind a slow link.
+   */
+  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void> {
+    if (!this.isOpen) return Promise.reject(this.linkClosedError());
+    const highWater = this.opts.highWaterBytes ?? SOCKET_HIGH_WATER_BYTES;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      if (payload) this.socket.send(frame, { binary: true, fin: false });
+      this.socket.send(payload ?? frame, { binary: true, fin: true }, (err) => {
+        if (settled) return;
+        settled = true;
+        if (err) reject(new StreamError({ code: 'link_closed', message: err.message }));
+        else resolve();
+      });
+      if (!settled && this.socket.bufferedAmount < highWater) {
+        settled = true;
+        resolve();
+      }
+    });
+  }
+
+  /** Closes the link; a peer that does not finish the close handshake is cut after 2 s. */
+  close(code: number, reason = ''): void {
+    if (this.socket.readyState === CONNECTING) {
+      this.socket.terminate();
+      return;
+    }
+    if (this.socket.readyState !== OPEN) return;
+    this.socket.close(code, reason);
+    this.closeTimer = this.clock.setTimeout(() => this.socket.terminate(), CLOSE_GRACE_MS);
+    this.closeTimer.unref();
+  }
+
+  // ── streams ──────────────────────────────────────────────────────────────────────
+
+  /**
+   * Pulls `source` from `offset` into `sink` under a fresh id of this side's range. The
+   * receiver's `done` settles when the sender ends or aborts the stream, or the link closes.
+   */
+  pull(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void; window?: number } = {}): StreamReceiver {
+    const id = this.pullIds.take((candidate) => this.receivers.has(candidate));
+    const receiver = new StreamReceiver(this, id, sink, opts);
+    this.receivers.set(id, receiver);
+    const forget = () => this.receivers.delete(id);
+    receiver.done.then(forget, forget);
+    if (!this.sendAny({ type: 'stream.pull', stream_id: id, source, offset, credit: receiver.window })) receiver.fail(this.linkClosedError().info);
+    return receiver;
+  }
+
+  /**
+   * Answers the other side's `stream.pull` with `open()`'s bytes, under its credit. `open`
+   * may throw a StreamError (unknown source, bad offset): the pull is aborted with its
+   * code. Resolves with the bytes read from the source and whether all of them were sent.
+   */
+  async serve(pull: MessageOf<'stream.pull'>, open: () => Promise<ServedSource>): Promise<{ bytes: number; ok: boolean }> {
+    const id = pull.stream_id;
+    if (this.senders.has(id)) {
+      this.sendAny({ type: 'stream.abort', stream_id: id, error: { code: 'stream_in_use', message: `stream ${id} is already open` } });
+      return { bytes: 0, ok: false };
+    }
+    const entry = { sender: new StreamSender(this, id, pull.credit), peerAborted: false };
+    this.senders.set(id, entry);
+    let bytes = 0;
+    let opened: ServedSource | undefined;
+    try {
+      opened = await open();
+      const source = opened.source;
+      // Counted as read, so a stream cut by a dropped link still reports what it moved.
+      const counted = (async function* () {
+        for await (const chunk of source) {
+          bytes += chunk.byteLength;
+          yield chunk;
+        }
+      })();
+      await entry.sender.pump(counted, opened.size);
+      return { bytes, ok: true };
+    } catch (err) {
+      const info: ErrorInfo = err instanceof StreamError ? err.info : { code: 'read_failed', message: err instanceof Error ? err.message : String(err) };
+      // The puller's own abort and a closed link need no answer.
+      const quiet = entry.peerAborted || info.code === 'link_closed';
+      if (!quiet) {
+        this.sendAny({ type: 'stream.abort', stream_id: id, error: info });
+        this.log.warn({ stream_id: id, source: pull.source, error: info }, `stream to ${this.opts.peerName} failed`);
+      } else this.log.debug({ stream_id: id, error: info }, `stream to ${this.opts.peerName} ended early`);
+      return { bytes, ok: false };
+    } finally {
+      opened?.source.destroy?.();
+      this.senders.delete(id);
+    }
+  }
+
+  // ── receiving ────────────────────────────────────────────────────────────────────
+
+  private heard(): void {
+    this.lastHeardAt = this.clock.now();
+    this.heartbeat?.heard();
+  }
+
+  private onOpen(): void {
+    this.openedAt = this.clock.now();
+    this.heard();
+    const hb = this.opts.heartbeat;
+    if (hb) {
+      this.heartbeat = startHeartbeat({
+        clock: this.clock,
+        intervalMs: hb.intervalMs,
+        timeoutMs: hb.timeoutMs,
+        beat: () => {
+          if (this.socket.readyState === OPEN) this.socket.ping();
+        },
+        onSilent: (silentMs) => {
+          this.heartbeatTimedOut = true;
+          this.log.warn({ silent_ms: silentMs }, `nothing heard from ${this.opts.peerName}: closing the dead link`);
+          this.socket.terminate();
+        },
+      });
+    }
+    this.opts.handlers.opened?.();
+  }
+
+  private onData(data: RawData, isBinary: boolean): void {
+    this.heard();
+    const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (isBinary) this.onFrame(buf);
+    else this.onText(buf.toString('utf8'));
+  }
+
+  private onFrame(frame: Buffer): void {
+    const decoded = decodeFrame(frame);
+    if (!decoded.ok) {
+      this.log.warn({ error: decoded.error }, `bad binary frame from ${this.opts.peerName}`);
+      this.replyError('malformed_frame', decoded.error);
+      return;
+    }
+    const receiver = this.receivers.get(decoded.streamId);
+    // Data still in flight for a stream this side already gave up is expected: dropped.
+    if (receiver) receiver.push(decoded.payload);
+    else this.log.debug({ stream_id: decoded.streamId }, 'data frame for no open stream');
+  }
+
+  private onText(text: string): void {
+    const parsed = this.opts.parse(text);
+    if (!parsed.ok) {
+      this.log.warn({ code: parsed.code, error: parsed.error, ref_type: parsed.type }, `message from ${this.opts.peerName} not understood`);
+      // An `error` is never answered, even a malformed one: two peers could loop on it.
+      if (parsed.type !== 'error') this.replyError(parsed.code, parsed.error, parsed.type);
+      return;
+    }
+    this.opts.handlers.observe?.(parsed.message);
+    const m: LinkMessage = parsed.message;
+    switch (m.type) {
+      case 'stream.credit':
+        this.senders.get(m.stream_id)?.sender.addCredit(m.bytes);
+        return;
+      case 'stream.end': {
+        const receiver = this.receivers.get(m.stream_id);
+        if (receiver) receiver.end(m.size);
+        else this.log.debug({ stream_id: m.stream_id }, 'stream.end for no open pull');
+        return;
+      }
+      case 'stream.abort': {
+        // The two sides' ids come from disjoint ranges, so at most one of these matches.
+        this.receivers.get(m.stream_id)?.fail(m.error);
+        const out = this.senders.get(m.stream_id);
+        if (out) {
+          out.peerAborted = true;
+          out.sender.fail(m.error);
+        }
+        return;
+      }
+      case 'error':
+        this.log.warn({ code: m.code, error: m.message, ref_type: m.ref_type }, `${this.opts.peerName} reported an error`);
+        return;
+      default:
+        this.dispatch(parsed.message as DispatchedMessage<In>);
+    }
+  }
+
+  private dispatch(message: DispatchedMessage<In>): void {
+    const fail = (err: unknown) => {
+      this.log.error({ err, type: message.type }, 'handling a message failed');
+      this.replyError('internal_error', err instanceof Error ? err.message : String(err), message.type);
+    };
+    try {
+      const done = this.opts.handlers.message(message);
+      if (done) done.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  /** Answers a message this side could not take with `error`. */
+  replyError(code: string, message: string, refType?: string): void {
+    this.sendAny({ type: 'error', code, message, ...(refType ? { ref_type: refType } : {}) });
+  }
+
+  private onClose(code: number, reason: string): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.heartbeat?.stop();
+    this.clock.clearTimeout(this.closeTimer);
+    const info = { code: 'link_closed', message: `the link to ${this.opts.peerName} closed (${code}${reason ? ` ${reason}` : ''})` };
+    for (const { sender } of this.senders.values()) sender.fail(info);
+    for (const receiver of [...this.receivers.values()]) receiver.fail(info);
+    this.markClosed({ code, reason });
+    this.opts.handlers.closed?.(code, reason);
+  }
+
+  private sendAny(message: LinkMessage): boolean {
+    if (!this.isOpen) return false;
+    this.socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  private linkClosedError(): StreamError {
+    return new StreamError({ code: 'link_closed', message: `the link to ${this.opts.peerName} closed` });
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * The link peer both ends share, over real `ws` sockets on loopback: streams in both
+ * directions under credit, aborts, bad input named precisely, the heartbeat on a manual
+ * clock (no sleeps), and what a closing link does to open streams.
+ */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket, { WebSocketServer } from 'ws';
+import {
+  AGENT_PULL_IDS,
+  CloseCode,
+  isCompatibleProtocol,
+  LinkPeer,
+  ManualClock,
+  parseAgentMessage,
+  parseServerMessage,
+  PROTOCOL_VERSION,
+  SERVER_PULL_IDS,
+  StreamError,
+  type AgentMessage,
+  type ByteSink,
+  type Clock,
+  type LinkPeerHandlers,
+  type PeerLog,
+  type ServerMessage,
+} from '../src/index.ts';
+
+const quiet = () => {};
+const quietLog: PeerLog = { debug: quiet, info: quiet, warn: quiet, error: quiet };
+
+interface Pair {
+  server: LinkPeer<AgentMessage, ServerMessage>;
+  agent: LinkPeer<ServerMessage, AgentMessage>;
+  serverSeen: AgentMessage[];
+  agentSeen: ServerMessage[];
+  wss: WebSocketServer;
+}
+
+const open: Pair[] = [];
+afterEach(async () => {
+  for (const p of open.splice(0)) {
+    p.agent.socket.terminate();
+    p.server.socket.terminate();
+    p.wss.close();
+  }
+});
+
+/** A server peer and an agent peer on one real WebSocket. */
+async function pair(opts: {
+  serverHandlers?: Partial<LinkPeerHandlers<AgentMessage>>;
+  agentHandlers?: Partial<LinkPeerHandlers<ServerMessage>>;
+  serverClock?: Clock;
+  serverHeartbeat?: { intervalMs: number; timeoutMs: number };
+  agentAutoPong?: boolean;
+} = {}): Promise<Pair> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await once(wss, 'listening');
+  const accepted = once(wss, 'connection') as Promise<[WebSocket]>;
+  const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, { autoPong: opts.agentAutoPong ?? true });
+  const [socket] = await accepted;
+  const serverSeen: AgentMessage[] = [];
+  const agentSeen: ServerMessage[] = [];
+  const server = new LinkPeer<AgentMessage, ServerMessage>({
+    socket,
+    parse: parseAgentMessage,
+    pullIds: SERVER_PULL_IDS,
+    peerName: 'the agent',
+    log: quietLog,
+    ...(opts.serverClock ? { clock: opts.serverClock } : {}),
+    ...(opts.serverHeartbeat ? { heartbeat: opts.serverHeartbeat } : {}),
+    handlers: { observe: (m) => serverSeen.push(m), message: () => {}, ...opts.serverHandlers },
+  });
+  const agent = new LinkPeer<ServerMessage, AgentMessage>({
+    socket: client,
+    parse: parseServerMessage,
+    pullIds: AGENT_PULL_IDS,
+    peerName: 'the server',
+    log: quietLog,
+    handlers: { observe: (m) => agentSeen.push(m), message: () => {}, ...opts.agentHandlers },
+  });
+  if (client.readyState !== WebSocket.OPEN) await once(client, 'open');
+  const p = { server, agent, serverSeen, agentSeen, wss };
+  open.push(p);
+  return p;
+}
+
+function memorySink(): ByteSink & { data(): Buffer } {
+  const chunks: Buffer[] = [];
+  return { write: async (c) => void chunks.push(Buffer.from(c)), finish: async () => {}, destroy: () => {}, data: () => Buffer.concat(chunks) };
+}
+
+async function until<T>(probe: () => T | undefined | false, what: string): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const v = probe();
+    if (v) return v;
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+async function* pieces(data: Buffer, size: number) {
+  for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
+}
+
+describe('LinkPeer', () => {
+  it('streams a source both ways, from an offset, never past the granted credit', async () => {
+    const data = Buffer.from(Array.from({ length: 1024 * 1024 + 17 }, (_, i) => (i * 7) % 251));
+    const served: Array<{ bytes: number; ok: boolean }> = [];
+    const p = await pair({
+      serverHandlers: {
+        message: async (m) => {
+          if (m.type === 'stream.pull') served.push(await p.server.serve(m, async () => ({ source: pieces(data.subarray(m.offset), 300_000), size: data.length })));
+        },
+      },
+      agentHandlers: {
+        message: async (m) => {
+          if (m.type === 'stream.pull') await p.agent.serve(m, async () => ({ source: pieces(data, 100_000) }));
+        },
+      },
+    });
+    // Agent pulls from the server from an offset, with a window smaller than one chunk.
+    const sink = memorySink();
+    const done = await p.agent.pull({ kind: 'content', sha256: 'a'.repeat(64) }, 1000, sink, { window: 64 * 1024 }).done;
+    expect(done).toEqual({ bytes: data.length - 1000, size: data.length });
+    expect(sink.data().equals(data.subarray(1000))).toBe(true);
+    expect(served).toEqual([{ bytes: data.length - 1000, ok: true }]);
+    // Every credit the agent granted was at most its window; the pull id is in the agent's range.
+    const pull = p.serverSeen.find((m) => m.type === 'stream.pull')!;
+    expect(pull.type === 'stream.pull' && pull.stream_id).toBe(AGENT_PULL_IDS.first);
+    expect(p.serverSeen.filter((m) => m.type === 'stream.credit').every((m) => m.type === 'stream.credit' && m.bytes <= 64 * 1024)).toBe(true);
+
+    // Server pulls from the agent: a source of unknown size ends with the bytes sent.
+    const back = memorySink();
+    const got = await p.server.pull({ kind: 'http.response_body', req_id: 1 }, 0, back).done;
+    expect(got).toEqual({ bytes: data.length, size: data.length });
+    expect(back.data().equals(data)).toBe(true);
+    const serverPull = p.agentSeen.find((m) => m.type === 'stream.pull');
+    expect(serverPull?.type === 'stream.pull' && serverPull.stream_id).toBe(SERVER_PULL_IDS.first);
+  });
+
+  it('aborts a pull the source cannot serve, with its code, and answers nothing to the puller’s own abort', async () => {
+    const p = await pair({
+      serverHandlers: {
+        message: (m) => {
+          if (m.type === 'stream.pull') void p.server.serve(m, async () => Promise.reject(new StreamError({ code: 'not_found', message: 'no such content' })));
+        },
+      },
+    });
+    const failed = p.agent.pull({ kind: 'content', sha256: 'b'.repeat(64) }, 0, memorySink()).done;
+    await expect(failed).rejects.toMatchObject({ info: { code: 'not_found' } });
+  });
+
+  it('fails open streams with link_closed when the link closes', async () => {
+    const p = await pair({
+      serverHandlers: {
+        // Serves slowly forever: the pull is open when the link goes.
+        message: (m) => {
+          if (m.type === 'stream.pull')
+            void p.server.serve(m, async () => ({
+              source: (async function* () {
+                for (;;) {
+                  yield Buffer.alloc(1024);
+                  await new Promise((r) => setTimeout(r, 5));
+                }
+              })(),
+            }));
+        },
+      },
+    });
+    const receiver = p.agent.pull({ kind: 'content', sha256: 'c'.repeat(64) }, 0, memorySink());
+    await until(() => receiver.bytes > 0, 'some bytes');
+    p.server.close(CloseCode.normal, 'bye');
+    await expect(receiver.done).rejects.toMatchObject({ info: { code: 'link_closed' } });
+    expect(await p.agent.closed).toMatchObject({ code: CloseCode.normal, reason: 'bye' });
+    expect(p.agent.send({ type: 'op.log', op_id: 1, stream: 'stdout', data: 'x' })).toBe(false);
+  });
+
+  it('names what it cannot understand and answers with error, but never answers an error', async () => {
+    const p = await pair();
+    const raw = p.server.socket;
+    raw.send('not json');
+    raw.send(JSON.stringify({ type: 'launch.missiles' }));
+    raw.send(JSON.stringify({ type: 'op.start', op_id: 'seven', kind: 'transfer', invocation: { id: 1, name: 'x' }, files: [] }));
+    raw.send(JSON.stringify({ type: 'hello', protocol_version: 1 }));
+    raw.send(JSON.stringify({ type: 'error', bogus: true }));
+    raw.send(Buffer.from([9, 0, 0, 0, 1, 2]), { binary: true });
+    const errors = await until(() => {
+      const e = p.serverSeen.filter((m) => m.type === 'error');
+      return e.length >= 5 && e;
+    }, 'five errors');
+    expect(errors.map((e) => e.type === 'error' && [e.code, e.ref_type ?? null, e.message])).toEqual([
+      ['malformed_message', null, 'not JSON'],
+      ['unknown_message', 'launch.missiles', 'unknown message type "launch.missiles"'],
+      ['malformed_message', 'op.start', expect.stringContaining('op_id')],
+      ['malformed_message', 'hello', 'hello is not a message the server sends'],
+      ['malformed_frame', null, 'unknown binary frame kind 9'],
+    ]);
+    expect(errors[2]!.type === 'error' && errors[2]!.message).not.toContain('Invalid input;');
+  });
+
+  it('answers a handler that throws with internal_error', async () => {
+    const p = await pair({
+      agentHandlers: {
+        message: async () => {
+          throw new Error('kaput');
+        },
+      },
+    });
+    p.server.send({ type: 'op.cancel', op_id: 3 });
+    const error = await until(() => p.serverSeen.find((m) => m.type === 'error'), 'an error');
+    expect(error).toMatchObject({ code: 'internal_error', message: 'kaput', ref_type: 'op.cancel' });
+  });
+
+  it('pings on its clock and cuts a link from which nothing arrives (manual clock, no sleeps)', async () => {
+    const clock = new ManualClock();
+    const p = await pair({ serverClock: clock, serverHeartbeat: { intervalMs: 1000, timeoutMs: 3000 }, agentAutoPong: true });
+    // A ping every interval; the agent's pong counts as life, well past the timeout.
+    let pongs = 0;
+    p.server.socket.on('pong', () => pongs++);
+    for (let i = 1; i <= 5; i++) {
+      clock.advance(1000);
+      await until(() => pongs === i, `pong ${i}`);
+    }
+    expect(p.server.lastHeardAt).toBe(clock.now());
+    expect(p.server.isOpen).toBe(true);
+    // Now the agent stops answering pings: the server gives up after the timeout.
+    const silent = await pair({ serverClock: clock, serverHeartbeat: { intervalMs: 1000, timeoutMs: 3000 }, agentAutoPong: false });
+    clock.advance(2900);
+    expect(silent.server.isOpen).toBe(true);
+    clock.advance(1000);
+    expect(silent.server.heartbeatTimedOut).toBe(true);
+    expect((await silent.server.closed).code).toBe(1006);
+  });
+});
+
+describe('protocol version', () => {
+  it('accepts a peer of our major version and refuses another', () => {
+    expect(isCompatibleProtocol(PROTOCOL_VERSION)).toBe(true);
+    expect(isCompatibleProtocol(PROTOCOL_VERSION + 1)).toBe(false);
+    expect(isCompatibleProtocol(PROTOCOL_VERSION - 1)).toBe(false);
+    expect(isCompatibleProtocol(2, 2)).toBe(true);
+    expect(isCompatibleProtocol(Number.NaN)).toBe(false);
+  });
+});

@@ -1,0 +1,183 @@
+import type { Readable } from 'node:stream';
+import type WebSocket from 'ws';
+import {
+  LinkPeer,
+  parseAgentMessage,
+  SERVER_PULL_IDS,
+  type AgentMessage,
+  type ByteSink,
+  type Clock,
+  type MessageOf,
+  type ServerMessage,
+  type StreamSource,
+} from '@mm/protocol';
+import type { Logger } from '../logger.ts';
+import { RpcClient } from './rpc-client.ts';
+
+export type HelloMessage = MessageOf<'hello'>;
+export type OperationMessage = MessageOf<'op.progress'> | MessageOf<'op.log'> | MessageOf<'op.result'>;
+export type PullMessage = MessageOf<'stream.pull'>;
+/** Messages the link handles itself; every other agent message goes to the hub's extensions. */
+type CoreMessage = Extract<AgentMessage, { type: 'hello' | 'error' | `op.${string}` | `stream.${string}` | 'rpc.response' }>;
+/** Agent messages of other modules (the device-script relay's `http.*`, `sse.*`): see AgentHub.handleMessages. */
+export type RelayMessage = Exclude<AgentMessage, CoreMessage>;
+
+/**
+ * A source the link can send on a stream: its bytes from the pull's offset, and its total
+ * size (left out when only known at the end, e.g. a relayed HTTP body).
+ */
+export interface OpenedSource {
+  stream: Readable;
+  size?: number;
+}
+
+/** What a board link asks of the rest of the server (the hub implements it). */
+export interface BoardLinkHandlers {
+  hello(link: BoardLink, hello: HelloMessage): Promise<void>;
+  operationMessage(link: BoardLink, message: OperationMessage): Promise<void>;
+  /** Opens a pulled source from the pull's offset; throws a StreamError (e.g. `not_found`) if it cannot. */
+  openSource(link: BoardLink, pull: PullMessage): Promise<OpenedSource>;
+  /** A pull of the agent's finished: for transfer statistics. */
+  served(link: BoardLink, pull: PullMessage, bytes: number, ok: boolean): void;
+  closed(link: BoardLink, code: number, reason: string): void;
+  /** A valid message of a type the link does not handle itself (see AgentHub.handleMessages). */
+  other(link: BoardLink, message: RelayMessage): void;
+}
+
+export interface HeartbeatSettings {
+  intervalMs: number;
+  timeoutMs: number;
+}
+
+let linkSerial = 0;
+
+/**
+ * The server's end of one board's agent link: the shared LinkPeer (socket, streams,
+ * heartbeat) with the server's handlers on it. It checks that hello comes first, orders
+ * operation messages behind the settled hello, and is the RPC client of the connection.
+ * Presence and operations live above it (hub.ts, operations/).
+ */
+export class BoardLink {
+  readonly serial = ++linkSerial;
+  readonly log: Logger;
+  hello: HelloMessage | undefined;
+  readonly connectedAt = new Date();
+  private readonly peer: LinkPeer<AgentMessage, ServerMessage>;
+  private state: 'greeting' | 'ready' | 'closed' = 'greeting';
+  private readonly rpc: RpcClient;
+  /** Operation messages are handled one after the other, and only after hello is settled. */
+  private operationChain: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly boardId: string,
+    readonly boardName: string,
+    private readonly handlers: BoardLinkHandlers,
+    log: Logger,
+    heartbeat: HeartbeatSettings,
+    clock?: Clock,
+  ) {
+    this.log = log.child({ board_id: boardId, conn: this.serial });
+    this.rpc = new RpcClient((m) => this.sendMessage(m));
+    this.peer = new LinkPeer<AgentMessage, ServerMessage>({
+      socket,
+      parse: parseAgentMessage,
+      pullIds: SERVER_PULL_IDS,
+      peerName: 'the agent',
+      log: this.log,
+      heartbeat,
+      ...(clock ? { clock } : {}),
+      handlers: {
+        message: (m) => this.onMessage(m),
+        closed: (code, reason) => {
+          this.state = 'closed';
+          this.rpc.close();
+          this.handlers.closed(this, code, reason);
+        },
+      },
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.state !== 'closed' && this.peer.isOpen;
+  }
+
+  get isReady(): boolean {
+    return this.state === 'ready' && this.isOpen;
+  }
+
+  /** When something last arrived from the agent (message, frame, ping or pong). */
+  get lastHeardAt(): number {
+    return this.peer.lastHeardAt;
+  }
+
+  /** Resolves once the socket has closed. */
+  get closed(): Promise<void> {
+    return this.peer.closed.then(() => undefined);
+  }
+
+  sendMessage(message: ServerMessage): void {
+    this.peer.send(message);
+  }
+
+  close(code: number, reason: string): void {
+    this.peer.close(code, reason);
+  }
+
+  /** Calls an agent RPC method (no schema checks here; see hub.call). */
+  request(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    return this.rpc.request(method, params, timeoutMs, signal);
+  }
+
+  /**
+   * Pulls `source` from the agent into `sink` (from byte 0); resolves when the sender said
+   * `stream.end` and everything is written, rejects with a StreamError otherwise.
+   */
+  pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void } = {}): Promise<{ bytes: number; size: number }> {
+    return this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {}).done;
+  }
+
+  private onMessage(m: Exclude<AgentMessage, { type: 'stream.credit' | 'stream.end' | 'stream.abort' | 'error' }>): void {
+    switch (m.type) {
+      case 'hello':
+        if (this.state !== 'greeting') {
+          this.peer.replyError('unexpected_message', 'hello was already received on this connection', 'hello');
+          return;
+        }
+        this.state = 'ready';
+        this.operationChain = this.handlers.hello(this, m).catch((err: unknown) => {
+          this.log.error({ err }, 'could not settle the agent hello');
+          this.close(1011, 'hello failed');
+        });
+        return;
+      case 'op.progress':
+      case 'op.log':
+      case 'op.result':
+        if (this.state === 'greeting') {
+          this.peer.replyError('hello_required', 'the first message must be hello', m.type);
+          return;
+        }
+        this.operationChain = this.operationChain
+          .then(() => this.handlers.operationMessage(this, m))
+          .catch((err: unknown) => this.log.error({ err, type: m.type }, 'could not handle an operation message'));
+        return;
+      case 'stream.pull':
+        void this.peer
+          .serve(m, async () => {
+            const opened = await this.handlers.openSource(this, m);
+            return { source: opened.stream, ...(opened.size !== undefined ? { size: opened.size } : {}) };
+          })
+          .then(({ bytes, ok }) => this.handlers.served(this, m, bytes, ok));
+        return;
+      case 'rpc.response':
+        if (!this.rpc.settle(m)) this.log.debug({ id: m.id }, 'rpc.response for no waiting call');
+        return;
+      default:
+        if (this.state === 'greeting') {
+          this.peer.replyError('hello_required', 'the first message must be hello', m.type);
+          return;
+        }
+        this.handlers.other(this, m);
+    }
+  }
+}
