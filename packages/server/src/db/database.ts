@@ -62,7 +62,10 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   };
 }
 
-/** drizzle wraps driver errors; the SQLSTATE sits on `cause` (see STACK-NOTES). */
+/**
+ * drizzle wraps driver errors in a DrizzleQueryError; the SQLSTATE (e.g. '23505') sits on
+ * `cause`, on both drivers, so test the code, not class names.
+ */
 export function pgErrorCode(e: unknown): string | undefined {
   let cur: unknown = e;
   for (let i = 0; i < 4 && cur && typeof cur === 'object'; i++) {

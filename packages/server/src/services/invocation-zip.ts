@@ -24,7 +24,8 @@ export function invocationManifest(invocation: InvocationRow, files: InvocationF
  * (media does not deflate), plus `invocation.json`. Memory stays flat whatever the sizes:
  * archiver pulls each file through 1 MiB reads as the client takes the bytes. When
  * `signal` aborts (the client went away) every file stream opened here is destroyed;
- * archiver alone leaks them (STACK-NOTES).
+ * archiver alone leaves them open when a client aborts a download (archiver 8 leaked
+ * file handles that way).
  */
 export async function invocationZip(
   ctx: AppContext,
