@@ -71,10 +71,10 @@ function problemOf(file: string, target: string): string | undefined {
 
 describe('Markdown links', () => {
   it('reads links and anchors the way GitHub does', () => {
-    expect(linkTargets('[a](docs/api.md#pacs) ![b](img/x.png "t") `[c](no.md)`\n\n```\n[d](no.md)\n```\n[e]: ../shared/API.md\n')).toEqual([
+    expect(linkTargets('[a](docs/api.md#pacs) ![b](img/x.png "t") `[c](no.md)`\n\n```\n[d](no.md)\n```\n[e]: ../outside/NOTES.md\n')).toEqual([
       'docs/api.md#pacs',
       'img/x.png',
-      '../shared/API.md',
+      '../outside/NOTES.md',
     ]);
     expect([...headingAnchors("# The agent's link\n## PACs (rows 10–12)\n## `GET` it\n## Notes\n## Notes\n")]).toEqual([
       'the-agents-link',
@@ -83,8 +83,8 @@ describe('Markdown links', () => {
       'notes',
       'notes-1',
     ]);
-    expect(problemOf('README.md', '../shared/API.md')).toBe('leaves the repository');
-    expect(problemOf('docs/pacs.md', '/work/shared/API.md')).toBe('an absolute path');
+    expect(problemOf('README.md', '../outside/NOTES.md')).toBe('leaves the repository');
+    expect(problemOf('docs/pacs.md', '/etc/notes.md')).toBe('an absolute path');
     expect(problemOf('docs/pacs.md', 'api.md#no-such-heading')).toBe('no heading #no-such-heading');
     expect(problemOf('docs/pacs.md', 'api.md#pacs')).toBeUndefined();
   });
