@@ -5,6 +5,8 @@
 #   settings             → /etc/mm-agent/mm-agent.env (0600 root; written once, never overwritten)
 #   the unit             → /etc/systemd/system/mm-agent.service
 #   sudo rights          → /etc/sudoers.d/mm-agent (xlnx-config -q / -a, systemctl reboot; visudo-checked)
+#   local sudo rights    → /etc/sudoers.d/mm-agent-local (a commented template, created once and
+#                          never touched again: the place for the admin's own additions)
 #   the account          → system user mm-agent (joins video/render if they exist, for FPGA/DRM devices)
 #   its folders          → /var/lib/mm-agent (cache, journal), the PAC folder (default /usr/local/share/xlnx-config)
 # then `systemctl daemon-reload`, `enable` and (re)start — unless told not to, or while the
@@ -94,19 +96,36 @@ install_env_once "$HERE/mm-agent.env" /etc/mm-agent/mm-agent.env 0600 SERVER_URL
 env_file="$(in_root /etc/mm-agent/mm-agent.env)"
 
 # 4. sudo rights, checked before they go live: a broken drop-in would break sudo itself.
+# check_sudoers FILE — dies (removing FILE) unless visudo accepts it.
+check_sudoers() {
+  if command -v visudo >/dev/null; then
+    visudo -cqf "$1" >/dev/null || {
+      rm -f "$1"
+      die "the sudoers drop-in does not validate (visudo -cf)"
+    }
+  elif [ "$LIVE" -eq 1 ]; then
+    log "warning: visudo not found (is sudo installed?); the drop-in is installed unchecked"
+  fi
+}
 sudoers_tmp="$(mktemp)"
 render_template "$HERE/sudoers" XLNX_CONFIG="$XLNX_CONFIG" SYSTEMCTL="$SYSTEMCTL" >"$sudoers_tmp"
 chmod 0440 "$sudoers_tmp"
-if command -v visudo >/dev/null; then
-  visudo -cqf "$sudoers_tmp" >/dev/null || {
-    rm -f "$sudoers_tmp"
-    die "the sudoers drop-in does not validate (visudo -cf)"
-  }
-elif [ "$LIVE" -eq 1 ]; then
-  log "warning: visudo not found (is sudo installed?); the drop-in is installed unchecked"
-fi
+check_sudoers "$sudoers_tmp"
 install_file "$sudoers_tmp" /etc/sudoers.d/mm-agent 0440
 rm -f "$sudoers_tmp"
+# The admin's own additions (e.g. a root runner) live in a second drop-in that an upgrade
+# never overwrites: created once from a commented template, then left alone.
+if [ -e "$(in_root /etc/sudoers.d/mm-agent-local)" ]; then
+  log "kept the existing /etc/sudoers.d/mm-agent-local (local sudo rights)"
+else
+  sudoers_tmp="$(mktemp)"
+  cat "$HERE/sudoers-local" >"$sudoers_tmp"
+  chmod 0440 "$sudoers_tmp"
+  check_sudoers "$sudoers_tmp"
+  install_file "$sudoers_tmp" /etc/sudoers.d/mm-agent-local 0440
+  rm -f "$sudoers_tmp"
+  log "wrote /etc/sudoers.d/mm-agent-local (for local sudo rights; install never changes it again)"
+fi
 
 # 5. The unit.
 install_unit "$HERE/mm-agent.service" mm-agent.service "$NODE"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Removes what deploy/agent/install.sh added: stops and disables the service, removes the
-# unit, the sudoers drop-in and the bundle. Keeps the settings (/etc/mm-agent), the data
-# (/var/lib/mm-agent) and the mm-agent account unless --purge is given. Never touches the
+# unit, the sudoers drop-in and the bundle. Keeps the settings (/etc/mm-agent), the local
+# sudo rights (/etc/sudoers.d/mm-agent-local), the data (/var/lib/mm-agent) and the mm-agent
+# account unless --purge is given. Never touches the
 # PAC folder: PACs are boot assets and one of them may be the active configuration.
 #
 # Usage: sudo deploy/agent/uninstall.sh [--purge] [--root DIR] [--no-systemd]
@@ -22,11 +23,12 @@ log "removed the bundle and the sudoers drop-in"
 
 if [ "$PURGE" -eq 1 ]; then
   rm -rf "$(in_root /etc/mm-agent)" "$(in_root /var/lib/mm-agent)"
+  rm -f "$(in_root /etc/sudoers.d/mm-agent-local)"
   if [ "$LIVE" -eq 1 ] && id -u mm-agent >/dev/null 2>&1; then
     userdel mm-agent
     log "removed the mm-agent account"
   fi
   log "purged the settings and data (PACs stay where they are)"
 else
-  log "kept /etc/mm-agent (settings, token) and /var/lib/mm-agent (cache, journal); --purge removes them"
+  log "kept /etc/mm-agent (settings, token), /etc/sudoers.d/mm-agent-local (local sudo rights) and /var/lib/mm-agent (cache, journal); --purge removes them"
 fi

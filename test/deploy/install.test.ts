@@ -129,16 +129,38 @@ describe('deploy/agent/install.sh', () => {
     expect(sudoers).toMatch(/^mm-agent ALL=\(root\) NOPASSWD: MM_AGENT_PAC, MM_AGENT_REBOOT$/m);
     if (has('visudo')) expect(spawnSync('visudo', ['-cf', sudoersPath]).status).toBe(0);
 
+    // The admin's drop-in: a template that grants nothing until edited.
+    const localPath = r('etc/sudoers.d/mm-agent-local');
+    expect(mode(localPath)).toBe(0o440);
+    const local = fs.readFileSync(localPath, 'utf8');
+    expect(local).toContain('visudo -f /etc/sudoers.d/mm-agent-local');
+    expect(local.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'))).toEqual([]);
+    if (has('visudo')) {
+      expect(spawnSync('visudo', ['-cf', localPath]).status).toBe(0);
+      // Its example, uncommented, is valid sudoers too.
+      const example = path.join(work, 'sudoers-local-example');
+      fs.writeFileSync(example, local.replace(/^# (Defaults|mm-agent)/gm, '$1'));
+      expect(fs.readFileSync(example, 'utf8')).toMatch(/^mm-agent ALL=\(root\) NOPASSWD: /m);
+      expect(spawnSync('visudo', ['-cf', example]).status).toBe(0);
+    }
+
     // Folders.
     expect(mode(r('var/lib/mm-agent'))).toBe(0o750);
     expect(fs.statSync(r('usr/local/share/xlnx-config')).isDirectory()).toBe(true);
     expect(fs.readdirSync(r('opt')).sort()).toEqual(['mm-agent']); // no staging left behind
   });
 
-  it('is idempotent: a re-run replaces the bundle and keeps an edited env file', () => {
+  it('is idempotent: a re-run replaces the bundle and keeps an edited env file and local sudo rights', () => {
     const envPath = r('etc/mm-agent/mm-agent.env');
     fs.appendFileSync(envPath, '# edited by the admin\nLOG_LEVEL=debug\n');
     const edited = fs.readFileSync(envPath);
+    const localPath = r('etc/sudoers.d/mm-agent-local');
+    fs.chmodSync(localPath, 0o640);
+    fs.appendFileSync(localPath, 'mm-agent ALL=(root) NOPASSWD: /opt/model-runner/run.sh\n');
+    fs.chmodSync(localPath, 0o440);
+    const localEdited = fs.readFileSync(localPath);
+    const managedBefore = fs.readFileSync(r('etc/sudoers.d/mm-agent'), 'utf8');
+    fs.writeFileSync(r('etc/sudoers.d/mm-agent'), '# overwritten by hand\n');
     fs.writeFileSync(r('opt/mm-agent/left-over.mjs'), '// from an older version');
     fs.writeFileSync(r('var/lib/mm-agent/journal.json'), '{}');
 
@@ -146,6 +168,11 @@ describe('deploy/agent/install.sh', () => {
     expect(res.status).toBe(0);
     expect(res.out).toContain('kept the existing /etc/mm-agent/mm-agent.env');
     expect(fs.readFileSync(envPath).equals(edited)).toBe(true);
+    // The managed drop-in is rewritten; the local one is left exactly as the admin made it.
+    expect(fs.readFileSync(r('etc/sudoers.d/mm-agent'), 'utf8')).toBe(managedBefore);
+    expect(res.out).toContain('kept the existing /etc/sudoers.d/mm-agent-local');
+    expect(fs.readFileSync(localPath).equals(localEdited)).toBe(true);
+    expect(mode(localPath)).toBe(0o440);
     expect(mode(envPath)).toBe(0o600);
     expect(fs.existsSync(r('opt/mm-agent/left-over.mjs'))).toBe(false);
     expect(sha(r('opt/mm-agent/mm-agent.mjs'))).toBe(sha(path.join(agentDist, 'mm-agent.mjs')));
@@ -181,11 +208,13 @@ describe('deploy/agent/install.sh', () => {
     expect(fs.existsSync(r('etc/sudoers.d/mm-agent'))).toBe(false);
     expect(fs.existsSync(r('opt/mm-agent'))).toBe(false);
     expect(fs.existsSync(r('etc/mm-agent/mm-agent.env'))).toBe(true);
+    expect(fs.existsSync(r('etc/sudoers.d/mm-agent-local'))).toBe(true);
     expect(fs.existsSync(r('var/lib/mm-agent/journal.json'))).toBe(true);
 
     const purge = run(agentUninstall, ['--root', root, '--purge']);
     expect(purge.status).toBe(0);
     expect(fs.existsSync(r('etc/mm-agent'))).toBe(false);
+    expect(fs.existsSync(r('etc/sudoers.d/mm-agent-local'))).toBe(false);
     expect(fs.existsSync(r('var/lib/mm-agent'))).toBe(false);
     expect(fs.existsSync(r('usr/local/share/xlnx-config/my-pac'))).toBe(true); // PACs are never removed
   });

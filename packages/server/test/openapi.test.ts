@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../../test/support/http.ts';
+import { documentedRoutes, HTTP_METHODS as METHODS, normalisePath } from '../../../test/support/openapi-routes.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 
 /**
@@ -15,15 +16,6 @@ const UNDOCUMENTED = new Set(['GET /api/openapi.json', 'GET /api/docs/assets/{}'
 /** Middleware mounts (`app.use`) appear in `app.routes` as ALL routes; they are not endpoints. */
 const MIDDLEWARE_PATHS = new Set(['*', '/*', '/api/*']);
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
-
-function normalisePath(p: string): string {
-  return p
-    .replace(/:[A-Za-z_][\w]*(\{[^}]*\})?\??/g, '{}') // Hono params, with an optional regex
-    .replace(/\{[^}]*\}/g, '{}') // OpenAPI params
-    .replace(/\/\*$/, '/{}'); // a trailing wildcard is one (rest-of-path) parameter
-}
-
 describe('the OpenAPI document', () => {
   let server: TestServer;
   let served: Array<{ method: string; path: string }>;
@@ -36,12 +28,7 @@ describe('the OpenAPI document', () => {
       .map((r) => ({ method: r.method.toUpperCase(), path: normalisePath(r.path) }))
       .filter((r) => !UNDOCUMENTED.has(`${r.method} ${r.path}`));
     const doc = await json(await server.api('/api/openapi.json'));
-    documented = new Map();
-    for (const [p, item] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
-      const methods = documented.get(normalisePath(p)) ?? new Set<string>();
-      for (const m of METHODS) if (item[m]) methods.add(m.toUpperCase());
-      documented.set(normalisePath(p), methods);
-    }
+    documented = documentedRoutes(doc);
   });
   afterAll(async () => {
     await server?.stop();
