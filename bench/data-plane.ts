@@ -99,6 +99,7 @@ interface Board {
 interface Stack {
   label: string;
   cluster: ServerCluster;
+  /** The running server (replaced when a section restarts it). */
   server: ServerProcess;
   agentEntry: string | undefined;
   postJson(p: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -121,10 +122,10 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
     agentEntry = path.join(agentBundleDir, 'mm-agent.mjs');
   }
   const dbKind = mode === 'bundle' && realDatabaseUrl ? 'postgres' : 'embedded';
-  const cluster = await serverCluster(dbKind, { LOG_LEVEL: 'warn' }, profile('server'), serverEntry);
+  const cluster = await serverCluster(dbKind, {}, profile('server'), serverEntry);
   const server = await cluster.start();
   const postJson = (p: string, body: unknown, headers: Record<string, string> = {}) =>
-    server.api(p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    stack.server.api(p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const boards: Board[] = [];
   const stack: Stack = {
     label: `${mode === 'bundle' ? 'as deployed (bundles, plain node)' : 'pnpm start (sources through tsx)'}, ${cluster.kind} database`,
@@ -139,7 +140,7 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
       const agentDir = path.join(work, `agent-${name}`);
       const agent = await startAgent({
         entry: agentEntry,
-        serverUrl: opts.serverUrl ?? server.url,
+        serverUrl: opts.serverUrl ?? stack.server.url,
         token: b.token,
         agentDir,
         env: {
@@ -152,7 +153,7 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
         nodeArgs: opts.profile === false ? [] : profile(`agent-${name}`),
       });
       await eventually(async () => {
-        const s = (await (await server.api(`/api/boards/${b.id}/`)).json()) as { status: string };
+        const s = (await (await stack.server.api(`/api/boards/${b.id}/`)).json()) as { status: string };
         if (s.status !== 'online') throw new Error(`board ${name} is ${s.status}`);
       }, 60_000);
       const board = { id: b.id, agent, agentDir };
@@ -255,6 +256,8 @@ interface Files {
   source: string;
   outputSource: string;
   wanSource: string;
+  /** What the long-link boards' runner copies as their output video (`--wan-mib`). */
+  wanOutputSource: string;
   manySource: string;
   floorDest: string;
 }
@@ -395,7 +398,10 @@ async function wanSection(stack: Stack, files: Files, sshd: Sshd | undefined): P
     const proxy = await startWanProxy({ target: { host: '127.0.0.1', port: stack.server.port }, ...shape });
     const sshProxy = sshd ? await startWanProxy({ target: { host: '127.0.0.1', port: sshd.port }, ...shape }) : undefined;
     try {
-      const board = await stack.addBoard(`wan-${shape.rttMs}`, { serverUrl: `http://127.0.0.1:${proxy.port}` });
+      const board = await stack.addBoard(`wan-${shape.rttMs}`, {
+        serverUrl: `http://127.0.0.1:${proxy.port}`,
+        env: { MM_BENCH_OUTPUT_SOURCE: files.wanOutputSource },
+      });
       const idle = await resetPeaks(stack, [board]);
       const pct = (ms: number) => `${seconds(ms)}, ${mbPerS(bytes, ms)} MB/s = ${((bytes / (ms / 1000) / shape.rateBytesPerS) * 100).toFixed(0)} %`;
       const down = await timedTransfer(stack, board, files.wanSource);
@@ -536,6 +542,44 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
   await stack.server.api(`/api/invocations/${inv}/`, { method: 'DELETE' });
 }
 
+/**
+ * `--sections profile` (with MM_BENCH_PROFILE_DIR): CPU profiles of the transfers alone. The
+ * files are uploaded first; then the server restarts under --cpu-prof (so the uploads'
+ * hashing and writing stay out of its profile) and `rounds` transfers and outputs run.
+ */
+async function profileSection(stack: Stack, files: Files): Promise<void> {
+  if (!profileDir) throw new Error('set MM_BENCH_PROFILE_DIR');
+  const board = await stack.addBoard('profiled');
+  const invocations: { id: number; sha: string }[] = [];
+  for (let r = 0; r < rounds; r++) {
+    await stamp(files.source);
+    const id = await createInvocation(stack, `bench-profile-${r}`);
+    await upload(stack.server.url, id, 'weights', files.source, 'payload.bin');
+    invocations.push({ id, sha: await sha256File(files.source) });
+  }
+  await stack.server.stop();
+  stack.server = await stack.cluster.start({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profileDir, 'server-transfers-only')}` });
+  await eventually(async () => {
+    const s = (await (await stack.server.api(`/api/boards/${board.id}/`)).json()) as { status: string };
+    if (s.status !== 'online') throw new Error(s.status);
+  }, 60_000);
+  const said: string[] = [];
+  for (const inv of invocations) {
+    const t0 = performance.now();
+    const res = await stack.postJson(`/api/invocations/${inv.id}/transfer/`, { board_id: board.id });
+    if (res.status !== 200) throw new Error(`transfer answered ${res.status}`);
+    said.push(`transfer ${seconds(performance.now() - t0)}`);
+    const o = await timedOutput(stack, board, sizeMiB * MiB);
+    said.push(`output ${seconds(o.ms)}`);
+  }
+  console.log(`  profiled: ${said.join(', ')}`);
+  await removeBoard(stack, board);
+  await stack.server.stop();
+  stack.server = await stack.cluster.start();
+  note(`CPU profiles in ${profileDir}: server-transfers-only/ (only the transfers and outputs), agent-profiled/`);
+  note('');
+}
+
 async function main(): Promise<void> {
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-dataplane-'));
   const files: Files = {
@@ -543,6 +587,7 @@ async function main(): Promise<void> {
     source: path.join(work, 'payload.bin'),
     outputSource: path.join(work, 'output-source.bin'),
     wanSource: path.join(work, 'wan.bin'),
+    wanOutputSource: path.join(work, 'wan-output-source.bin'),
     manySource: path.join(work, 'many.bin'),
     floorDest: path.join(work, 'floor-dest.bin'),
   };
@@ -556,11 +601,14 @@ async function main(): Promise<void> {
     note('');
     await writeRandomFile(files.source, sizeMiB * MiB);
     await writeRandomFile(files.outputSource, sizeMiB * MiB);
-    if (sections.has('wan')) await writeRandomFile(files.wanSource, wanMiB * MiB);
+    if (sections.has('wan')) {
+      await writeRandomFile(files.wanSource, wanMiB * MiB);
+      await writeRandomFile(files.wanOutputSource, wanMiB * MiB);
+    }
     if (sections.has('many')) await writeRandomFile(files.manySource, manyMiB * MiB);
     sshd = await startSshd(work);
 
-    const wantsDeployed = ['lan', 'output', 'cached', 'wan', 'tls', 'many'].some((s) => sections.has(s));
+    const wantsDeployed = ['lan', 'output', 'cached', 'wan', 'tls', 'many', 'profile'].some((s) => sections.has(s));
     if (wantsDeployed) {
       const stack = await startStack(work, 'bundle', files.outputSource);
       stacks.push(stack);
@@ -581,6 +629,7 @@ async function main(): Promise<void> {
       await section('wan', () => wanSection(stack, files, sshd));
       await section('tls', () => tlsSection(stack, files));
       await section('many', () => manySection(stack, files));
+      await section('profile', () => profileSection(stack, files));
       await stack.cleanup();
       stacks.pop();
     }
