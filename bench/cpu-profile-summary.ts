@@ -1,8 +1,10 @@
 /**
  * Where a process's main thread spent its time, from a V8 CPU profile (`node --cpu-prof`):
  *
- *   npx tsx bench/cpu-profile-summary.ts FILE.cpuprofile [--top 25]
+ *   npx tsx bench/cpu-profile-summary.ts FILE.cpuprofile… [--top 25] [--windows windows.json [--what transfer]]
  *
+ * `--windows`: only samples inside the windows of bench/data-plane.ts --sections profile
+ * (CLOCK_MONOTONIC µs, the clock of V8's profile timestamps), optionally of one kind.
  * Prints the self time by category (GC, hashing, file system, WebSocket frames, database,
  * …) and the top functions by self time. Native work a JS function calls synchronously
  * (Hash.update, a Buffer copy) counts as that function's self time; work on libuv's thread
@@ -49,12 +51,21 @@ const CATEGORIES: [string, (f: CallFrame) => boolean][] = [
 
 const where = (f: CallFrame) => (f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : '');
 
-export async function summarizeProfile(file: string, top = 25): Promise<string> {
+export interface Window {
+  what: string;
+  fromUs: number;
+  toUs: number;
+}
+
+export async function summarizeProfile(file: string, top = 25, windows?: Window[]): Promise<string> {
   const profile = JSON.parse(await fs.readFile(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   // timeDeltas[i] is the time between sample i-1 and i: the time of sample i-1 (the last sample gets none).
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (windows && !windows.some((w) => at >= w.fromUs && at <= w.toUs)) continue;
     const dt = profile.timeDeltas[i + 1] ?? 0;
     const id = profile.samples[i]!;
     selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
@@ -83,12 +94,20 @@ export async function summarizeProfile(file: string, top = 25): Promise<string> 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--top');
-  const topAt = process.argv.indexOf('--top');
-  const top = topAt >= 0 ? Number(process.argv[topAt + 1]) : 25;
+  const valueOf = (name: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !(all[i - 1] ?? '').startsWith('--'));
+  const top = Number(valueOf('top') ?? 25);
+  const windowsFile = valueOf('windows');
+  const what = valueOf('what');
+  const windows = windowsFile
+    ? (JSON.parse(await fs.readFile(windowsFile, 'utf8')) as Window[]).filter((w) => !what || w.what === what)
+    : undefined;
   if (files.length === 0) {
     console.error('usage: cpu-profile-summary FILE.cpuprofile… [--top 25]');
     process.exit(2);
   }
-  for (const f of files) console.log(`${await summarizeProfile(f, top)}\n`);
+  for (const f of files) console.log(`${await summarizeProfile(f, top, windows)}\n`);
 }

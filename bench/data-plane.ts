@@ -187,13 +187,14 @@ async function createInvocation(stack: Stack, name: string): Promise<number> {
 }
 
 /** Fresh content, uploaded, then POST …/transfer/ timed; the file on the board checked. */
-async function timedTransfer(stack: Stack, board: Board, file: string): Promise<Timed & { invocation: number }> {
+async function timedTransfer(stack: Stack, board: Board, file: string, onStart?: () => void): Promise<Timed & { invocation: number }> {
   await stamp(file);
   const sha = await sha256File(file);
   const inv = await createInvocation(stack, `bench-transfer`);
   await upload(stack.server.url, inv, 'weights', file, 'payload.bin');
   const size = (await fs.stat(file)).size;
   const cpu0 = { server: await cpuSeconds(stack.server.pid), agent: await cpuSeconds(board.agent.pid) };
+  onStart?.();
   const t0 = performance.now();
   const res = await stack.postJson(`/api/invocations/${inv}/transfer/`, { board_id: board.id });
   const ms = performance.now() - t0;
@@ -211,7 +212,7 @@ async function timedTransfer(stack: Stack, board: Board, file: string): Promise<
  * line to the 200: the agent hashes the video into its cache, the server pulls, verifies
  * and stores it.
  */
-async function timedOutput(stack: Stack, board: Board, size: number): Promise<Timed> {
+async function timedOutput(stack: Stack, board: Board, size: number): Promise<Timed & { readyAtMs: number }> {
   const inv = await createInvocation(stack, 'bench-output');
   const cpu0 = { server: await cpuSeconds(stack.server.pid), agent: await cpuSeconds(board.agent.pid) };
   const res = await stack.postJson(`/api/invocations/${inv}/execute/`, { board_id: board.id });
@@ -230,7 +231,7 @@ async function timedOutput(stack: Stack, board: Board, size: number): Promise<Ti
   for await (const chunk of body.body!) got.update(chunk);
   if (got.digest('hex') !== video.sha256) throw new Error('the stored output video does not match its sha256');
   await stack.server.api(`/api/invocations/${inv}/`, { method: 'DELETE' });
-  return { ms: doneAt - Number(ready[1]), cpu, bytes: size };
+  return { ms: doneAt - Number(ready[1]), cpu, bytes: size, readyAtMs: Number(ready[1]) };
 }
 
 const fmtCpu = (c: Cpu) => `${(c.user + c.sys).toFixed(2)} s (user ${c.user.toFixed(2)}, sys ${c.sys.toFixed(2)})`;
@@ -543,40 +544,32 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
 }
 
 /**
- * `--sections profile` (with MM_BENCH_PROFILE_DIR): CPU profiles of the transfers alone. The
- * files are uploaded first; then the server restarts under --cpu-prof (so the uploads'
- * hashing and writing stay out of its profile) and `rounds` transfers and outputs run.
+ * `--sections profile` (with MM_BENCH_PROFILE_DIR): the server and agent run under
+ * --cpu-prof; `rounds` transfers and outputs run, and the windows they took are written to
+ * `windows.json` in CLOCK_MONOTONIC microseconds, the clock of V8's profile timestamps, so
+ * bench/cpu-profile-summary.ts --windows can leave the uploads and start-up out.
  */
 async function profileSection(stack: Stack, files: Files): Promise<void> {
   if (!profileDir) throw new Error('set MM_BENCH_PROFILE_DIR');
   const board = await stack.addBoard('profiled');
-  const invocations: { id: number; sha: string }[] = [];
-  for (let r = 0; r < rounds; r++) {
-    await stamp(files.source);
-    const id = await createInvocation(stack, `bench-profile-${r}`);
-    await upload(stack.server.url, id, 'weights', files.source, 'payload.bin');
-    invocations.push({ id, sha: await sha256File(files.source) });
-  }
-  await stack.server.stop();
-  stack.server = await stack.cluster.start({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profileDir, 'server-transfers-only')}` });
-  await eventually(async () => {
-    const s = (await (await stack.server.api(`/api/boards/${board.id}/`)).json()) as { status: string };
-    if (s.status !== 'online') throw new Error(s.status);
-  }, 60_000);
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+  const windows: { what: string; fromUs: number; toUs: number }[] = [];
   const said: string[] = [];
-  for (const inv of invocations) {
-    const t0 = performance.now();
-    const res = await stack.postJson(`/api/invocations/${inv.id}/transfer/`, { board_id: board.id });
-    if (res.status !== 200) throw new Error(`transfer answered ${res.status}`);
-    said.push(`transfer ${seconds(performance.now() - t0)}`);
+  for (let r = 0; r < rounds; r++) {
+    let t0 = monotonicUs();
+    const t = await timedTransfer(stack, board, files.source, () => (t0 = monotonicUs()));
+    windows.push({ what: 'transfer', fromUs: t0, toUs: t0 + Math.round(t.ms * 1000) });
+    said.push(`transfer ${seconds(t.ms)}`);
     const o = await timedOutput(stack, board, sizeMiB * MiB);
+    // From the runner's last line (wall clock, ms) to the answer, on the monotonic clock.
+    const epochToMonotonicUs = Date.now() * 1000 - monotonicUs();
+    const fromUs = o.readyAtMs * 1000 - epochToMonotonicUs;
+    windows.push({ what: 'output', fromUs, toUs: fromUs + Math.round(o.ms * 1000) });
     said.push(`output ${seconds(o.ms)}`);
   }
+  await fs.writeFile(path.join(profileDir, 'windows.json'), JSON.stringify(windows, null, 2));
   console.log(`  profiled: ${said.join(', ')}`);
-  await removeBoard(stack, board);
-  await stack.server.stop();
-  stack.server = await stack.cluster.start();
-  note(`CPU profiles in ${profileDir}: server-transfers-only/ (only the transfers and outputs), agent-profiled/`);
+  note(`CPU profiles in ${profileDir} (server/, agent-profiled/; windows.json: when the transfers and outputs ran)`);
   note('');
 }
 
