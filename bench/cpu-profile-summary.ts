@@ -33,14 +33,17 @@ interface CpuProfile {
   endTime: number;
 }
 
+/** ws's own functions, recognized by name inside a bundle (where its files are inlined). */
+const WS_FUNCTIONS = new Set(['consume', 'concat', 'module.exports.mask', 'module.exports.unmask', '_mask', '_unmask', 'startLoop', 'getData', 'getMask', 'getInfo', 'getPayloadLength16', 'getPayloadLength64', 'dataMessage', 'frame', 'sendFrame', 'receiverOnMessage']);
+
 /** Categories, first match wins: a function's own name and where it lives. */
 const CATEGORIES: [string, (f: CallFrame) => boolean][] = [
   ['idle', (f) => f.functionName === '(idle)'],
   ['GC', (f) => f.functionName === '(garbage collector)'],
   ['(program: V8/native outside JS)', (f) => f.functionName === '(program)'],
   ['hashing (sha256)', (f) => /crypto\/hash|createHash/.test(f.url) || (f.functionName === 'update' && /hash/i.test(f.url)) || /digest/.test(f.functionName)],
-  ['file system (write path, fsync, reads)', (f) => /internal\/fs\//.test(f.url) || /^(write|writev|fsync|read|open|close)(Sync)?$/.test(f.functionName)],
-  ['WebSocket frames (ws)', (f) => /node_modules\/.*ws\/lib|[/\\]ws[/\\]lib/.test(f.url) || /^(Receiver|Sender)\./.test(f.functionName) || /bufferutil|mask|unmask/i.test(f.functionName)],
+  ['file system (write path, fsync, reads)', (f) => /internal\/fs\/|^node:fs$/.test(f.url)],
+  ['WebSocket frames (ws)', (f) => /node_modules\/.*ws\/lib|[/\\]ws[/\\]lib/.test(f.url) || (/mm-(agent|server)\.mjs/.test(f.url) && WS_FUNCTIONS.has(f.functionName)) || /^(Receiver|Sender)\./.test(f.functionName) || /bufferutil|mask|unmask/i.test(f.functionName)],
   ['database (postgres, pglite, drizzle)', (f) => /postgres|pglite|drizzle/.test(f.url)],
   ['streams and events (node core)', (f) => /internal\/streams|node:events|internal\/event_target|internal\/process\/task_queues|internal\/timers/.test(f.url)],
   ['net/tls sockets (node core)', (f) => /internal\/(net|tls|stream_base_commons|js_stream_socket)|node:net|_tls_wrap|node:tls/.test(f.url) || f.functionName === 'writeGeneric' || f.functionName === 'writevGeneric'],
@@ -60,6 +63,8 @@ export interface Window {
 export async function summarizeProfile(file: string, top = 25, windows?: Window[]): Promise<string> {
   const profile = JSON.parse(await fs.readFile(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, ProfileNode>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n);
   const selfUs = new Map<number, number>();
   // timeDeltas[i] is the time between sample i-1 and i: the time of sample i-1 (the last sample gets none).
   let at = profile.startTime;
@@ -75,9 +80,14 @@ export async function summarizeProfile(file: string, top = 25, windows?: Window[
   const byFunction = new Map<string, { us: number; category: string }>();
   for (const [id, us] of selfUs) {
     const f = byId.get(id)!.callFrame;
-    const category = CATEGORIES.find(([, match]) => match(f))?.[0] ?? 'other JS';
+    // A native function (no script: writeBuffer, writev, read …) is told apart by its caller:
+    // the same binding name serves sockets and files.
+    const native = !f.url && f.functionName !== '' && !f.functionName.startsWith('(');
+    const caller = native ? parentOf.get(id)?.callFrame : undefined;
+    const categorized = caller ?? f;
+    const category = CATEGORIES.find(([, match]) => match(categorized))?.[0] ?? CATEGORIES.find(([, match]) => match(f))?.[0] ?? 'other JS';
     byCategory.set(category, (byCategory.get(category) ?? 0) + us);
-    const key = `${f.functionName || '(anonymous)'} ${where(f)}`;
+    const key = caller ? `${f.functionName} ← ${caller.functionName || '(anonymous)'} ${where(caller)}` : `${f.functionName || '(anonymous)'} ${where(f)}`;
     const entry = byFunction.get(key) ?? { us: 0, category };
     entry.us += us;
     byFunction.set(key, entry);
