@@ -9,7 +9,7 @@
  *                 straight in after the header: one WebSocket frame, no reassembly
  *   http          a plain HTTP GET of the file (what a Range GET beside the link would be)
  *
- *   npx tsx bench/link-prototype.ts FILE [--modes ws-fragments,ws-single,http] [--rounds 3]
+ *   npx tsx bench/link-prototype.ts FILE [--modes ws-fragments,ws-single,http] [--rounds 3] [--piece-kib 512]
  *
  * Prints wall time and the receiver's and sender's CPU (user+sys) per mode. Sender and
  * receiver are child processes; the receiver's time runs from its request to its fsync.
@@ -25,7 +25,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { WebSocket, WebSocketServer } from 'ws';
 
-const PIECE = 512 * 1024;
+/** Data frame payload size (the product's STREAM_CHUNK_BYTES is 512 KiB); the parent passes it on in MM_PIECE_KIB. */
+const PIECE = Number(process.env.MM_PIECE_KIB ?? 512) * 1024;
 const HEADER = 5;
 const SELF = fileURLToPath(import.meta.url);
 type Mode = 'ws-fragments' | 'ws-single' | 'http';
@@ -176,6 +177,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   else if (a && !a.startsWith('--')) {
     const modesAt = process.argv.indexOf('--modes');
     const modes = (modesAt >= 0 ? process.argv[modesAt + 1]! : 'ws-fragments,ws-single,http').split(',') as Mode[];
+    const pieceAt = process.argv.indexOf('--piece-kib');
+    if (pieceAt >= 0) process.env.MM_PIECE_KIB = process.argv[pieceAt + 1];
     const roundsAt = process.argv.indexOf('--rounds');
     const rounds = roundsAt >= 0 ? Number(process.argv[roundsAt + 1]) : 3;
     const size = (await fs.stat(a)).size;
@@ -191,7 +194,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       }
     }
     const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-    console.log(`${(size / 1024 / 1024).toFixed(0)} MiB, median of ${rounds}, load average ${os.loadavg()[0]!.toFixed(1)}`);
+    console.log(`${(size / 1024 / 1024).toFixed(0)} MiB, ${process.env.MM_PIECE_KIB ?? 512} KiB frames, median of ${rounds}, load average ${os.loadavg()[0]!.toFixed(1)}`);
     console.log('| framing | wall | MB/s | receiver CPU | sender CPU |');
     console.log('|---|---|---|---|---|');
     for (const [mode, rs] of results) {
