@@ -111,6 +111,16 @@ describe('runInvocation', () => {
     expect(result.status === 'succeeded' && result.outputFilename).toBe('newest.mp4');
   });
 
+  it('a symbolic link left as the output video is not taken (nor is what it points at touched)', async () => {
+    const secret = path.join(dir, 'agent-only.txt');
+    await fsp.writeFile(secret, 'secret', { mode: 0o600 });
+    const { result } = await run(`ln -s "${secret}" "$MM_OUTPUT_DIR/out.mp4"`);
+    expect(result.status).toBe('failed');
+    if (result.status === 'failed') expect(result.error.code).toBe('no_output_video');
+    expect((await fsp.stat(secret)).mode & 0o777).toBe(0o600);
+    expect(await fsp.readFile(secret, 'utf8')).toBe('secret');
+  });
+
   it('a non-zero exit is runner_failed with the status', async () => {
     const { result } = await run('echo bad >&2; exit 3');
     expect(result.status).toBe('failed');
