@@ -90,11 +90,13 @@ export class Agent {
       runTimeoutMs: config.runTimeoutMs,
       ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
       ...(opts.runnerEnv ? { runnerEnv: opts.runnerEnv } : {}),
+      ...(config.runnerUser ? { runAs: config.runnerUser } : {}),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
     registerPacMethods(this);
-    this.deviceRelay = new DeviceRelay(log.child({ component: 'device-relay' }));
+    const simulatedScriptPort = simulatedBoard?.motorUrl ? Number(new URL(simulatedBoard.motorUrl).port) : undefined;
+    this.deviceRelay = new DeviceRelay(log.child({ component: 'device-relay' }), [...config.scriptPorts, ...(simulatedScriptPort ? [simulatedScriptPort] : [])]);
     if (simulatedBoard) simulatedBoard.onReboot = () => this.simulateReboot();
   }
 

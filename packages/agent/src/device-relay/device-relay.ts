@@ -1,7 +1,7 @@
 import type { MessageOf, StreamSource } from '@mm/protocol';
 import type { AgentConnection } from '../link/agent-connection.ts';
 import type { Logger } from '../logger.ts';
-import { HttpRelay } from './http-relay.ts';
+import { HttpRelay, type ScriptPortPolicy } from './http-relay.ts';
 import { SseRelay } from './sse-relay.ts';
 
 /** The server's relay messages the agent handles. */
@@ -16,9 +16,11 @@ export class DeviceRelay {
   private readonly http: HttpRelay;
   private readonly sse: SseRelay;
 
-  constructor(log: Logger) {
-    this.http = new HttpRelay(log);
-    this.sse = new SseRelay(log);
+  /** `allowedPorts`: the only loopback ports it reaches (the board's setting, whatever the catalogue says). */
+  constructor(log: Logger, allowedPorts: Iterable<number>) {
+    const ports: ScriptPortPolicy = new Set(allowedPorts);
+    this.http = new HttpRelay(log, ports);
+    this.sse = new SseRelay(log, ports);
   }
 
   /** The `stream.pull` sources this relay serves (the rest are the operations'). */

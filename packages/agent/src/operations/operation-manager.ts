@@ -10,7 +10,7 @@ import type { ServerLink } from '../link/server-link.ts';
 import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
 import { videoContentType } from '../runner/output-video.ts';
-import { runInvocation } from '../runner/run-invocation.ts';
+import { runInvocation, type RunAs } from '../runner/run-invocation.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import { OpReporter } from './op-reporter.ts';
 import { transferFiles } from './transfer-files.ts';
@@ -33,6 +33,8 @@ export interface OperationManagerOptions {
   cancelGraceMs?: number;
   /** The runner's inherited environment (the agent's by default). */
   runnerEnv?: NodeJS.ProcessEnv;
+  /** The user the runner runs as (MM_RUNNER_USER); the agent's own when unset. */
+  runAs?: RunAs;
 }
 
 interface RunningOperation {
@@ -224,6 +226,7 @@ export class OperationManager {
       signal: op.stop.signal,
       ...(this.opts.cancelGraceMs !== undefined ? { graceMs: this.opts.cancelGraceMs } : {}),
       ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
+      ...(this.opts.runAs ? { runAs: this.opts.runAs } : {}),
       onLog: (stream, text) => op.reporter.log(stream, text),
       onSpawn: async (pgid) => {
         await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });
