@@ -119,6 +119,13 @@ export interface AgentConfig {
   /** Where the agent opens its WebSocket (ws:// or wss://, ending in /api/agent/connect/). */
   connectUrl: string;
   boardToken: string;
+  /**
+   * The user the runner runs as (MM_RUNNER_USER), resolved at start. As root the agent
+   * spawns the runner with that uid/gid; otherwise through `sudo -n -u <name> --`.
+   */
+  runnerUser: RunnerUser | undefined;
+  /** The loopback ports the device-script relay may reach (MM_SCRIPT_PORTS; with --simulate, plus the simulated GPIO script's). */
+  scriptPorts: number[];
   /** Cache, work folders, journal, invocation folders. */
   agentDir: string;
   /** The runner's argv; undefined only with --simulate (the simulated board brings its own). */
