@@ -1,5 +1,4 @@
 import type http from 'node:http';
-import type { Socket } from 'node:net';
 
 /**
  * Replaces Node's total request time limit with an idle limit while a request body is
@@ -10,32 +9,27 @@ import type { Socket } from 'node:net';
  * aborted upload.
  *
  * Only the request body is timed: once the whole request has arrived (or for a request
- * without a body) the socket has no timeout, as the handler may rightly take long (a
+ * without a body) the socket gets no timeout from here, as the handler may rightly take long (a
  * sync wait, an event stream). Headers stay under Node's `headersTimeout`; idle
  * keep-alive sockets under `keepAliveTimeout`.
  */
 export function applyIdleTimeouts(server: http.Server, idleMs: number): void {
   server.requestTimeout = 0;
-  const current = new WeakMap<Socket, http.IncomingMessage>();
-  server.on('request', (req: http.IncomingMessage) => {
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
-    current.set(socket, req);
-    if (req.complete || !hasBody(req)) {
-      socket.setTimeout(0);
-      return;
-    }
+    if (req.complete || !hasBody(req)) return;
+    // Only while this response is the socket's: Node then asks it first. Without a listener
+    // (a keep-alive socket between requests) Node destroys a timed-out socket by itself,
+    // which is what its keepAliveTimeout relies on: no server-wide 'timeout' listener here.
+    const onTimeout = () => {
+      if (req.complete) socket.setTimeout(0); // the body is all in, the handler is just slow to read it
+      else socket.destroy(); // the body stalled
+    };
+    res.on('timeout', onTimeout);
+    // Not cleared when the body ends: that would race with Node arming the keep-alive
+    // timeout on the same socket once the response is done. A timer that fires after the
+    // body ended is simply disarmed by onTimeout.
     socket.setTimeout(idleMs);
-    req.once('end', () => socket.setTimeout(0));
-  });
-  // A listener here means Node leaves the decision to us instead of destroying the socket.
-  server.on('timeout', (socket: Socket) => {
-    const req = current.get(socket);
-    if (req && !req.complete) {
-      socket.destroy();
-      return;
-    }
-    // The body is all in (the handler just has not read it yet): nothing is stalled.
-    socket.setTimeout(0);
   });
 }
 
