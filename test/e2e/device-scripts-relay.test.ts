@@ -36,7 +36,7 @@ async function lineValues(sysfs: SimulatedSysfs, lines: readonly number[]): Prom
 }
 
 /** A stand-in device script on this machine's loopback (the simulated board's loopback too). */
-async function startEchoScript() {
+async function startEchoScript(port: number) {
   const seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; aborted?: boolean }> = [];
   const server = http.createServer((req, res) => {
     const record: (typeof seen)[number] = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
@@ -56,7 +56,7 @@ async function startEchoScript() {
     ]);
     req.pipe(res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
@@ -65,6 +65,8 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
   let board: { id: string; token: string };
   let agent: SimulatedAgent;
   let gpioPort: number;
+  /** The agent's MM_SCRIPT_PORTS (the stand-in scripts' ports; the simulated GPIO script's is allowed by itself). */
+  let scriptPorts: number[];
   let motorId: string;
   let sysfs: SimulatedSysfs;
   const openClients: SseReader[] = [];
@@ -91,7 +93,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
   const waitStatus = (status: string) =>
     eventually(async () => expect((await json(await server.api(`/api/boards/${board.id}/`))).status).toBe(status), 30_000);
   const startAgent = async (agentDir?: string) => {
-    agent = await startSimulatedAgent(server.url, board.token, { gpioPort, ...(agentDir ? { agentDir } : {}) });
+    agent = await startSimulatedAgent(server.url, board.token, { gpioPort, env: { MM_SCRIPT_PORTS: scriptPorts.join(',') }, ...(agentDir ? { agentDir } : {}) });
     await waitStatus('online');
     // The motor script runs inside the agent process: ready once it answers through the relay.
     await eventually(async () => expect((await proxy('state')).status).toBe(200), 30_000);
@@ -107,6 +109,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
     const { scripts } = await json(await server.api('/api/device-scripts/?device_type=gpio'));
     motorId = scripts[0].id;
     gpioPort = await freePort();
+    scriptPorts = [await freePort(), await freePort(), await freePort(), await freePort()];
     const patched = await server.api(`/api/device-scripts/${motorId}/`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
@@ -220,7 +223,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
   });
 
   it('answers 502 script_unreachable for a catalogue entry whose port nobody listens on', async () => {
-    const id = await createEntry(await freePort(), 'nobody home');
+    const id = await createEntry(scriptPorts[0]!, 'nobody home');
     const res = await proxy('state', undefined, id);
     expect(res.status).toBe(502);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
@@ -262,6 +265,14 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
       const viaQuery = await proxy(`state?port=${other}&host=127.0.0.1`);
       expect(viaQuery.status).toBe(200);
       expect(await json(viaQuery)).toHaveProperty('stream_clients');
+      // A catalogue entry cannot widen what the board relays to: its own MM_SCRIPT_PORTS decide.
+      const widened = await createEntry(other, 'not on the board’s list');
+      const refused = await proxy('x', undefined, widened);
+      expect(refused.status).toBe(403);
+      expect((await json(refused)).code).toBe('script_port_not_allowed');
+      const refusedStream = await sse(streamUrl(widened));
+      await refusedStream.waitFor(isDown);
+      refusedStream.close();
       expect(canaryHits).toBe(0);
     } finally {
       await new Promise<void>((r) => canary.close(() => r()));
@@ -275,7 +286,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
   });
 
   it('forwards method, path, query and end-to-end headers only, and streams bodies both ways', async () => {
-    const echo = await startEchoScript();
+    const echo = await startEchoScript(scriptPorts[1]!);
     try {
       const id = await createEntry(echo.port, 'echo');
       const body = randomBytes(8 * 1024 * 1024 + 123);
@@ -288,6 +299,8 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
           connection: 'x-drop',
           'x-drop': 'hop-by-hop by Connection',
           'x-custom': 'kept',
+          cookie: 'session=the-dashboards',
+          'x-forwarded-for': '10.9.8.7',
           'content-type': 'application/octet-stream',
         },
         body,
@@ -299,9 +312,12 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
       expect(seen.headers.host).toBe(`127.0.0.1:${echo.port}`);
       expect(seen.headers['x-custom']).toBe('kept');
       expect(seen.headers['content-length']).toBe(String(body.length));
-      for (const h of ['authorization', 'proxy-authorization', 'x-drop']) expect(seen.headers, h).not.toHaveProperty(h);
+      for (const h of ['authorization', 'proxy-authorization', 'x-drop', 'cookie', 'x-forwarded-for']) expect(seen.headers, h).not.toHaveProperty(h);
       expect(res.headers['x-echo-method']).toBe('PUT');
-      expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+      // A script's cookies would be the control plane's: dropped; what it serves is sandboxed.
+      expect(res.headers).not.toHaveProperty('set-cookie');
+      expect(res.headers['content-security-policy']).toBe('sandbox');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers).not.toHaveProperty('x-hop');
       const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
       // rawRequest decodes as UTF-8; compare the bytes the echo sent back through a second, binary request.
@@ -332,7 +348,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
   });
 
   it('ends the upstream request when the client goes away', async () => {
-    const echo = await startEchoScript();
+    const echo = await startEchoScript(scriptPorts[2]!);
     try {
       const id = await createEntry(echo.port, 'slow echo');
       const controller = new AbortController();
@@ -347,7 +363,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
   });
 
   it('follows a script that restarts: clients hear down and up, the script is asked to resume after the last id', async () => {
-    const port = await freePort();
+    const port = scriptPorts[3]!;
     const lastEventIds: Array<string | undefined> = [];
     const sockets = new Set<import('node:net').Socket>();
     let tick = 0;

@@ -94,11 +94,14 @@ export class Agent {
       ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
       ...(opts.runnerEnv ? { runnerEnv: opts.runnerEnv } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(config.runnerUser ? { runAs: config.runnerUser } : {}),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
     registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
-    this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), opts.clock);
+    // The board's own settings (MM_SCRIPT_PORTS) plus the scripts the driver itself runs decide
+    // which loopback ports the relay reaches; the catalogue cannot widen them.
+    this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), [...config.scriptPorts, ...(driver.scriptPorts?.() ?? [])], opts.clock);
     driver.onAgentReboot?.((downMs) => this.rebootInProcess(downMs));
   }
 

@@ -18,10 +18,13 @@ Options:
 
 Settings (environment):
   MM_SERVER_URL              the control plane (default http://127.0.0.1:8000)
-  MM_BOARD_TOKEN             the board's token (required)
+  MM_BOARD_TOKEN             the board's token (required, or MM_BOARD_TOKEN_FILE)
+  MM_BOARD_TOKEN_FILE        a file holding the board's token (keeps it out of the environment)
   MM_AGENT_DIR               cache, work folders, journal (default /var/lib/mm-agent; ./data/agent with --simulate)
   MM_RUNNER                  the command that runs an invocation (required unless --simulate)
   MM_RUN_TIMEOUT_S           how long a run may take (default 3600)
+  MM_RUNNER_USER             run the runner as this user (as root: its uid/gid; otherwise sudo -n -u USER)
+  MM_SCRIPT_PORTS            loopback ports the device-script relay may reach (default 8765)
   MM_CACHE_MAX_BYTES         size cap of the cache (default 20 GiB)
   MM_XLNX_CONFIG             the xlnx-config executable (default xlnx-config)
   MM_REBOOT                  the reboot command (default systemctl reboot)

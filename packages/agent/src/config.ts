@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { AGENT_CONNECT_PATH, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '@mm/protocol';
@@ -5,6 +7,9 @@ import { splitCommandLine } from './command-line.ts';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 
 const GiB = 1024 ** 3;
+
+/** The GPIO motor script's port (its catalogue entry's): what the relay reaches by default. */
+export const DEFAULT_SCRIPT_PORTS: readonly number[] = [8765];
 
 /** Empty strings in the environment mean "unset", as a shell `FOO=` line suggests. */
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
@@ -62,9 +67,31 @@ const serverUrl = z.preprocess(
     }, 'must be an http://, https://, ws:// or wss:// URL'),
 );
 
+/** A comma- or space-separated list of TCP ports (1–65535). */
+const portList = z.preprocess(
+  unsetIfEmpty,
+  z
+    .string()
+    .transform((text, ctx) => {
+      const ports = text.split(/[\s,]+/).filter(Boolean).map(Number);
+      if (ports.length === 0 || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of ports (1-65535)' });
+        return z.NEVER;
+      }
+      return [...new Set(ports)];
+    })
+    .optional(),
+);
+
 export const agentEnvSchema = z.object({
   MM_SERVER_URL: serverUrl,
-  MM_BOARD_TOKEN: z.preprocess(unsetIfEmpty, z.string({ error: 'is required (the board token shown when the board was registered)' })),
+  MM_BOARD_TOKEN: optionalString,
+  /** A file holding the token instead (keeps it out of the agent's environment altogether). */
+  MM_BOARD_TOKEN_FILE: optionalString,
+  /** Run the runner as this user (its own, not the agent's). */
+  MM_RUNNER_USER: optionalString,
+  /** The ports of the board's loopback the device-script relay may reach (the catalogue cannot widen this). */
+  MM_SCRIPT_PORTS: portList,
   MM_AGENT_DIR: optionalString,
   MM_RUNNER: commandLine,
   MM_RUN_TIMEOUT_S: positiveSeconds.default(3600),
@@ -92,6 +119,13 @@ export interface AgentConfig {
   /** Where the agent opens its WebSocket (ws:// or wss://, ending in /api/agent/connect/). */
   connectUrl: string;
   boardToken: string;
+  /**
+   * The user the runner runs as (MM_RUNNER_USER), resolved at start. As root the agent
+   * spawns the runner with that uid/gid; otherwise through `sudo -n -u <name> --`.
+   */
+  runnerUser: RunnerUser | undefined;
+  /** The loopback ports the device-script relay may reach (MM_SCRIPT_PORTS; with --simulate, plus the simulated GPIO script's). */
+  scriptPorts: number[];
   /** Cache, work folders, journal, invocation folders. */
   agentDir: string;
   /** The runner's argv; undefined only with --simulate (the simulated board brings its own). */
@@ -115,6 +149,12 @@ export interface AgentConfig {
   simulatedGpioPort: number | undefined;
   /** --simulate: how a simulated reboot goes (MM_SIM_REBOOT_*). */
   simulatedReboot?: { downMs: number; neverReturn: boolean; sameBootId: boolean; fallback: boolean };
+}
+
+export interface RunnerUser {
+  name: string;
+  uid: number;
+  gid: number;
 }
 
 export class ConfigError extends Error {
@@ -150,17 +190,46 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
   if (parsed.success && parsed.data.MM_HEARTBEAT_TIMEOUT_MS <= parsed.data.MM_HEARTBEAT_INTERVAL_MS) {
     problems.push(`  MM_HEARTBEAT_TIMEOUT_MS: must be longer than MM_HEARTBEAT_INTERVAL_MS (${parsed.data.MM_HEARTBEAT_INTERVAL_MS})`);
   }
+  let boardToken = env.MM_BOARD_TOKEN || undefined;
+  const tokenFile = env.MM_BOARD_TOKEN_FILE || undefined;
+  if (tokenFile !== undefined) {
+    if (boardToken !== undefined) problems.push('  MM_BOARD_TOKEN_FILE: set either MM_BOARD_TOKEN or MM_BOARD_TOKEN_FILE, not both');
+    try {
+      boardToken = fs.readFileSync(tokenFile, 'utf8').trim();
+      if (boardToken === '') problems.push(`  MM_BOARD_TOKEN_FILE: ${tokenFile} is empty`);
+    } catch (err) {
+      problems.push(`  MM_BOARD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
+    }
+  } else if (boardToken === undefined) {
+    problems.push('  MM_BOARD_TOKEN: is required (the board token shown when the board was registered), or MM_BOARD_TOKEN_FILE');
+  }
+  let runnerUser: RunnerUser | undefined;
+  if (parsed.success && parsed.data.MM_RUNNER_USER !== undefined) {
+    try {
+      runnerUser = resolveUser(parsed.data.MM_RUNNER_USER);
+    } catch (err) {
+      problems.push(`  MM_RUNNER_USER: ${(err as Error).message}`);
+    }
+  }
   if (!opts.simulate && (env.MM_RUNNER ?? '').trim() === '') {
     problems.push('  MM_RUNNER: is required (the command that runs an invocation), unless --simulate');
   }
-  if (!parsed.success || problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
+  if (!parsed.success || problems.length > 0 || boardToken === undefined) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   const e = parsed.data;
+  // Read once, held in the config only: children the agent starts (runner, PAC commands,
+  // sudo) must not inherit it. (The kernel's copy in /proc/<pid>/environ stays as it was
+  // at exec: MM_BOARD_TOKEN_FILE keeps the token out of it, MM_RUNNER_USER keeps the
+  // runner from reading it.)
+  delete env.MM_BOARD_TOKEN;
+  delete env.MM_BOARD_TOKEN_FILE;
   const agentDir = path.resolve(e.MM_AGENT_DIR ?? (opts.simulate ? './data/agent' : '/var/lib/mm-agent'));
   const simulated = opts.simulatedDefaults?.(agentDir);
   return {
     serverUrl: e.MM_SERVER_URL,
     connectUrl: connectUrlFor(e.MM_SERVER_URL),
-    boardToken: e.MM_BOARD_TOKEN,
+    boardToken,
+    runnerUser,
+    scriptPorts: [...(e.MM_SCRIPT_PORTS ?? DEFAULT_SCRIPT_PORTS)],
     agentDir,
     runner: e.MM_RUNNER ?? simulated?.runner,
     runTimeoutMs: Math.round(e.MM_RUN_TIMEOUT_S * 1000),
@@ -182,4 +251,20 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
       fallback: e.MM_SIM_REBOOT_FALLBACK,
     },
   };
+}
+
+/** A user's uid and primary gid, by name or number (`id`, so NSS sources count too). */
+export function resolveUser(name: string): RunnerUser {
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$/.test(name)) throw new Error(`not a user name: ${JSON.stringify(name)}`);
+  const id = (flag: '-u' | '-g') => {
+    try {
+      return Number(execFileSync('id', [flag, '--', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+    } catch {
+      throw new Error(`no such user ${JSON.stringify(name)}`);
+    }
+  };
+  const user = { name, uid: id('-u'), gid: id('-g') };
+  if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid)) throw new Error(`cannot resolve the user ${JSON.stringify(name)}`);
+  if (user.uid === 0) throw new Error('must not be root (the point is a user of its own)');
+  return user;
 }

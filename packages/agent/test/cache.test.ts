@@ -135,7 +135,7 @@ describe('ContentCache', () => {
     expect(await cache.list()).toEqual([sha256(b)]);
   });
 
-  it('evicting content also removes its hard links in invocation folders', async () => {
+  it('evicting content also removes its copies in invocation folders', async () => {
     const cache = newCache(150_000);
     await cache.init();
     const a = randomBytes(100_000);
@@ -146,6 +146,47 @@ describe('ContentCache', () => {
     await pullAll(cache, randomBytes(100_000));
     expect(await cache.has(sha256(a))).toBe(false);
     await expect(fsp.stat(path.join(dir, 'invocations/7/w.bin'))).rejects.toThrow();
+  });
+
+  it('re-verifies an entry changed on disk and drops it when it no longer matches its sha256', async () => {
+    const cache = newCache();
+    await cache.init();
+    const [a, b] = [randomBytes(20_000), randomBytes(20_000)];
+    await pullAll(cache, a);
+    await pullAll(cache, b);
+    expect(await cache.has(sha256(a))).toBe(true);
+    // Written to behind the cache's back (a process that could reach the file).
+    await fsp.chmod(cache.pathOf(sha256(a)), 0o644);
+    await fsp.writeFile(cache.pathOf(sha256(a)), randomBytes(20_000));
+    expect(await cache.has(sha256(a))).toBe(false);
+    await expect(fsp.stat(cache.pathOf(sha256(a)))).rejects.toThrow();
+    // Touched but unchanged content stays, also for a cache opened afresh (the record is kept).
+    const t = new Date(Date.now() - 5000);
+    await fsp.utimes(cache.pathOf(sha256(b)), t, (await fsp.stat(cache.pathOf(sha256(b)))).mtime);
+    const reopened = newCache();
+    await reopened.init();
+    expect(await reopened.has(sha256(b))).toBe(true);
+    // The same bytes written back in place (a new mtime) re-verify and stay.
+    await fsp.chmod(cache.pathOf(sha256(b)), 0o644);
+    await fsp.writeFile(cache.pathOf(sha256(b)), b);
+    expect(await reopened.has(sha256(b))).toBe(true);
+  });
+
+  it('refuses to import a symbolic link as a produced file, and leaves its target alone', async () => {
+    const cache = newCache();
+    await cache.init();
+    const secret = path.join(dir, 'agent-secret.txt');
+    await fsp.writeFile(secret, 'board token', { mode: 0o600 });
+    const link = path.join(dir, 'out.mp4');
+    await fsp.symlink(secret, link);
+    await expect(cache.importFile(link)).rejects.toMatchObject({ code: 'not_a_regular_file' });
+    expect((await fsp.stat(secret)).mode & 0o777).toBe(0o600);
+    expect(await cache.list()).toEqual([]);
+    // A FIFO swapped in for the video neither hangs nor imports.
+    const fifo = path.join(dir, 'fifo.mp4');
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('mkfifo', [fifo]);
+    await expect(cache.importFile(fifo)).rejects.toMatchObject({ code: 'not_a_regular_file' });
   });
 
   it('imports a produced file by content', async () => {
@@ -178,7 +219,28 @@ describe('syncInvocationFolder', () => {
     ]);
     expect((await fsp.readdir(path.join(inv, '3'))).sort()).toEqual(['bitstream-weights.bin', 'params.json', 'weights.bin']);
     expect(await fsp.readFile(paths.get('parameter')!, 'utf8')).toBe('{"v":2}');
-    expect((await fsp.stat(paths.get('weights')!)).ino).toBe((await fsp.stat(cache.pathOf(sha256(w)))).ino);
+    // A copy of its own, read-only: never a hard link to the cache file.
+    expect((await fsp.stat(paths.get('weights')!)).ino).not.toBe((await fsp.stat(cache.pathOf(sha256(w)))).ino);
+    expect(sha256(await fsp.readFile(paths.get('weights')!))).toBe(sha256(w));
+    expect((await fsp.stat(paths.get('weights')!)).mode & 0o222).toBe(0);
+  });
+
+  it('a runner writing to its input file changes neither the cache nor the next run', async () => {
+    const cache = newCache();
+    await cache.init();
+    const w = randomBytes(50_000);
+    await pullAll(cache, w);
+    const inv = path.join(dir, 'invocations');
+    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const view = (await syncInvocationFolder(cache, inv, 9, files)).get('weights')!;
+    // What a runner running as the agent's user can do to the file it was given.
+    await fsp.chmod(view, 0o644);
+    await fsp.writeFile(view, 'tampered');
+    expect(sha256(await fsp.readFile(cache.pathOf(sha256(w))))).toBe(sha256(w));
+    expect(await cache.has(sha256(w))).toBe(true);
+    // The next run gets the real bytes again.
+    await syncInvocationFolder(cache, inv, 9, files);
+    expect(sha256(await fsp.readFile(view))).toBe(sha256(w));
   });
 
   it('refuses file names that are not plain names', async () => {

@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitCommandLine } from '../src/command-line.ts';
@@ -66,5 +69,62 @@ describe('loadAgentConfig', () => {
     const d = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'mine', MM_AGENT_DIR: '/tmp/a' }, { simulate: true, simulatedDefaults: () => ({ runner: ['sim'], xlnxConfig: 'x', pacDir: '/p', bootIdFile: '/b' }) });
     expect(d.runner).toEqual(['mine']);
     expect(d.agentDir).toBe('/tmp/a');
+  });
+});
+
+describe('the board token and the runner user', () => {
+  it('takes the token out of the environment it read it from, so no child inherits it', () => {
+    const saved = { token: process.env.MM_BOARD_TOKEN, runner: process.env.MM_RUNNER };
+    process.env.MM_BOARD_TOKEN = 'secret-board-token';
+    process.env.MM_RUNNER = '/bin/true';
+    try {
+      const c = loadAgentConfig(process.env, { simulate: false });
+      expect(c.boardToken).toBe('secret-board-token');
+      expect(process.env).not.toHaveProperty('MM_BOARD_TOKEN');
+      expect(execFileSync('/usr/bin/env', { encoding: 'utf8' })).not.toContain('secret-board-token');
+    } finally {
+      for (const [name, value] of [['MM_BOARD_TOKEN', saved.token], ['MM_RUNNER', saved.runner]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    // A load that fails leaves the environment as it was.
+    const env: Record<string, string | undefined> = { MM_BOARD_TOKEN: 't', MM_RUN_TIMEOUT_S: 'never' };
+    expect(() => loadAgentConfig(env, { simulate: false })).toThrow(ConfigError);
+    expect(env.MM_BOARD_TOKEN).toBe('t');
+  });
+
+  it('reads the token from MM_BOARD_TOKEN_FILE (never both), so it is never in the environment at all', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'mm-token-'));
+    try {
+      const file = path.join(dir, 'token');
+      await fsp.writeFile(file, 'from-a-file\n', { mode: 0o600 });
+      const env: Record<string, string | undefined> = { MM_BOARD_TOKEN_FILE: file, MM_RUNNER: 'x' };
+      expect(loadAgentConfig(env, { simulate: false }).boardToken).toBe('from-a-file');
+      expect(env).not.toHaveProperty('MM_BOARD_TOKEN_FILE');
+      expect(() => loadAgentConfig({ MM_BOARD_TOKEN_FILE: file, MM_BOARD_TOKEN: 't', MM_RUNNER: 'x' }, { simulate: false })).toThrow(/not both/);
+      expect(() => loadAgentConfig({ MM_BOARD_TOKEN_FILE: path.join(dir, 'missing'), MM_RUNNER: 'x' }, { simulate: false })).toThrow(/MM_BOARD_TOKEN_FILE: cannot read/);
+      expect(() => loadAgentConfig({ MM_RUNNER: 'x' }, { simulate: false })).toThrow(/MM_BOARD_TOKEN: is required/);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('resolves MM_RUNNER_USER to its uid and gid, and refuses unknown users and root', () => {
+    const c = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_RUNNER_USER: 'nobody' }, { simulate: false });
+    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }));
+    expect(c.runnerUser).toMatchObject({ name: 'nobody', uid });
+    expect(loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x' }, { simulate: false }).runnerUser).toBeUndefined();
+    expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_RUNNER_USER: 'no-such-user-here' }, { simulate: false })).toThrow(/MM_RUNNER_USER: no such user/);
+    expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_RUNNER_USER: 'root' }, { simulate: false })).toThrow(/MM_RUNNER_USER: must not be root/);
+    expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_RUNNER_USER: '-u0' }, { simulate: false })).toThrow(/not a user name/);
+  });
+
+  it('relays to the GPIO script port only by default; MM_SCRIPT_PORTS sets the list', () => {
+    expect(loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x' }, { simulate: false }).scriptPorts).toEqual([8765]);
+    expect(loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_SCRIPT_PORTS: '8765, 9000 9000' }, { simulate: false }).scriptPorts).toEqual([8765, 9000]);
+    for (const bad of ['0', '65536', 'http', '80,x']) {
+      expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_SCRIPT_PORTS: bad }, { simulate: false })).toThrow(/MM_SCRIPT_PORTS/);
+    }
   });
 });

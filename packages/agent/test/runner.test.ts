@@ -1,7 +1,8 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { runInvocation, type RunRequest } from '../src/runner/run-invocation.ts';
+import { resolveUser } from '../src/config.ts';
+import { runInvocation, runnerSpawn, type RunRequest } from '../src/runner/run-invocation.ts';
 import { removeTempDirs, tempDir, waitUntil } from './support/agent-fixture.ts';
 import { isProcessAlive } from './support/processes.ts';
 
@@ -111,6 +112,16 @@ describe('runInvocation', () => {
     expect(result.status === 'succeeded' && result.outputFilename).toBe('newest.mp4');
   });
 
+  it('a symbolic link left as the output video is not taken (nor is what it points at touched)', async () => {
+    const secret = path.join(dir, 'agent-only.txt');
+    await fsp.writeFile(secret, 'secret', { mode: 0o600 });
+    const { result } = await run(`ln -s "${secret}" "$MM_OUTPUT_DIR/out.mp4"`);
+    expect(result.status).toBe('failed');
+    if (result.status === 'failed') expect(result.error.code).toBe('no_output_video');
+    expect((await fsp.stat(secret)).mode & 0o777).toBe(0o600);
+    expect(await fsp.readFile(secret, 'utf8')).toBe('secret');
+  });
+
   it('a non-zero exit is runner_failed with the status', async () => {
     const { result } = await run('echo bad >&2; exit 3');
     expect(result.status).toBe('failed');
@@ -177,5 +188,33 @@ describe('runInvocation', () => {
     expect(result.status).toBe('succeeded');
     const pid = Number(await fsp.readFile(pidFile, 'utf8'));
     await waitUntil(() => !isProcessAlive(pid), 'the leftover process to be gone', 10_000);
+  });
+});
+
+describe('runInvocation as MM_RUNNER_USER', () => {
+  it('builds the sudo command line when the agent is not root', () => {
+    const nobody = { name: 'mm-runner', uid: 1001, gid: 1001 };
+    expect(runnerSpawn(['/opt/run', 'a b'], nobody, false)).toEqual({ command: 'sudo', args: ['-n', '-u', 'mm-runner', '--', '/opt/run', 'a b'], ids: {} });
+    expect(runnerSpawn(['/opt/run'], nobody, true)).toEqual({ command: '/opt/run', args: [], ids: { uid: 1001, gid: 1001 } });
+    expect(runnerSpawn(['/opt/run'], undefined, true)).toEqual({ command: '/opt/run', args: [], ids: {} });
+  });
+
+  it.runIf(process.getuid?.() === 0)('runs as that user (as root: its uid/gid), which cannot read the agent’s environment', async () => {
+    const user = resolveUser('nobody');
+    // The test's temporary folder is private to root; a board's MM_AGENT_DIR is traversable by the runner user.
+    await fsp.chmod(dir, 0o755);
+    const param = path.join(dir, 'params.json');
+    await fsp.writeFile(param, '{"p":1}', { mode: 0o444 });
+    const script = [
+      'echo "UID=$(id -u)"',
+      'echo "PARAM=$(cat "$MM_PARAMETER")"',
+      'cat /proc/$PPID/environ >/dev/null 2>&1 && echo "ENVIRON=readable" || echo "ENVIRON=denied"',
+      'echo video > "$MM_OUTPUT_DIR/out.mp4"',
+    ].join('\n');
+    const { result, logs } = await run(script, { runAs: user, inputs: new Map([['parameter', param]]) });
+    expect(result.status, logs.stderr).toBe('succeeded');
+    expect(logs.stdout).toContain(`UID=${user.uid}`);
+    expect(logs.stdout).toContain('PARAM={"p":1}');
+    expect(logs.stdout).toContain('ENVIRON=denied');
   });
 });

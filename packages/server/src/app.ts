@@ -4,6 +4,7 @@ import type { Services } from './services.ts';
 import { ApiError, NotFoundError } from './errors.ts';
 import { apiPath } from './http/api-path.ts';
 import { apiTokenAuth } from './http/auth.ts';
+import { jsonBodyLimit } from './http/json-body-limit.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
@@ -24,6 +25,7 @@ export function createApp(ctx: Services) {
 
   app.use('*', requestLog(ctx.log));
   app.use('/api/*', apiTokenAuth(ctx.config.apiToken));
+  app.use('/api/*', jsonBodyLimit({ exempt: (p) => /^\/api\/device-scripts\/[^/]+\/proxy(\/|$)/.test(p) }));
 
   // One module per resource.
   app.route('/', healthRoutes(ctx));

@@ -35,6 +35,14 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(30),
+  /**
+   * A request whose body stops moving for this long is closed (uploads, PAC archives and
+   * proxied bodies have no total time limit; a stalled socket still goes).
+   */
+  MM_HTTP_IDLE_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(120),
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
@@ -54,6 +62,8 @@ export interface Config {
   syncWaitMs: number;
   rebootTimeoutMs: number;
   relayTimeoutMs: number;
+  /** How long a request body may stall before its socket is closed (MM_HTTP_IDLE_TIMEOUT_S). */
+  httpIdleTimeoutMs: number;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   logLevel: string;
@@ -83,6 +93,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     syncWaitMs: Math.round(e.MM_SYNC_WAIT_S * 1000),
     rebootTimeoutMs: Math.round(e.MM_REBOOT_TIMEOUT_S * 1000),
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
+    httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { createApp, type App } from './app.ts';
+import { applyIdleTimeouts } from './http/idle-timeout.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
@@ -70,9 +71,18 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   let server: ServerType;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: inFlight.wrap(app.fetch), port: config.port, hostname: config.host, websocket: { server: wss } }, (info) =>
-      resolve(info),
+    server = serve(
+      {
+        fetch: inFlight.wrap(app.fetch),
+        port: config.port,
+        hostname: config.host,
+        websocket: { server: wss },
+        // No total limit per request (Node's default is 300 s): see applyIdleTimeouts.
+        serverOptions: { requestTimeout: 0 },
+      },
+      (info) => resolve(info),
     );
+    applyIdleTimeouts(server as import('node:http').Server, config.httpIdleTimeoutMs);
     server.once('error', reject);
   });
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

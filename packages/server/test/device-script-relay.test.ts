@@ -113,6 +113,44 @@ describe('device-script relay, control-plane side', () => {
     expect((await answer).status).toBe(200);
   });
 
+  it('keeps the control plane’s cookies and the client’s forwarding claims from the script, and sandboxes what the script serves', async () => {
+    const answer = rawRequest(server.url, {
+      method: 'GET',
+      target: proxyPath('page'),
+      headers: { ...auth, cookie: 'session=dashboard', 'x-forwarded-for': '10.0.0.1', 'x-forwarded-host': 'evil', forwarded: 'for=10.0.0.1', 'x-real-ip': '10.0.0.1', 'x-kept': '1' },
+    });
+    const req = await agent.next('http.request');
+    const names = req.headers.map(([n]) => n.toLowerCase());
+    expect(names).toContain('x-kept');
+    for (const gone of ['cookie', 'x-forwarded-for', 'x-forwarded-host', 'forwarded', 'x-real-ip']) expect(names, gone).not.toContain(gone);
+    agent.send({
+      type: 'http.response',
+      req_id: req.req_id,
+      status: 200,
+      headers: [['content-type', 'text/html'], ['set-cookie', 'session=stolen; Path=/'], ['Set-Cookie', 'b=2'], ['content-security-policy', "default-src *"], ['x-content-type-options', 'sniff-away'], ['x-from', 'script']],
+      has_body: false,
+    });
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(res.headers).not.toHaveProperty('set-cookie');
+    expect(res.headers['content-security-policy']).toBe('sandbox');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['content-type']).toBe('text/html');
+    expect(res.headers['x-from']).toBe('script');
+  });
+
+  it('a port the board does not relay to (not in its MM_SCRIPT_PORTS) is 403 script_port_not_allowed', async () => {
+    const answer = api(proxyPath('x'));
+    const req = await agent.next('http.request');
+    agent.send({ type: 'http.error', req_id: req.req_id, error: { code: 'script_port_not_allowed', message: 'port 4321 is not one the board relays to' } });
+    const res = await answer;
+    expect(res.status).toBe(403);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    const problem = await json(res);
+    expect(problem.code).toBe('script_port_not_allowed');
+    expect(problem.detail).toMatch(/MM_SCRIPT_PORTS/);
+  });
+
   it('streams bodies both ways under the link’s flow control', async () => {
     const upload = randomBytes(5 * 1024 * 1024 + 7);
     const download = randomBytes(16 * 1024 * 1024 + 3);

@@ -29,6 +29,11 @@ export interface BoardDriver {
    * the agent hands over what a reboot does to it; `downMs` is how long the board stays down.
    */
   onAgentReboot?(hook: (downMs: number) => Promise<void>): void;
+  /**
+   * Loopback ports of device scripts this driver itself runs (the simulated board's GPIO
+   * script); the relay reaches them besides MM_SCRIPT_PORTS.
+   */
+  scriptPorts?(): number[];
   stop(): Promise<void>;
 }
 

@@ -1,12 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../journal/atomic-write.ts';
 import type { Logger } from '../logger.ts';
 import { CacheError } from './cache-error.ts';
-import { READ_CHUNK_BYTES, sha256OfFile } from './file-hash.ts';
+import { readViewSources } from './invocation-folder.ts';
+import { copyAndHash, READ_CHUNK_BYTES, sha256OfFile } from './file-hash.ts';
 import { PartialPull } from './partial-pull.ts';
 
 const SHA256_NAME = /^[0-9a-f]{64}$/;
+
+/** What a complete file looked like when its sha256 was last checked. */
+interface Verified {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+}
+
+const sameFile = (st: fs.Stats, v: Verified) => st.size === v.size && st.mtimeMs === v.mtimeMs && st.ctimeMs === v.ctimeMs && st.ino === v.ino;
+const verifiedOf = (st: fs.Stats): Verified => ({ size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino });
 
 interface Entry {
   sha256: string;
@@ -15,7 +29,6 @@ interface Entry {
   lastUsedMs: number;
   partial: boolean;
   ino: number;
-  nlink: number;
 }
 
 /**
@@ -25,13 +38,22 @@ interface Entry {
  * Least recently used goes first when the total (complete and partial) exceeds the cap;
  * "use" is recorded in the file's atime, set explicitly with utimes so it works whatever
  * the mount's atime policy. Content a running operation needs, or an unacknowledged
- * output, is pinned and never evicted. Files under `invocations/` are hard links to cache
- * files; evicting content removes those links too, or the disk space would stay taken.
+ * output, is pinned and never evicted. Files under `invocations/` are copies (reflinks
+ * where the file system can) of cache files; evicting content removes those too, or the
+ * disk space would stay taken.
+ *
+ * A complete file is trusted only as it was when its sha256 was last checked: `has()`
+ * re-hashes an entry whose size, mtime, ctime or inode changed since (a process that
+ * wrote to it), and drops it when it no longer matches its name. The checked state is
+ * kept in `verified.json`, so a restart does not re-hash everything.
  */
 export class ContentCache {
   readonly partialDir: string;
   private readonly pins = new Map<string, number>();
   private readonly pullLocks = new Map<string, Promise<void>>();
+  private readonly verified = new Map<string, Verified>();
+  private readonly manifestPath: string;
+  private saving: Promise<void> = Promise.resolve();
 
   constructor(
     readonly dir: string,
@@ -41,10 +63,22 @@ export class ContentCache {
     private readonly log: Logger,
   ) {
     this.partialDir = path.join(dir, 'partial');
+    this.manifestPath = path.join(dir, 'verified.json');
   }
 
   async init(): Promise<void> {
     await fsp.mkdir(this.partialDir, { recursive: true });
+    const text = await fsp.readFile(this.manifestPath, 'utf8').catch(() => undefined);
+    if (!text) return;
+    try {
+      const parsed = JSON.parse(text) as Record<string, Verified>;
+      for (const [sha, v] of Object.entries(parsed)) {
+        if (SHA256_NAME.test(sha) && [v.size, v.mtimeMs, v.ctimeMs, v.ino].every((n) => typeof n === 'number')) this.verified.set(sha, v);
+      }
+    } catch {
+      // An unreadable record only costs a re-hash of each entry at its next use.
+      this.log.warn({ file: this.manifestPath }, 'cache record unreadable: entries will be re-verified');
+    }
   }
 
   pathOf(sha256: string): string {
@@ -52,13 +86,33 @@ export class ContentCache {
     return path.join(this.dir, sha256);
   }
 
+  /**
+   * Whether complete, verified content is held. An entry changed since its last check is
+   * hashed again first; one that no longer matches its sha256 is removed (and so pulled again).
+   */
   async has(sha256: string): Promise<boolean> {
-    const st = await fsp.stat(this.pathOf(sha256)).catch(() => undefined);
-    return st?.isFile() ?? false;
+    const file = this.pathOf(sha256);
+    const st = await fsp.lstat(file).catch(() => undefined);
+    if (!st) return false;
+    const known = this.verified.get(sha256);
+    if (st.isFile() && known && sameFile(st, known)) return true;
+    if (st.isFile()) {
+      this.log.info({ sha256, size: st.size }, known ? 'cache entry changed since it was verified: re-verifying' : 're-verifying a cache entry');
+      const actual = await sha256OfFile(file).catch(() => undefined);
+      const after = await fsp.lstat(file).catch(() => undefined);
+      if (actual?.sha256 === sha256 && after && sameFile(after, verifiedOf(st))) {
+        await this.record(sha256, after);
+        return true;
+      }
+    }
+    this.log.warn({ sha256 }, 'cache entry no longer matches its sha256: removing it');
+    await fsp.rm(file, { force: true });
+    await this.record(sha256, undefined);
+    return false;
   }
 
   async sizeOf(sha256: string): Promise<number | undefined> {
-    const st = await fsp.stat(this.pathOf(sha256)).catch(() => undefined);
+    const st = await fsp.lstat(this.pathOf(sha256)).catch(() => undefined);
     return st?.isFile() ? st.size : undefined;
   }
 
@@ -76,8 +130,15 @@ export class ContentCache {
   async touch(sha256: string): Promise<void> {
     const now = new Date();
     const file = this.pathOf(sha256);
-    const st = await fsp.stat(file).catch(() => undefined);
-    if (st) await fsp.utimes(file, now, st.mtime).catch(() => {});
+    const st = await fsp.lstat(file).catch(() => undefined);
+    if (!st?.isFile()) return;
+    // utimes moves the ctime: a verified entry stays verified (it was unchanged just before).
+    const wasVerified = this.verified.get(sha256);
+    await fsp.utimes(file, now, st.mtime).catch(() => {});
+    if (wasVerified && sameFile(st, wasVerified)) {
+      const after = await fsp.lstat(file).catch(() => undefined);
+      if (after) await this.record(sha256, after);
+    }
   }
 
   /** Protects content from eviction until the returned release function is called. */
@@ -110,43 +171,74 @@ export class ContentCache {
     }
     let release!: () => void;
     this.pullLocks.set(sha256, new Promise<void>((resolve) => (release = resolve)));
-    const unlock = () => {
-      this.pullLocks.delete(sha256);
-      release();
+    const unlock = async (committed = false) => {
+      try {
+        // A committed pull hashed what it wrote: the new entry is verified as it is now
+        // (in memory at once; saving the record runs on).
+        if (committed) void this.record(sha256, await fsp.lstat(finalPath));
+      } catch {
+        // Not recorded: it is re-verified at its next use.
+      } finally {
+        this.pullLocks.delete(sha256);
+        release();
+      }
     };
     try {
       const pull = await PartialPull.open({ sha256, size, partialPath: path.join(this.partialDir, sha256), finalPath, onClose: unlock });
       await this.ensureSpace(size - pull.offset, sha256);
       return pull;
     } catch (err) {
-      unlock();
+      await unlock();
       throw err;
     }
   }
 
-  /** Moves a finished file (e.g. a runner's output video) into the cache; the source is gone afterwards. */
+  /**
+   * Takes a finished file (a runner's output video) into the cache. `source` is in a folder
+   * another process controls: it must be a regular file itself (a symlink is refused, never
+   * followed), it is opened once and hashed and copied from that handle, and nothing is done
+   * to the path afterwards but unlinking it. The cache's copy is the agent's own file.
+   */
   async importFile(source: string): Promise<{ sha256: string; size: number }> {
-    const { sha256, size } = await sha256OfFile(source);
-    const target = this.pathOf(sha256);
-    if (await this.has(sha256)) {
-      await fsp.rm(source, { force: true });
-    } else {
-      await fsp.chmod(source, 0o444);
-      try {
-        await fsp.rename(source, target);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-        // The source is on another file system: copy, then drop it.
-        const tmp = path.join(this.partialDir, `${sha256}.import-${process.pid}`);
-        await fsp.copyFile(source, tmp);
-        await fsp.chmod(tmp, 0o444);
-        await fsp.rename(tmp, target);
-        await fsp.rm(source, { force: true });
-      }
+    let handle: fsp.FileHandle;
+    try {
+      // O_NONBLOCK: a FIFO swapped in for the file must not hang the open.
+      handle = await fsp.open(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') throw new CacheError('not_a_regular_file', `${path.basename(source)} is a symbolic link, not a file`);
+      throw err;
     }
-    await this.touch(sha256);
-    await this.ensureSpace(0, sha256);
-    return { sha256, size };
+    const tmp = path.join(this.partialDir, `import-${process.pid}-${randomBytes(6).toString('hex')}`);
+    let result: { sha256: string; size: number };
+    try {
+      if (!(await handle.stat()).isFile()) throw new CacheError('not_a_regular_file', `${path.basename(source)} is not a regular file`);
+      const out = await fsp.open(tmp, 'wx', 0o600);
+      try {
+        result = await copyAndHash(handle, out);
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      if (await this.has(result.sha256)) {
+        await fsp.rm(tmp, { force: true });
+      } else {
+        await fsp.chmod(tmp, 0o444);
+        await fsp.rename(tmp, this.pathOf(result.sha256));
+        const st = await fsp.lstat(this.pathOf(result.sha256));
+        await this.record(result.sha256, st);
+      }
+    } catch (err) {
+      await fsp.rm(tmp, { force: true }).catch(() => {});
+      throw err;
+    } finally {
+      await handle.close();
+    }
+    // Unlinking removes the name only, whatever it points at now.
+    await fsp.unlink(source).catch(() => {});
+    await this.touch(result.sha256);
+    await this.ensureSpace(0, result.sha256);
+    return result;
   }
 
   /** A read stream of complete content from `offset` (for `stream.pull` of produced files). */
@@ -178,20 +270,26 @@ export class ContentCache {
 
   private async evict(e: Entry): Promise<void> {
     this.log.info({ sha256: e.sha256, size: e.size, partial: e.partial }, 'evicting from the cache');
-    if (!e.partial && e.nlink > 1) await this.removeLinkedViews(e.ino);
+    if (!e.partial) await this.removeLinkedViews(e);
     await fsp.rm(e.file, { force: true });
+    if (!e.partial) await this.record(e.sha256, undefined);
   }
 
-  /** Removes the invocation-folder hard links that share an evicted file's inode. */
-  private async removeLinkedViews(ino: number): Promise<void> {
+  /**
+   * Removes the invocation-folder files of an evicted entry: the copies its record names
+   * (see syncInvocationFolder) and hard links an older agent made (same inode).
+   */
+  private async removeLinkedViews(e: Entry): Promise<void> {
     const folders = await fsp.readdir(this.linkedViewsDir).catch(() => [] as string[]);
     for (const folder of folders) {
       const dir = path.join(this.linkedViewsDir, folder);
       const names = await fsp.readdir(dir).catch(() => [] as string[]);
+      if (names.length === 0) continue;
+      const sources = await readViewSources(this.linkedViewsDir, folder);
       for (const name of names) {
         const file = path.join(dir, name);
         const st = await fsp.lstat(file).catch(() => undefined);
-        if (st?.ino === ino) await fsp.rm(file, { force: true });
+        if (st?.isFile() && (sources[name] === e.sha256 || st.ino === e.ino)) await fsp.rm(file, { force: true });
       }
     }
   }
@@ -206,11 +304,22 @@ export class ContentCache {
       for (const name of names) {
         if (!SHA256_NAME.test(name)) continue;
         const file = path.join(folder, name);
-        const st = await fsp.stat(file).catch(() => undefined);
+        const st = await fsp.lstat(file).catch(() => undefined);
         if (!st?.isFile()) continue;
-        out.push({ sha256: name, file, size: st.size, lastUsedMs: Math.max(st.atimeMs, st.mtimeMs), partial, ino: st.ino, nlink: st.nlink });
+        out.push({ sha256: name, file, size: st.size, lastUsedMs: Math.max(st.atimeMs, st.mtimeMs), partial, ino: st.ino });
       }
     }
     return out;
+  }
+
+  /** Records (or forgets) the verified state of an entry and saves the record. */
+  private record(sha256: string, st: fs.Stats | undefined): Promise<void> {
+    if (st) this.verified.set(sha256, verifiedOf(st));
+    else if (!this.verified.delete(sha256)) return this.saving;
+    const save = () => writeFileAtomic(this.manifestPath, JSON.stringify(Object.fromEntries(this.verified)));
+    this.saving = this.saving.then(save, save).catch((err: unknown) => {
+      this.log.warn({ err }, 'could not save the cache record: entries will be re-verified after a restart');
+    });
+    return this.saving;
   }
 }

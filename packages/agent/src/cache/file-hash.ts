@@ -1,5 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 /** Read size for hashing and serving files: 1 MiB chunks are markedly faster than the 64 KiB default. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
@@ -17,5 +18,26 @@ export async function hashFileInto(file: string, hash: Hash): Promise<number> {
 export async function sha256OfFile(file: string): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   const size = await hashFileInto(file, hash);
+  return { sha256: hash.digest('hex'), size };
+}
+
+/**
+ * Copies everything readable from `source` (an open handle, read from its start) into
+ * `target` (an open handle), hashing the very bytes it writes: what the hash names is what
+ * was copied, even if someone changes the source meanwhile. Neither handle is closed.
+ */
+export async function copyAndHash(source: FileHandle, target: FileHandle): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  let size = 0;
+  for (;;) {
+    const { bytesRead } = await source.read(buf, 0, buf.byteLength, size);
+    if (bytesRead === 0) break;
+    const chunk = buf.subarray(0, bytesRead);
+    hash.update(chunk);
+    let at = 0;
+    while (at < bytesRead) at += (await target.write(chunk, at, bytesRead - at)).bytesWritten;
+    size += bytesRead;
+  }
   return { sha256: hash.digest('hex'), size };
 }

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FileRef } from '@mm/protocol';
+import { writeFileAtomic } from '../journal/atomic-write.ts';
 import { CacheError } from './cache-error.ts';
 import type { ContentCache } from './content-cache.ts';
 
@@ -10,11 +12,32 @@ export function isPlainFileName(name: string): boolean {
   return name.length > 0 && name.length <= 255 && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
 }
 
+/** Which cache entry each file of an invocation folder is a copy of (`{ name: sha256 }`). */
+export function viewSourcesFile(invocationsDir: string, invocationId: number | string): string {
+  return path.join(invocationsDir, `.${invocationId}.sources.json`);
+}
+
+/** The `{ name: sha256 }` record of an invocation folder (empty when there is none). */
+export async function readViewSources(invocationsDir: string, folder: string): Promise<Record<string, string>> {
+  const text = await fsp.readFile(viewSourcesFile(invocationsDir, folder), 'utf8').catch(() => '{}');
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
- * Makes `<invocationsDir>/<id>/` hold exactly `files`, each under its own name as a hard
- * link to its cache file (no copy). A link with the right name but other content (the
- * invocation's file was replaced) is swapped atomically (link to a temporary name, then
- * rename); anything else in the folder is a leftover of an earlier version and goes.
+ * Makes `<invocationsDir>/<id>/` hold exactly `files`, each under its own name as a
+ * read-only copy of its cache file: a reflink where the file system can (btrfs, XFS),
+ * a full copy elsewhere. Never a hard link: the runner reads these files, and what it
+ * could write through a link would change the cached bytes every later run uses.
+ * A copy carries its cache file's mtime; one whose size, mtime or mode differ (other
+ * content, or the runner changed it) is replaced atomically (copy to a temporary name,
+ * then rename); anything else in the folder is a leftover of an earlier version and goes.
+ * `.<id>.sources.json` beside the folder says which entry each file copies (eviction
+ * removes the copies of what it evicts).
  * Two kinds with the same file name cannot share the folder: the later one is named
  * `<kind>-<filename>`. Returns each file's absolute path by kind.
  */
@@ -28,6 +51,7 @@ export async function syncInvocationFolder(
   await fsp.mkdir(dir, { recursive: true });
   const paths = new Map<FileRef['kind'], string>();
   const used = new Set<string>();
+  const sources: Record<string, string> = {};
   for (const f of files) {
     if (!isPlainFileName(f.filename)) throw new CacheError('invalid_filename', `not a plain file name: ${JSON.stringify(f.filename)}`);
     const name = used.has(f.filename) ? `${f.kind}-${f.filename}` : f.filename;
@@ -35,15 +59,37 @@ export async function syncInvocationFolder(
     const target = path.join(dir, name);
     const source = cache.pathOf(f.sha256);
     const [have, want] = await Promise.all([fsp.lstat(target).catch(() => undefined), fsp.stat(source)]);
-    if (!have || have.ino !== want.ino || have.dev !== want.dev) {
+    if (!have || !isIntactCopy(have, want)) {
       const tmp = path.join(dir, `.tmp-${randomBytes(6).toString('hex')}`);
-      await fsp.link(source, tmp);
-      await fsp.rename(tmp, target);
+      try {
+        await fsp.copyFile(source, tmp, fs.constants.COPYFILE_FICLONE);
+        await fsp.chmod(tmp, 0o444);
+        await fsp.utimes(tmp, want.atime, want.mtime);
+        await fsp.rename(tmp, target);
+      } catch (err) {
+        await fsp.rm(tmp, { force: true }).catch(() => {});
+        throw err;
+      }
     }
     paths.set(f.kind, target);
+    sources[name] = f.sha256;
   }
+  // Beside the folder, not in it: the runner sees exactly its files.
+  await writeFileAtomic(viewSourcesFile(invocationsDir, invocationId), JSON.stringify(sources));
   for (const name of await fsp.readdir(dir)) {
     if (!used.has(name)) await fsp.rm(path.join(dir, name), { recursive: true, force: true });
   }
   return paths;
+}
+
+/** A regular, read-only file of its own (not a link to the cache file) that still looks like the copy made of it. */
+function isIntactCopy(have: fs.Stats, cached: fs.Stats): boolean {
+  return (
+    have.isFile() &&
+    have.nlink === 1 &&
+    (have.ino !== cached.ino || have.dev !== cached.dev) &&
+    (have.mode & 0o222) === 0 &&
+    have.size === cached.size &&
+    have.mtimeMs === cached.mtimeMs
+  );
 }

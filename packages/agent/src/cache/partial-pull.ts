@@ -17,6 +17,7 @@ export class PartialPull {
   private handle: fs.FileHandle | undefined;
   private pending: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private committed = false;
 
   private constructor(
     readonly sha256: string,
@@ -26,10 +27,10 @@ export class PartialPull {
     /** Bytes already on disk when this attempt started. */
     readonly offset: number,
     private readonly hash: Hash,
-    private readonly onClose: () => void,
+    private readonly onClose: (committed: boolean) => void | Promise<void>,
   ) {}
 
-  static async open(opts: { sha256: string; size: number; partialPath: string; finalPath: string; onClose: () => void }): Promise<PartialPull> {
+  static async open(opts: { sha256: string; size: number; partialPath: string; finalPath: string; onClose: (committed: boolean) => void | Promise<void> }): Promise<PartialPull> {
     const hash = createHash('sha256');
     let offset = 0;
     const existing = await fs.stat(opts.partialPath).catch(() => undefined);
@@ -95,6 +96,7 @@ export class PartialPull {
       if (this.size === 0) await fs.writeFile(this.partialPath, new Uint8Array());
       await fs.chmod(this.partialPath, 0o444);
       await fs.rename(this.partialPath, this.finalPath);
+      this.committed = true;
     } catch (err) {
       if (err instanceof CacheError) await fs.rm(this.partialPath, { force: true });
       throw err;
@@ -109,7 +111,7 @@ export class PartialPull {
     this.closed = true;
     await this.pending;
     await this.closeHandle();
-    this.onClose();
+    await this.onClose(this.committed);
   }
 
   private async closeHandle(): Promise<void> {

@@ -18,8 +18,26 @@ const REQUEST_BODY_WINDOW_BYTES = Math.max(1024 * 1024, STREAM_CHUNK_BYTES);
 /** A response body the server has not started pulling by then is dropped (the server gave up). */
 const UNCLAIMED_BODY_MS = 30_000;
 
-/** Headers the agent sets itself (the socket, its framing) whatever the server sent. */
-const OWN_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+/**
+ * Headers the agent sets itself (the socket, its framing) whatever the server sent, and
+ * the client's cookies, which belong to the control plane's origin, never to a script.
+ * (The server drops them too; the board does not rely on that.)
+ */
+const OWN_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'cookie']);
+
+/** The `http.error` code of a request to a port the board's own settings do not allow. */
+export const PORT_NOT_ALLOWED = 'script_port_not_allowed';
+
+/**
+ * The board's own answer to "may the relay reach this port?": MM_SCRIPT_PORTS (plus the
+ * simulated GPIO script's port with --simulate). The catalogue names a port, this decides.
+ */
+export type ScriptPortPolicy = ReadonlySet<number>;
+
+export function portRefusal(port: number, allowed: ScriptPortPolicy): string | undefined {
+  if (allowed.has(port)) return undefined;
+  return `port ${port} is not one the board relays to (MM_SCRIPT_PORTS: ${[...allowed].join(',') || 'none'})`;
+}
 
 interface Relayed {
   id: number;
@@ -43,6 +61,7 @@ export class HttpRelay {
 
   constructor(
     private readonly log: Logger,
+    private readonly allowedPorts: ScriptPortPolicy,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -50,6 +69,12 @@ export class HttpRelay {
     const table = this.tableOf(conn);
     if (table.has(m.req_id)) {
       conn.sendMessage({ type: 'http.error', req_id: m.req_id, error: { code: 'bad_request', message: `request ${m.req_id} is already open` } });
+      return;
+    }
+    const refusal = portRefusal(m.port, this.allowedPorts);
+    if (refusal) {
+      this.log.warn({ req_id: m.req_id, port: m.port }, 'refused a relayed request to a port not in MM_SCRIPT_PORTS');
+      conn.sendMessage({ type: 'http.error', req_id: m.req_id, error: { code: PORT_NOT_ALLOWED, message: refusal } });
       return;
     }
     let req: http.ClientRequest;

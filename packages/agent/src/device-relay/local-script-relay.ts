@@ -1,7 +1,7 @@
 import type { Clock, MessageOf, StreamSource } from '@mm/protocol';
 import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
-import { HttpRelay } from './http-relay.ts';
+import { HttpRelay, type ScriptPortPolicy } from './http-relay.ts';
 import { SseRelay } from './sse-relay.ts';
 
 /** The server's relay messages the agent handles. */
@@ -16,9 +16,11 @@ export class LocalScriptRelay {
   private readonly http: HttpRelay;
   private readonly sse: SseRelay;
 
-  constructor(log: Logger, clock?: Clock) {
-    this.http = new HttpRelay(log, clock);
-    this.sse = new SseRelay(log, clock);
+  /** `allowedPorts`: the only loopback ports it reaches (the board's setting, whatever the catalogue says). */
+  constructor(log: Logger, allowedPorts: Iterable<number>, clock?: Clock) {
+    const ports: ScriptPortPolicy = new Set(allowedPorts);
+    this.http = new HttpRelay(log, ports, clock);
+    this.sse = new SseRelay(log, ports, clock);
   }
 
   /** The `stream.pull` sources this relay serves (the rest are the operations'). */

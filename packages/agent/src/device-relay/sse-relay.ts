@@ -2,7 +2,7 @@ import { EventSource, type EventSourceFetchInit } from 'eventsource';
 import { systemClock, type Clock, type MessageOf, type TimerHandle } from '@mm/protocol';
 import type { ControlPlaneLink } from '../link/control-plane-link.ts';
 import type { Logger } from '../logger.ts';
-import { SCRIPT_HOST } from './http-relay.ts';
+import { portRefusal, SCRIPT_HOST, type ScriptPortPolicy } from './http-relay.ts';
 
 /** First and longest pause before following a stream again after the script refused it for good. */
 const RESTART_FIRST_MS = 1_000;
@@ -129,12 +129,21 @@ export class SseRelay {
 
   constructor(
     private readonly log: Logger,
+    private readonly allowedPorts: ScriptPortPolicy,
     private readonly clock: Clock = systemClock,
   ) {}
 
   subscribe(m: MessageOf<'sse.subscribe'>, conn: ControlPlaneLink): void {
     const table = this.tableOf(conn);
     table.get(m.sub_id)?.close();
+    const refusal = portRefusal(m.port, this.allowedPorts);
+    if (refusal) {
+      // Reported down once and never followed (the server shows the stream's upstream as down).
+      table.delete(m.sub_id);
+      this.log.warn({ sub_id: m.sub_id, port: m.port }, 'refused to follow a stream on a port not in MM_SCRIPT_PORTS');
+      conn.sendMessage({ type: 'sse.status', sub_id: m.sub_id, state: 'down', message: refusal });
+      return;
+    }
     const sub = new Subscription(m.sub_id, conn, `http://${SCRIPT_HOST}:${m.port}${m.path}`, m.last_event_id, this.log, this.clock);
     table.set(m.sub_id, sub);
     this.log.debug({ sub_id: m.sub_id, port: m.port, path: m.path }, 'following a script stream');

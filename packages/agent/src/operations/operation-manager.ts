@@ -10,7 +10,7 @@ import type { ServerLink } from '../link/server-link.ts';
 import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
 import { videoContentType } from '../runner/output-video.ts';
-import { runInvocation } from '../runner/run-invocation.ts';
+import { runInvocation, type RunAs } from '../runner/run-invocation.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import { OpReporter } from './op-reporter.ts';
 import { transferFiles } from './transfer-files.ts';
@@ -35,6 +35,8 @@ export interface OperationManagerOptions {
   runnerEnv?: NodeJS.ProcessEnv;
   /** Progress throttles, log batching and run timeouts (default: the system clock). */
   clock?: Clock;
+  /** The user the runner runs as (MM_RUNNER_USER); the agent's own when unset. */
+  runAs?: RunAs;
 }
 
 interface RunningOperation {
@@ -227,6 +229,7 @@ export class OperationManager {
       ...(this.opts.cancelGraceMs !== undefined ? { graceMs: this.opts.cancelGraceMs } : {}),
       ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
       ...(this.opts.clock ? { clock: this.opts.clock } : {}),
+      ...(this.opts.runAs ? { runAs: this.opts.runAs } : {}),
       onLog: (stream, text) => op.reporter.log(stream, text),
       onSpawn: async (pgid) => {
         await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });

@@ -1,13 +1,17 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 
-/** Sends `signal` to every process of group `pgid`; false when the group no longer exists. */
+/** Sends `signal` to every process of group `pgid` it may signal; false when the group no longer exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pgid, signal);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return false;
+    // Only members of another user are left (a runner started through sudo after sudo
+    // itself ended): the group exists, the agent just may not signal it.
+    if (code === 'EPERM') return true;
     throw err;
   }
 }

@@ -16,7 +16,19 @@ export const INPUT_ENV: Record<InputFileKind, string> = {
 };
 
 /** Variables of the agent's own environment a runner must not see. */
-const HIDDEN_FROM_RUNNER = ['MM_BOARD_TOKEN'];
+const HIDDEN_FROM_RUNNER = ['MM_BOARD_TOKEN', 'MM_BOARD_TOKEN_FILE'];
+
+/**
+ * Another user to run the runner as (MM_RUNNER_USER). An agent running as root spawns it
+ * with that uid/gid and hands it its work folder; any other agent goes through
+ * `sudo -n -u <name> --` (sudoers must allow exactly that, and keep the MM_* variables),
+ * and opens the work folder to its group.
+ */
+export interface RunAs {
+  name: string;
+  uid: number;
+  gid: number;
+}
 
 export interface RunRequest<T> {
   argv: readonly string[];
@@ -32,6 +44,8 @@ export interface RunRequest<T> {
   graceMs?: number;
   /** Environment the runner inherits (the agent's, by default). */
   baseEnv?: NodeJS.ProcessEnv;
+  /** Run as this user instead of the agent's. */
+  runAs?: RunAs;
   /** Live output, batched a little. */
   onLog: (stream: LogStream, text: string) => void;
   /** The runner started as the leader of process group `pid` (journal it). */
@@ -58,11 +72,15 @@ export async function runInvocation<T>(req: RunRequest<T>): Promise<RunResult<T>
   const outputDir = path.join(workDir, 'output');
   await fsp.mkdir(outputDir, { recursive: true });
   try {
+    if (req.runAs) await handOver([workDir, outputDir], req.runAs);
     const env: NodeJS.ProcessEnv = { ...(req.baseEnv ?? process.env) };
     for (const name of [...HIDDEN_FROM_RUNNER, ...Object.values(INPUT_ENV)]) delete env[name];
     env.MM_INVOCATION_ID = String(req.invocation.id);
     env.MM_INVOCATION_NAME = req.invocation.name;
     env.MM_OUTPUT_DIR = outputDir;
+    if (req.runAs) {
+      env.USER = env.LOGNAME = req.runAs.name;
+    }
     for (const [kind, variable] of Object.entries(INPUT_ENV)) {
       const file = req.inputs.get(kind);
       if (file) env[variable] = path.resolve(file);
@@ -97,11 +115,29 @@ type ProcessEnd =
   | { kind: 'spawn_failed'; message: string }
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; reason: 'exit' | 'timeout' | 'cancelled' };
 
+const isRoot = () => process.getuid?.() === 0;
+
+/** The runner's work folders become the other user's (as root), or its group's (through sudo). */
+async function handOver(dirs: readonly string[], user: RunAs): Promise<void> {
+  for (const dir of dirs) {
+    if (isRoot()) await fsp.chown(dir, user.uid, user.gid);
+    else await fsp.chmod(dir, 0o770);
+  }
+}
+
+/** How the runner is started: as is, with another uid/gid (root), or through sudo. */
+export function runnerSpawn(argv: readonly string[], runAs: RunAs | undefined, root = isRoot()): { command: string; args: string[]; ids: { uid?: number; gid?: number } } {
+  const [command = '', ...args] = argv;
+  if (!runAs) return { command, args, ids: {} };
+  if (root) return { command, args, ids: { uid: runAs.uid, gid: runAs.gid } };
+  return { command: 'sudo', args: ['-n', '-u', runAs.name, '--', command, ...args], ids: {} };
+}
+
 async function runProcess(req: RunRequest<unknown>, cwd: string, env: NodeJS.ProcessEnv): Promise<ProcessEnd> {
-  const [command, ...args] = req.argv;
-  if (!command) return { kind: 'spawn_failed', message: 'empty command line' };
+  if (!req.argv[0]) return { kind: 'spawn_failed', message: 'empty command line' };
   const graceMs = req.graceMs ?? 5000;
-  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { command, args, ids } = runnerSpawn(req.argv, req.runAs);
+  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...ids });
   const spawned = await new Promise<{ ok: true } | { ok: false; message: string }>((resolve) => {
     child.once('spawn', () => resolve({ ok: true }));
     child.once('error', (err) => resolve({ ok: false, message: err.message }));

@@ -28,6 +28,7 @@ export async function startSimulatedBoardDriver(config: AgentConfig, log: Logger
     pacDir: config.pacDir,
     commandEnv: board.commandEnv,
     reboot: async () => board.rebootSoon(0),
+    scriptPorts: () => (board.motorUrl ? [Number(new URL(board.motorUrl).port)] : []),
     onAgentReboot: (hook) => {
       board.onReboot = () => hook(board.rebootDownMs);
     },

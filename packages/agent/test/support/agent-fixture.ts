@@ -47,6 +47,8 @@ export function testConfig(serverUrl: string, agentDir: string, overrides: Parti
     serverUrl,
     connectUrl: connectUrlFor(serverUrl),
     boardToken: 'test-token',
+    runnerUser: undefined,
+    scriptPorts: [8765],
     agentDir,
     runner: ['/bin/sh', '-c', 'exit 0'],
     runTimeoutMs: 60_000,

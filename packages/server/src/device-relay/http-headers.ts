@@ -52,3 +52,37 @@ export function endToEndHeaders(pairs: readonly HttpHeader[]): HttpHeader[] {
   // Values with CR/LF/NUL cannot be sent on (and Node's parser never produces them).
   return pairs.filter(([name, value]) => forwarded(name, listed) && !/[\r\n\0]/.test(value));
 }
+
+/**
+ * Request headers that belong to the control plane, not to a device script: its cookies
+ * (the dashboard's session is no script's business), and what a client says about where
+ * the request came from (`X-Forwarded-For` and friends): a client can put anything there,
+ * and the server adds nothing of its own.
+ */
+const NOT_FOR_SCRIPTS = new Set(['cookie', 'forwarded', 'x-real-ip']);
+
+/**
+ * Response headers a script may not set on the control plane's origin: cookies (they would
+ * be the dashboard's). What the script serves is also sandboxed and never type-sniffed,
+ * so a script's `text/html` cannot run as the control plane (RELAYED_RESPONSE_HEADERS).
+ */
+const NOT_FROM_SCRIPTS = new Set(['set-cookie', 'set-cookie2', 'content-security-policy', 'x-content-type-options']);
+
+/** Set on every relayed response, whatever the script sent. */
+export const RELAYED_RESPONSE_HEADERS: readonly HttpHeader[] = [
+  ['Content-Security-Policy', 'sandbox'],
+  ['X-Content-Type-Options', 'nosniff'],
+];
+
+/** What of a client's request headers goes to the device script. */
+export function requestHeadersForScript(pairs: readonly HttpHeader[]): HttpHeader[] {
+  return endToEndHeaders(pairs).filter(([name]) => {
+    const n = name.toLowerCase();
+    return !NOT_FOR_SCRIPTS.has(n) && !n.startsWith('x-forwarded-');
+  });
+}
+
+/** What of a script's response headers reaches the client, plus the relay's own. */
+export function responseHeadersForClient(pairs: readonly HttpHeader[]): HttpHeader[] {
+  return [...endToEndHeaders(pairs).filter(([name]) => !NOT_FROM_SCRIPTS.has(name.toLowerCase())), ...RELAYED_RESPONSE_HEADERS];
+}

@@ -2,7 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { StreamError, type ByteSink, type HttpHeader, type MessageOf } from '@mm/protocol';
 import type { BoardLink, OpenedSource, PullMessage } from '../agent-link/board-link.ts';
 import { ApiError, BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
-import { endToEndHeaders } from './http-headers.ts';
+import { requestHeadersForScript, responseHeadersForClient } from './http-headers.ts';
 
 /** A request for a device script, as the route hands it over (headers already end-to-end only). */
 export interface ScriptRequest {
@@ -115,7 +115,7 @@ class RelayedRequest {
       port: this.req.port,
       method: this.req.method,
       path: this.req.path,
-      headers: this.req.headers,
+      headers: requestHeadersForScript(this.req.headers),
       has_body: this.req.body !== undefined,
     });
   }
@@ -137,7 +137,7 @@ class RelayedRequest {
       return;
     }
     const headers = new Headers();
-    for (const [name, value] of endToEndHeaders(m.headers)) {
+    for (const [name, value] of responseHeadersForClient(m.headers)) {
       try {
         headers.append(name, value);
       } catch {
@@ -278,7 +278,14 @@ function clientGoneError(): ApiError {
   return new ApiError(499, 'client_closed_request', 'Client Closed Request', 'The client went away before the device script answered.');
 }
 
+/** The board refuses to relay to a port its own settings (MM_SCRIPT_PORTS) do not list. */
+export const SCRIPT_PORT_NOT_ALLOWED = 'script_port_not_allowed';
+
 function scriptError(error: { code: string; message: string }, port: number): ApiError {
+  if (error.code === SCRIPT_PORT_NOT_ALLOWED) {
+    // Not a failure of the script or the board: the board's policy. 403, whoever asks.
+    return new ApiError(403, SCRIPT_PORT_NOT_ALLOWED, 'Forbidden', `The board does not relay to port ${port}: add it to the agent's MM_SCRIPT_PORTS to allow it. (${error.message})`);
+  }
   if (error.code === 'script_unreachable') {
     return new BadGatewayError('script_unreachable', `Nothing answers on port ${port} of the board: is the device script running? (${error.message})`);
   }
