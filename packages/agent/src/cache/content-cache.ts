@@ -5,7 +5,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '../journal/atomic-write.ts';
 import type { Logger } from '../logger.ts';
 import { CacheError } from './cache-error.ts';
-import { readViewSources } from './invocation-folder.ts';
+import { readViewSources } from './view-sources.ts';
 import { copyAndHash, READ_CHUNK_BYTES, sha256OfFile } from './file-hash.ts';
 import { PartialPull } from './partial-pull.ts';
 

@@ -6,26 +6,11 @@ import type { FileRef } from '@mm/protocol';
 import { writeFileAtomic } from '../journal/atomic-write.ts';
 import { CacheError } from './cache-error.ts';
 import type { ContentCache } from './content-cache.ts';
+import { viewSourcesFile } from './view-sources.ts';
 
 /** A file name the server sent must be a plain name: no folders, no `..`, nothing hidden behind a NUL. */
 export function isPlainFileName(name: string): boolean {
   return name.length > 0 && name.length <= 255 && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
-}
-
-/** Which cache entry each file of an invocation folder is a copy of (`{ name: sha256 }`). */
-export function viewSourcesFile(invocationsDir: string, invocationId: number | string): string {
-  return path.join(invocationsDir, `.${invocationId}.sources.json`);
-}
-
-/** The `{ name: sha256 }` record of an invocation folder (empty when there is none). */
-export async function readViewSources(invocationsDir: string, folder: string): Promise<Record<string, string>> {
-  const text = await fsp.readFile(viewSourcesFile(invocationsDir, folder), 'utf8').catch(() => '{}');
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /**
