@@ -116,7 +116,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     await fs.writeFile(param, JSON.stringify({ exit_code: 3 }));
     const r = await cli.run(['run', '--name', 'fails', '--parameter', param], env);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/rendering output\.mp4/); // the runner's live log
+    expect(r.stdout).toMatch(/simulated failure: exiting with status 3/); // the runner's live log
     expect(r.stderr).toMatch(/^mm: The run failed \(operation \d+/m);
     expect(r.stderr).toMatch(/mm ops logs \d+/);
     expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cacheDir } from './settings.ts';
-import { StateFile } from './state-file.ts';
+import { type StateFile, stateFile } from './state-file.ts';
 
 interface CachedHash {
   size: number;
@@ -29,7 +29,7 @@ export class HashCache {
   private readonly store: StateFile<CachedHash>;
 
   constructor(dir = cacheDir()) {
-    this.store = new StateFile(path.join(dir, 'hashes.json'));
+    this.store = stateFile<CachedHash>(path.join(dir, 'hashes.json'));
   }
 
   async hash(file: string, onBytes?: (n: number) => void, signal?: AbortSignal): Promise<HashedFile> {

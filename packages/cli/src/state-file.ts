@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -5,6 +6,18 @@ import path from 'node:path';
  * A small JSON map on disk (hash cache, resume state). Reads tolerate a missing or broken
  * file (it is only a cache); writes are atomic (temp + rename) and serialised in-process.
  */
+const open = new Map<string, StateFile<unknown>>();
+
+/** The one StateFile of a path in this process (so concurrent writers share its data). */
+export function stateFile<V>(file: string): StateFile<V> {
+  let f = open.get(file);
+  if (!f) {
+    f = new StateFile<unknown>(file);
+    open.set(file, f);
+  }
+  return f as StateFile<V>;
+}
+
 export class StateFile<V> {
   private data: Record<string, V> | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -33,7 +46,7 @@ export class StateFile<V> {
     const text = JSON.stringify(data);
     const write = this.writing.then(async () => {
       await fs.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
-      const temp = `${this.file}.${process.pid}.tmp`;
+      const temp = `${this.file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
       await fs.writeFile(temp, text, { mode: 0o600 });
       await fs.rename(temp, this.file);
     });

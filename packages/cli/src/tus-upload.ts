@@ -7,7 +7,7 @@ import { ApiProblemError, CliError, EXIT, InterruptedError, unreachable } from '
 import type { HashedFile } from './hash-cache.ts';
 import type { ProgressBar } from './progress.ts';
 import { cacheDir } from './settings.ts';
-import { StateFile } from './state-file.ts';
+import { type StateFile, stateFile } from './state-file.ts';
 
 const TUS = { 'tus-resumable': '1.0.0' };
 const READ_CHUNK = 1024 * 1024;
@@ -35,7 +35,7 @@ export interface TusUploadResult {
 
 /** Upload URLs of unfinished uploads, so an interrupted command continues where it stopped. */
 export function uploadResumeState(dir = cacheDir()): StateFile<string> {
-  return new StateFile(path.join(dir, 'uploads.json'));
+  return stateFile<string>(path.join(dir, 'uploads.json'));
 }
 
 const encodeMetadata = (values: Record<string, string>) =>

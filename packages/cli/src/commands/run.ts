@@ -9,7 +9,7 @@ import { followOperation } from '../follow.ts';
 import { bytes, duration } from '../format.ts';
 import { checkLocalFiles, hashFiles, type LocalFile, sendFiles } from '../send-files.ts';
 import { cacheDir } from '../settings.ts';
-import { StateFile } from '../state-file.ts';
+import { stateFile } from '../state-file.ts';
 import { withContext } from './shared.ts';
 
 interface RunOptions {
@@ -65,7 +65,7 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   const hashMs = Date.now() - started;
 
   // The same command after an interruption reuses the invocation it created (and its uploads).
-  const pending = new StateFile<PendingRun>(path.join(cacheDir(), 'runs.json'));
+  const pending = stateFile<PendingRun>(path.join(cacheDir(), 'runs.json'));
   const runKey = createHash('sha256')
     .update(JSON.stringify([api.server, name, opts.description ?? '', files.map((f) => [f.kind, hashed.get(f.kind)!.sha256])]))
     .digest('hex');
