@@ -18,6 +18,8 @@ import { startTestServer } from '../support/test-server.ts';
 
 /** The kill-mid-upload file: 64 MiB keeps the suite fast here (the benchmark sends 1 GiB). */
 const BIG = 64 * 1024 * 1024;
+/** Each test runs whole `mm` processes against real ones: generous on a loaded 2-core machine. */
+const HEAVY = 300_000;
 
 async function sha256File(file: string): Promise<string> {
   const h = createHash('sha256');
@@ -72,7 +74,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     await fs.writeFile(files.bitstream, randomBytes(200_000));
     await writeRandomFile(files.weights, 3 * 1024 * 1024);
     await fs.writeFile(files.input, randomBytes(500_000));
-  });
+  }, 420_000);
 
   afterAll(async () => {
     await agent?.stop();
@@ -109,7 +111,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     const again = JSON.parse(second.stdout);
     expect(again.files.every((f: { action: string; bytes_sent: number }) => f.action === 'attached' && f.bytes_sent === 0)).toBe(true);
     expect(proxy.up - upBefore).toBeLessThan(100_000); // requests only, no file bytes
-  });
+  }, HEAVY);
 
   it('a run whose runner exits 3 exits 1 and shows the log', async () => {
     const param = path.join(scratch, 'fail.json');
@@ -120,7 +122,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     expect(r.stderr).toMatch(/^mm: The run failed \(operation \d+/m);
     expect(r.stderr).toMatch(/mm ops logs \d+/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-  });
+  }, HEAVY);
 
   it('killed mid-upload of a large file, the same mm run continues (re-sending under 10 %) and the server has the right file', async () => {
     const big = path.join(scratch, 'big.bin');
@@ -145,7 +147,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     expect(sentInAll - BIG).toBeLessThan(BIG / 10);
     const inv = await json(await cluster.current().api(`/api/invocations/${doc.invocation_id}/`));
     expect(inv.files.weights).toMatchObject({ sha256: bigSha, size: BIG });
-  });
+  }, HEAVY);
 
   it('survives a connection cut during the upload and during the output download', async () => {
     const weights = path.join(scratch, 'cut.bin');
@@ -170,7 +172,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     const video = await fs.readFile(path.join(scratch, 'cut-out2.mp4'));
     expect(createHash('sha256').update(video).digest('hex')).toBe(doc2.output.sha256);
     proxy.rules = {};
-  });
+  }, HEAVY);
 
   it('Ctrl-C while following detaches without cancelling and says how to follow again (exit 130)', async () => {
     const param = path.join(scratch, 'slow.json');
@@ -188,7 +190,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     const follow = await cli.run(['ops', 'logs', String(opId), '-f'], env);
     expect(follow.code, follow.stderr).toBe(0);
     expect(follow.stdout).toMatch(/rendering output\.mp4/);
-  });
+  }, HEAVY);
 
   it('prints JSON that parses for reading commands, and help for each command', async () => {
     for (const args of [['invocations', 'ls'], ['boards', 'ls'], ['ops', 'ls'], ['scripts', 'ls']]) {
@@ -203,7 +205,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^Usage: mm /);
     }
-  });
+  }, HEAVY);
 
   it('mm upload sends one file resumably, and attaches it by digest when the server holds it', async () => {
     const inv = await json(
@@ -215,7 +217,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     await fs.writeFile(fresh, randomBytes(10_000));
     const r2 = JSON.parse((await cli.run(['upload', String(inv.id), 'bitstream', fresh, '--json'], env)).stdout);
     expect(r2).toMatchObject({ kind: 'bitstream', action: 'uploaded', bytes_sent: 10_000 });
-  });
+  }, HEAVY);
 
   it('exit codes: 2 usage, 3 unreachable, 4 not authenticated', async () => {
     expect((await cli.run(['run', '--weights'], env)).code).toBe(2);
@@ -230,7 +232,7 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     expect(down.stderr).toMatch(/Cannot reach the server at http:\/\/127\.0\.0\.1:1/);
     const downJson = await cli.run(['invocations', 'ls', '--json'], { MM_SERVER_URL: 'http://127.0.0.1:1' });
     expect(JSON.parse(downJson.stdout).error.exit_code).toBe(3);
-  });
+  }, HEAVY);
 });
 
 describe('the mm client without a board, and with auth (embedded database)', () => {
@@ -266,7 +268,7 @@ describe('the mm client without a board, and with auth (embedded database)', () 
     } finally {
       await server.stop();
     }
-  });
+  }, HEAVY);
 
   // Needs the accounts branch's POST /api/auth/login/ and POST /api/tokens/ (not on this branch yet).
   it.skip('login --username logs in, creates a personal token on that session and saves it (needs the accounts routes)', () => {});

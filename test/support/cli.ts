@@ -66,7 +66,10 @@ export async function cliHome(): Promise<CliHome> {
       stderr += d;
       wake();
     });
-    const done = new Promise<CliResult>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+    const done = new Promise<CliResult>((resolve) => {
+      child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+      child.once('error', (err) => resolve({ code: null, signal: null, stdout, stderr: `${stderr}\nspawn failed: ${err.message}` }));
+    });
     let exited = false;
     void done.then(() => {
       exited = true;
