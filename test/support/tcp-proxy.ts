@@ -10,7 +10,10 @@ export interface ProxyRules {
   upstreamRate?: number;
   /** Cut the next connection that carries this many client→server bytes (once). */
   cutUpstreamAfter?: number;
-  /** Cut the next connection that carries this many server→client bytes (once). */
+  /**
+   * Cut the next connection that carries this many server→client bytes since the client
+   * last sent anything (one response, on a keep-alive connection), once.
+   */
   cutDownstreamAfter?: number;
 }
 
@@ -46,6 +49,7 @@ export async function startTcpProxy(target: { host: string; port: number }, rule
     client.on('data', (chunk: Buffer) => {
       up += chunk.length;
       connUp += chunk.length;
+      connDown = 0;
       const r = state.rules;
       if (r.cutUpstreamAfter !== undefined && connUp >= r.cutUpstreamAfter) {
         r.cutUpstreamAfter = undefined;

@@ -9,6 +9,7 @@ import { ApiError, BadRequestError, ConflictError, NotFoundError, PayloadTooLarg
 import { attachInvocationFile } from '../services/invocation-files.ts';
 import type { FileRecord, InputFileKind } from '../services/invocation-records.ts';
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
+import { TUS_CONTENT_TYPE } from './tus-protocol.ts';
 
 export type UploadRow = typeof uploads.$inferSelect;
 
@@ -154,7 +155,7 @@ export class ResumableUploads {
    * last byte arrives, checks the declared sha256 and attaches the file.
    */
   async append(id: string, offset: number, contentType: string | undefined, body: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<AppendResult> {
-    if ((contentType ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/offset+octet-stream') {
+    if ((contentType ?? '').split(';')[0]!.trim().toLowerCase() !== TUS_CONTENT_TYPE) {
       throw new UnsupportedMediaTypeError('Send PATCH bodies as application/offset+octet-stream.');
     }
     await this.stopActive(id);

@@ -54,9 +54,3 @@ export function parseUploadMetadata(header: string | undefined): Map<string, str
   }
   return out;
 }
-
-export function encodeUploadMetadata(values: Record<string, string>): string {
-  return Object.entries(values)
-    .map(([k, v]) => `${k} ${Buffer.from(v, 'utf8').toString('base64')}`)
-    .join(',');
-}
