@@ -67,6 +67,8 @@ export async function tusUpload(input: TusUploadInput, resume = uploadResumeStat
   }
   if (!location) {
     location = await create(api, input);
+    // An empty file is complete (and attached) once created: there is nothing to PATCH.
+    if (file.size === 0) return { resumedFrom: 0, bytesSent: 0 };
     await resume.set(key, location);
   }
   input.bar.set(offset);
