@@ -84,7 +84,7 @@ export async function tusUpload(input: TusUploadInput, resume = uploadResumeStat
       if (err instanceof SentSoFar) bytesSent += err.bytes;
       const cause = err instanceof SentSoFar ? err.cause : err;
       if (signal.aborted) throw new InterruptedError('Upload interrupted; run the same command again to continue.');
-      if (cause instanceof ApiProblemError && cause.code === 'upload_not_found') {
+      if (cause instanceof ApiProblemError && cause.code === 'upload_not_found' && attempt < MAX_RETRIES) {
         // Expired or removed meanwhile: start over with a new upload.
         location = await create(api, input);
         await resume.set(key, location);
