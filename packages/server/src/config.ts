@@ -46,6 +46,11 @@ export const configSchema = z.object({
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
+  /** Resumable uploads untouched for this long are removed with their bytes. */
+  MM_UPLOAD_EXPIRY_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(24 * 3600),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -66,6 +71,7 @@ export interface Config {
   httpIdleTimeoutMs: number;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
+  uploadExpiryMs: number;
   logLevel: string;
 }
 
@@ -96,6 +102,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
+    uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -20,6 +20,7 @@ import { discardIngestedContent, sweepContentStore } from './services/invocation
 import type { StoreContext } from './store-context.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { ContentStore } from './storage/content-store.ts';
+import { ResumableUploads } from './uploads/resumable-uploads.ts';
 import { SERVER_VERSION } from './version.ts';
 
 /** Every service of the control plane, built once by `createServices` and handed to the route factories. */
@@ -45,6 +46,8 @@ export interface Services extends StoreContext {
   archives: ArchiveUploads;
   /** The device-script proxy and event-stream relay. */
   deviceRelay: DeviceRelay;
+  /** Resumable (tus) uploads at `/api/uploads/`: part files, their rows, expiry sweeps. */
+  resumableUploads: ResumableUploads;
   /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
   shutdown(): Promise<void>;
 }
@@ -91,6 +94,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   await fs.mkdir(config.resultsDir, { recursive: true });
   await sweepContentStore(store);
   await operations.recover();
+  const resumableUploads = new ResumableUploads(store);
+  resumableUploads.start();
 
   return {
     ...store,
@@ -104,7 +109,10 @@ export async function createServices(config: Config, database: Database, log: Lo
     operationStreams,
     archives,
     deviceRelay,
+    resumableUploads,
     async shutdown() {
+      // Appends still streaming stop (their bytes so far are kept for a resume).
+      await resumableUploads.close();
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
       operationStreams.close();

@@ -49,6 +49,16 @@ export interface BlobStore {
   /** Ends one pin a write put on its content. */
   release(sha256: string): void;
   /**
+   * Pins content the store already holds, as an ingest does, until `release`; false when
+   * it does not hold it (attach by digest).
+   */
+  pin(sha256: string): Promise<boolean>;
+  /**
+   * Takes a complete local file whose bytes hash to `sha256` (a finished resumable upload)
+   * into the store, pinned until `release`. The fs store renames it (no copy).
+   */
+  adopt(file: string, sha256: string): Promise<void>;
+  /**
    * Deletes the content when it is not pinned and `dropRecord` confirms nothing uses it
    * (`dropRecord` runs under the content's lock, so no write of the same bytes lands in
    * between). Resolves to whether it went.
