@@ -72,13 +72,14 @@ describe.each(dbKinds)('a server with auth off (%s database)', (kind) => {
 
   it('refuses state changes a browser marks as cross-site with 403 cross_origin, and changes nothing', async () => {
     const before = await count();
-    for (const headers of [
+    const foreign: Array<Record<string, string>> = [
       { origin: 'https://evil.example' },
       { origin: 'null' },
       { origin: 'http://localhost:1' },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
-    ]) {
+    ];
+    for (const headers of foreign) {
       const res = await create(headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
       expect((await json(res)).code).toBe('cross_origin');
@@ -144,7 +145,7 @@ describe('starting without auth beyond loopback', () => {
   let dataDir: string;
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
   // The real database when there is one: a first open of an embedded one costs a lot here.
-  const dbEnv = () => (scratch ? { DATABASE_URL: scratch.url } : {});
+  const dbEnv = (): Record<string, string> => (scratch ? { DATABASE_URL: scratch.url } : {});
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-open-'));
     if (dbKinds.includes('postgres')) scratch = await createScratchDatabase();
