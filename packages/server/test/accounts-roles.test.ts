@@ -55,9 +55,10 @@ function contractRole(method: string, path: string): Access {
   if (['/api/health/', '/api/agent/connect/', '/api/auth/login/'].includes(path)) return 'public';
   if (path.startsWith('/api/users/') || path === '/api/audit/') return 'admin';
   if (path.startsWith('/api/auth/') || path.startsWith('/api/tokens/')) return 'viewer';
-  if (path.startsWith('/api/device-scripts/{id}/proxy/')) return 'operator';
+  // Every call of the proxy and of the tus upload protocol (HEAD asks for an upload's offset).
+  if (path.startsWith('/api/device-scripts/{id}/proxy/') || path.startsWith('/api/uploads/')) return 'operator';
   if (method === 'GET' || method === 'HEAD') return 'viewer';
-  if (path.startsWith('/api/invocations/') || path.startsWith('/api/uploads/')) return 'operator';
+  if (path.startsWith('/api/invocations/')) return 'operator';
   if (path === '/api/operations/{id}/cancel/' || path === '/api/pacs/query/') return 'operator';
   return 'admin';
 }
