@@ -37,9 +37,8 @@ export function authMiddleware(auth: AuthService): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const path = c.req.path;
     const method = c.req.method;
-    if (path === AGENT_PATH) return next();
+    if (path === AGENT_PATH || path === HEALTH_PATH) return next();
     const authOn = await auth.isOn();
-    if (path === HEALTH_PATH) return next();
     if ((!authOn || restrictHosts) && !hostAllowed(c.req.header('host'), config)) throw new HostNotAllowedError(c.req.header('host') ?? '');
     if (!path.startsWith('/api/')) return next();
 

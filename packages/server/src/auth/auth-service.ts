@@ -9,6 +9,7 @@ import { authenticateSession, liveSessionIds, pruneSessions, type SessionLimits 
 import { authenticateToken, existingTokenIds } from './tokens.ts';
 import { anyUserExists, type UserRow } from './users.ts';
 import { tokensEqual } from '../http/auth.ts';
+import { ServiceUnavailableError } from '../errors.ts';
 
 /** How often open streams re-check their credential (catches deletions made on another replica). */
 const RECHECK_INTERVAL_MS = 5_000;
@@ -52,7 +53,13 @@ export class AuthService {
     if (this.config.apiToken || this.usersExist) return true;
     // Checked on every request while off: a user made by `mm-server create-user` on a
     // shared PostgreSQL turns auth on without a restart.
-    this.usersExist = await anyUserExists(this.db);
+    try {
+      this.usersExist = await anyUserExists(this.db);
+    } catch (err) {
+      // Unknown whether auth is on: refuse (fail closed) with the outage's 503, not a 500.
+      this.log.warn({ err }, 'cannot tell whether auth is on: database unreachable');
+      throw new ServiceUnavailableError('database_unreachable', 'The database is unreachable; try again shortly.');
+    }
     return this.usersExist;
   }
 
