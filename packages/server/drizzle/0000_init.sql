@@ -81,29 +81,14 @@ CREATE TABLE "operations" (
 	"error" jsonb
 );
 --> statement-breakpoint
-CREATE TABLE "uploads" (
-	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
-	"invocation_id" integer NOT NULL,
-	"kind" text NOT NULL,
-	"filename" text NOT NULL,
-	"sha256" text,
-	"metadata" text NOT NULL,
-	"length" bigint NOT NULL,
-	"offset" bigint DEFAULT 0 NOT NULL,
-	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
-	"expires_at" timestamp (3) with time zone NOT NULL
-);
---> statement-breakpoint
 ALTER TABLE "invocation_files" ADD CONSTRAINT "invocation_files_invocation_id_invocations_id_fk" FOREIGN KEY ("invocation_id") REFERENCES "public"."invocations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "invocation_files" ADD CONSTRAINT "invocation_files_sha256_contents_sha256_fk" FOREIGN KEY ("sha256") REFERENCES "public"."contents"("sha256") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "operation_events" ADD CONSTRAINT "operation_events_operation_id_operations_id_fk" FOREIGN KEY ("operation_id") REFERENCES "public"."operations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "operations" ADD CONSTRAINT "operations_board_id_boards_id_fk" FOREIGN KEY ("board_id") REFERENCES "public"."boards"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "operations" ADD CONSTRAINT "operations_invocation_id_invocations_id_fk" FOREIGN KEY ("invocation_id") REFERENCES "public"."invocations"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "uploads" ADD CONSTRAINT "uploads_invocation_id_invocations_id_fk" FOREIGN KEY ("invocation_id") REFERENCES "public"."invocations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "device_scripts_type_idx" ON "device_scripts" USING btree ("device_type");--> statement-breakpoint
 CREATE INDEX "invocation_files_sha256_idx" ON "invocation_files" USING btree ("sha256");--> statement-breakpoint
 CREATE INDEX "invocations_created_at_idx" ON "invocations" USING btree ("created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "operation_events_op_seq_idx" ON "operation_events" USING btree ("operation_id","seq");--> statement-breakpoint
 CREATE INDEX "operations_board_status_idx" ON "operations" USING btree ("board_id","status","id");--> statement-breakpoint
-CREATE INDEX "operations_invocation_idx" ON "operations" USING btree ("invocation_id","id");--> statement-breakpoint
-CREATE INDEX "uploads_expires_at_idx" ON "uploads" USING btree ("expires_at");
+CREATE INDEX "operations_invocation_idx" ON "operations" USING btree ("invocation_id","id");

@@ -3,10 +3,14 @@ import type { AppEnv } from './http/app-env.ts';
 import type { Services } from './services.ts';
 import { ApiError, NotFoundError } from './errors.ts';
 import { apiPath } from './http/api-path.ts';
-import { apiTokenAuth } from './http/auth.ts';
+import { authMiddleware } from './auth/auth-middleware.ts';
 import { jsonBodyLimit } from './http/json-body-limit.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { authRoutes } from './routes/auth.ts';
+import { tokenRoutes } from './routes/tokens.ts';
+import { userRoutes } from './routes/users.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
@@ -25,7 +29,8 @@ export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));
-  app.use('/api/*', apiTokenAuth(ctx.config.apiToken));
+  // People and access (auth/): host allow-list, who is calling, cross-site checks, roles, audit.
+  app.use('*', authMiddleware(ctx.auth));
   app.use('/api/*', jsonBodyLimit({ exempt: (p) => /^\/api\/device-scripts\/[^/]+\/proxy(\/|$)/.test(p) }));
 
   // One module per resource.
@@ -42,8 +47,13 @@ export function createApp(ctx: Services) {
   app.route('/', invocationOperationRoutes(ctx));
   app.route('/', pacRoutes(ctx));
   app.route('/', agentConnectRoutes(ctx));
+  app.route('/', authRoutes(ctx.auth));
+  app.route('/', userRoutes(ctx.auth));
+  app.route('/', tokenRoutes(ctx.auth));
+  app.route('/', auditRoutes(ctx.auth));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'mm_session' });
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',
     info: {
@@ -51,7 +61,7 @@ export function createApp(ctx: Services) {
       version: ctx.version,
       description: 'Control plane of Model Manager: invocations, boards, operations, PACs and device scripts.',
     },
-    security: ctx.config.apiToken ? [{ bearer: [] }] : [],
+    security: [{ bearer: [] }, { session: [] }],
   });
 
   app.notFound((c) => problemResponse(c, toProblem(new NotFoundError('route_not_found', 'No such route.'))));
@@ -62,7 +72,7 @@ export function createApp(ctx: Services) {
       ctx.log.error({ err, req_id: c.get('requestId'), path: c.req.path }, 'unhandled error');
     }
     const headers: Record<string, string> = err instanceof ApiError ? { ...err.headers } : {};
-    if (problem.status === 401) headers['www-authenticate'] = 'Bearer';
+    if (problem.status === 401 && problem.code !== 'invalid_credentials') headers['www-authenticate'] = 'Bearer';
     return problemResponse(c, problem, headers);
   });
 

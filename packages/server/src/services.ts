@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { systemClock, type Clock } from '@mm/protocol';
 import { BoardLinks } from './agent-link/board-links.ts';
+import { AuthService } from './auth/auth-service.ts';
 import { AgentHub } from './agent-link/hub.ts';
 import { UploadRegistry } from './agent-link/uploads.ts';
 import type { Config } from './config.ts';
@@ -46,6 +47,8 @@ export interface Services extends StoreContext {
   archives: ArchiveUploads;
   /** The device-script proxy and event-stream relay. */
   deviceRelay: DeviceRelay;
+  /** People and access: users, tokens, sessions, roles, the audit log, cutting revoked requests. */
+  auth: AuthService;
   /** Resumable (tus) uploads at `/api/uploads/`: part files, their rows, expiry sweeps. */
   resumableUploads: ResumableUploads;
   /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
@@ -96,6 +99,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   await operations.recover();
   const resumableUploads = new ResumableUploads(store);
   resumableUploads.start();
+  const auth = new AuthService(config, database, log);
+  auth.start();
 
   return {
     ...store,
@@ -110,7 +115,9 @@ export async function createServices(config: Config, database: Database, log: Lo
     archives,
     deviceRelay,
     resumableUploads,
+    auth,
     async shutdown() {
+      auth.stop();
       // Appends still streaming stop (their bytes so far are kept for a resume).
       await resumableUploads.close();
       // Event streams end first, so the server does not wait for their connections to close.

@@ -175,6 +175,7 @@ describe.each(dbKinds)('invocations: create, list, details, delete (%s database)
         progress: { phase: 'queued', bytes_done: 0, bytes_total: 0 },
         result: null,
         error: { code: 'runner_failed', message: 'exit 3' },
+        created_by: null,
       });
     });
 
