@@ -7,6 +7,7 @@ import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
 import { docsRoutes } from './routes/docs.ts';
@@ -37,6 +38,7 @@ export function createApp(ctx: AppContext) {
   app.route('/', invocationOperationRoutes(ctx));
   app.route('/', pacRoutes(ctx));
   app.route('/', agentConnectRoutes(ctx));
+  app.route('/', dashboardRoutes());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/api/openapi.json', {

@@ -1,0 +1,24 @@
+/**
+ * The server's own OpenAPI document, taken in process from the app's route registry: the
+ * route factories only register routes (handlers use the context later), so a context with
+ * a config, version and logger is enough and no database is opened.
+ */
+import { createApp } from '../../server/src/app.ts';
+import type { AppContext } from '../../server/src/app-context.ts';
+import { loadConfig } from '../../server/src/config.ts';
+import { createLogger } from '../../server/src/logger.ts';
+
+export async function openApiDocument(): Promise<Record<string, unknown>> {
+  const config = loadConfig({ MM_DATA_DIR: '/nonexistent', LOG_LEVEL: 'silent', DATABASE_URL: '' });
+  // Services some factories wire up at registration (e.g. the relay subscribes to the agent
+  // hub): stand-ins that accept any call and do nothing.
+  const inert: object = new Proxy(function () {}, { get: () => inert, apply: () => inert });
+  const ctx = { config, version: '0.0.0', log: createLogger('silent'), shutdownHooks: [], agents: inert, operations: inert, database: inert, files: inert } as unknown as AppContext;
+  const app = createApp(ctx);
+  const res = await app.request('/api/openapi.json');
+  if (!res.ok) throw new Error(`GET /api/openapi.json answered ${res.status}`);
+  const doc = (await res.json()) as Record<string, unknown>;
+  // The version changes every release; the client's types do not depend on it.
+  (doc.info as Record<string, unknown>).version = '0.0.0';
+  return doc;
+}

@@ -1,0 +1,88 @@
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Hono } from 'hono';
+import type { AppEnv } from '../app-context.ts';
+
+/**
+ * The web dashboard: the static files `packages/dashboard` builds (`vite build`) served at `/`.
+ * Hashed files under `/assets/` are cached for a year; `index.html` is revalidated every time,
+ * so a new build is picked up at once. Any other GET outside `/api/` that asks for HTML gets
+ * `index.html` (the app routes on the client); nothing under `/api/` ever falls back to it.
+ */
+const DEFAULT_DIST = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.wasm': 'application/wasm',
+};
+
+const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Model Manager</title>
+<body style="font-family:sans-serif;max-width:40rem;margin:3rem auto">
+<h1>The dashboard is not built</h1>
+<p>The API is running (see <a href="/api/docs/">/api/docs/</a>), but the dashboard's files are missing.
+Build them with <code>npx -y pnpm@10 --filter @mm/dashboard build</code> (the workspace's install does it too) and reload.</p>
+</body></html>`;
+
+export function dashboardRoutes(distDir: string = DEFAULT_DIST) {
+  const app = new Hono<AppEnv>();
+  const root = path.resolve(distDir);
+
+  async function sendFile(file: string, cache: string, method: string): Promise<Response | undefined> {
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (!stat?.isFile()) return undefined;
+    const headers = {
+      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'content-length': String(stat.size),
+      'cache-control': cache,
+      'x-content-type-options': 'nosniff',
+    };
+    if (method === 'HEAD') return new Response(null, { status: 200, headers });
+    // Readable.toWeb: a Node stream as the response body (files stream, never buffered whole).
+    const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
+    return new Response(body, { status: 200, headers });
+  }
+
+  async function sendIndex(method: string): Promise<Response> {
+    const res = await sendFile(path.join(root, 'index.html'), 'no-cache', method);
+    return (
+      res ??
+      new Response(NOT_BUILT, { status: 503, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
+    );
+  }
+
+  app.on(['GET', 'HEAD'], '*', async (c, next) => {
+    const urlPath = c.req.path;
+    if (urlPath === '/api' || urlPath.startsWith('/api/')) return next();
+    if (urlPath === '/' || urlPath === '/index.html') return sendIndex(c.req.method);
+
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(urlPath);
+    } catch {
+      return c.notFound();
+    }
+    const file = path.resolve(root, '.' + decoded);
+    if (file.startsWith(root + path.sep) && !decoded.includes('\0')) {
+      const immutable = decoded.startsWith('/assets/');
+      const res = await sendFile(file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache', c.req.method);
+      if (res) return res;
+      // A missing hashed file is a stale page asking for an old build: a plain 404, not the app.
+      if (immutable || path.extname(decoded) !== '') return c.notFound();
+    }
+    // A client-side route (e.g. /invocations/12): the app's page.
+    return sendIndex(c.req.method);
+  });
+
+  return app;
+}
