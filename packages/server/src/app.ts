@@ -2,9 +2,14 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppContext, AppEnv } from './app-context.ts';
 import { ApiError, NotFoundError } from './errors.ts';
 import { apiPath } from './http/api-path.ts';
-import { apiTokenAuth } from './http/auth.ts';
+import { authMiddleware } from './auth/auth-middleware.ts';
+import { AuthService } from './auth/auth-service.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { authRoutes } from './routes/auth.ts';
+import { tokenRoutes } from './routes/tokens.ts';
+import { userRoutes } from './routes/users.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
@@ -23,7 +28,11 @@ export function createApp(ctx: AppContext) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));
-  app.use('/api/*', apiTokenAuth(ctx.config.apiToken));
+  // People and access (auth/): host allow-list, who is calling, cross-site checks, roles, audit.
+  const auth = new AuthService(ctx.config, ctx.database, ctx.log);
+  auth.start();
+  ctx.shutdownHooks.push(async () => auth.stop());
+  app.use('*', authMiddleware(auth));
 
   // One module per resource.
   app.route('/', healthRoutes(ctx));
@@ -38,9 +47,14 @@ export function createApp(ctx: AppContext) {
   app.route('/', invocationOperationRoutes(ctx));
   app.route('/', pacRoutes(ctx));
   app.route('/', agentConnectRoutes(ctx));
+  app.route('/', authRoutes(auth));
+  app.route('/', userRoutes(auth));
+  app.route('/', tokenRoutes(auth));
+  app.route('/', auditRoutes(auth));
   app.route('/', dashboardRoutes());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'mm_session' });
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',
     info: {
@@ -48,7 +62,7 @@ export function createApp(ctx: AppContext) {
       version: ctx.version,
       description: 'Control plane of Model Manager: invocations, boards, operations, PACs and device scripts.',
     },
-    security: ctx.config.apiToken ? [{ bearer: [] }] : [],
+    security: [{ bearer: [] }, { session: [] }],
   });
 
   app.notFound((c) => problemResponse(c, toProblem(new NotFoundError('route_not_found', 'No such route.'))));
@@ -59,7 +73,7 @@ export function createApp(ctx: AppContext) {
       ctx.log.error({ err, req_id: c.get('requestId'), path: c.req.path }, 'unhandled error');
     }
     const headers: Record<string, string> = err instanceof ApiError ? { ...err.headers } : {};
-    if (problem.status === 401) headers['www-authenticate'] = 'Bearer';
+    if (problem.status === 401 && problem.code !== 'invalid_credentials') headers['www-authenticate'] = 'Bearer';
     return problemResponse(c, problem, headers);
   });
 

@@ -38,6 +38,13 @@ export const configSchema = z.object({
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
+  /** People and access (auth/): the public origin, more allowed Host names, proxy trust, sessions. */
+  MM_PUBLIC_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/?#]+\/?$/.test(v), 'must be an origin such as https://mm.example.org'),
+  MM_ALLOWED_HOSTS: optionalString,
+  MM_ALLOW_NO_AUTH: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1']).optional()),
+  MM_TRUST_PROXY: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1']).optional()),
+  MM_SESSION_IDLE_S: int(60, 365 * 86_400).default(12 * 3600),
+  MM_SESSION_MAX_S: int(60, 365 * 86_400).default(7 * 86_400),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -57,6 +64,15 @@ export interface Config {
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   logLevel: string;
+  /** The dashboard's public origin (`MM_PUBLIC_URL`, e.g. `https://mm.example.org`), if set. */
+  publicUrl: string | undefined;
+  /** Extra Host names accepted besides loopback names, HOST and MM_PUBLIC_URL's host. */
+  allowedHosts: string[];
+  allowNoAuth: boolean;
+  /** Honour X-Forwarded-Proto / X-Forwarded-For from a reverse proxy in front. */
+  trustProxy: boolean;
+  sessionIdleMs: number;
+  sessionMaxMs: number;
 }
 
 export class ConfigError extends Error {
@@ -86,5 +102,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    publicUrl: e.MM_PUBLIC_URL?.replace(/\/$/, ''),
+    allowedHosts: (e.MM_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    allowNoAuth: e.MM_ALLOW_NO_AUTH === '1',
+    trustProxy: e.MM_TRUST_PROXY === '1',
+    sessionIdleMs: e.MM_SESSION_IDLE_S * 1000,
+    sessionMaxMs: e.MM_SESSION_MAX_S * 1000,
   };
 }

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './data-dir-lock.ts';
+import { OpenServerRefusedError } from './auth/errors.ts';
 import { createLogger } from './logger.ts';
 import { startServer } from './server.ts';
 
@@ -12,6 +13,12 @@ try {
     process.exit(2);
   }
   throw e;
+}
+
+// `mm-server create-user <username> --role admin`: make a user, print its password once, exit.
+if (process.argv[2] === 'create-user') {
+  const { createUserCommand } = await import('./auth/create-user-command.ts');
+  process.exit(await createUserCommand(process.argv.slice(3), config));
 }
 
 const log = createLogger(config.logLevel);
@@ -35,6 +42,10 @@ try {
   if (e instanceof DataDirLockedError) {
     console.error(`mm-server: ${e.message}`);
     process.exit(3);
+  }
+  if (e instanceof OpenServerRefusedError) {
+    console.error(`mm-server: ${e.message}`);
+    process.exit(2);
   }
   log.fatal({ err: e }, 'startup failed');
   process.exit(1);

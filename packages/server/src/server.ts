@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { seedDeviceScripts } from './services/device-scripts-seed.ts';
+import { refuseOpenServer } from './auth/open-server.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations/operations.ts';
 import { SERVER_VERSION } from './version.ts';
@@ -53,6 +54,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   try {
     // First start of this database: the catalogue gets the GPIO motor script (once, ever).
     await seedDeviceScripts(database.db);
+    await refuseOpenServer(config, database.db);
   } catch (e) {
     await database.close();
     lock.release();

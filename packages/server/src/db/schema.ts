@@ -90,6 +90,8 @@ export const operations = pgTable(
       .default({ phase: 'queued', bytes_done: 0, bytes_total: 0 }),
     result: jsonb('result').$type<unknown>(),
     error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    /** Who asked for it: a username, `MM_API_TOKEN`, or null when auth was off. */
+    createdBy: text('created_by'),
   },
   (t) => [
     index('operations_board_status_idx').on(t.boardId, t.status, t.id),
@@ -135,3 +137,82 @@ export const meta = pgTable('meta', {
   key: text('key').primaryKey(),
   value: jsonb('value').$type<unknown>().notNull(),
 });
+
+/** People who sign in (auth/users.ts). The password is an scrypt hash with its salt and parameters. */
+export const users = pgTable(
+  'users',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    username: text('username').notNull(),
+    role: text('role').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('users_username_lower_idx').on(sql`lower(${t.username})`)],
+);
+
+/** Personal API tokens: only the sha256 of the token is stored; they go with their user. */
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at'),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [index('api_tokens_user_idx').on(t.userId)],
+);
+
+/** Browser sessions (cookie `mm_session`): only the sha256 of the cookie value is stored. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+    /** Absolute end, whatever the activity. */
+    expiresAt: ts('expires_at').notNull(),
+    ip: text('ip'),
+  },
+  (t) => [index('sessions_user_idx').on(t.userId)],
+);
+
+/** Failed sign-ins, counted per username and per address for the rate limit (shared by replicas). */
+export const loginFailures = pgTable(
+  'login_failures',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    username: text('username').notNull(),
+    ip: text('ip').notNull(),
+    at: ts('at').notNull().defaultNow(),
+  },
+  (t) => [index('login_failures_username_idx').on(t.username, t.at), index('login_failures_ip_idx').on(t.ip, t.at)],
+);
+
+/** Append-only record of every change (auth/audit.ts only inserts and reads). */
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: ts('at').notNull().defaultNow(),
+    /** The acting user's id (no foreign key: the record outlives the user). */
+    userId: uuid('user_id'),
+    username: text('username'),
+    action: text('action').notNull(),
+    target: text('target'),
+    ip: text('ip'),
+    requestId: text('request_id'),
+    detail: jsonb('detail').$type<Record<string, unknown>>(),
+  },
+  (t) => [index('audit_events_at_idx').on(t.at), index('audit_events_username_idx').on(t.username, t.at), index('audit_events_action_idx').on(t.action, t.at)],
+);

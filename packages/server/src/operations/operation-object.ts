@@ -32,6 +32,8 @@ export interface OperationObject {
   progress: OperationProgress;
   result: unknown;
   error: OperationError | null;
+  /** Who asked for it: a username, `MM_API_TOKEN`, or null (auth off). */
+  created_by: string | null;
 }
 
 const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
@@ -50,6 +52,7 @@ export const OperationSchema = z
     progress: z.object({ phase: z.string(), bytes_done: z.number(), bytes_total: z.number() }),
     result: z.unknown(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    created_by: z.string().nullable().openapi({ description: 'Who asked for it: a username, `MM_API_TOKEN`, or null when auth was off' }),
   })
   .openapi('Operation');
 
@@ -68,5 +71,6 @@ export function toOperationObject(row: OperationRow): OperationObject {
     progress: row.progress,
     result: row.result ?? null,
     error: row.error ?? null,
+    created_by: row.createdBy ?? null,
   };
 }

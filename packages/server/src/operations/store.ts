@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { operations } from '../db/schema.ts';
+import { currentActor } from '../auth/request-auth.ts';
 import type { OperationError, OperationProgress, OperationRow, OperationStatusName } from './operation-object.ts';
 
 /** Plain queries on the operations table; the state machine around them is in operations.ts. */
@@ -15,7 +16,7 @@ export interface NewOperation {
 export async function insertOperation(db: Db, op: NewOperation): Promise<OperationRow> {
   const [row] = await db
     .insert(operations)
-    .values({ kind: op.kind, boardId: op.boardId, invocationId: op.invocationId, params: op.params, status: 'queued' })
+    .values({ kind: op.kind, boardId: op.boardId, invocationId: op.invocationId, params: op.params, status: 'queued', createdBy: currentActor() })
     .returning();
   return row!;
 }

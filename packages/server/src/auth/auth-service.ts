@@ -1,0 +1,101 @@
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import { AuditLog } from './audit.ts';
+import { LiveRequests } from './live-requests.ts';
+import { apiTokenPrincipal, type Principal } from './principal.ts';
+import { isRole } from './roles.ts';
+import { authenticateSession, liveSessionIds, pruneSessions, type SessionLimits } from './sessions.ts';
+import { authenticateToken, existingTokenIds } from './tokens.ts';
+import { anyUserExists, type UserRow } from './users.ts';
+import { tokensEqual } from '../http/auth.ts';
+
+/** How often open streams re-check their credential (catches deletions made on another replica). */
+const RECHECK_INTERVAL_MS = 5_000;
+
+const userPrincipal = (user: UserRow, via: 'session' | 'token', credentialId: string): Principal => ({
+  kind: 'user',
+  userId: user.id,
+  username: user.username,
+  role: isRole(user.role) ? user.role : 'viewer',
+  via,
+  credentialId,
+});
+
+/**
+ * Authentication for the HTTP API: who a bearer token or session cookie is, whether auth
+ * is on at all, the audit log, and the live requests to cut when a credential goes.
+ */
+export class AuthService {
+  readonly audit: AuditLog;
+  readonly live = new LiveRequests();
+  readonly sessionLimits: SessionLimits;
+  /** Once a user exists auth stays on (the last admin cannot be deleted). */
+  private usersExist = false;
+  private recheckTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly config: Config,
+    readonly database: Database,
+    readonly log: Logger,
+  ) {
+    this.audit = new AuditLog(database.db, log);
+    this.sessionLimits = { idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs };
+  }
+
+  get db() {
+    return this.database.db;
+  }
+
+  /** Auth is on as soon as one user exists or MM_API_TOKEN is set. */
+  async isOn(): Promise<boolean> {
+    if (this.config.apiToken || this.usersExist) return true;
+    // Checked on every request while off: a user made by `mm-server create-user` on a
+    // shared PostgreSQL turns auth on without a restart.
+    this.usersExist = await anyUserExists(this.db);
+    return this.usersExist;
+  }
+
+  /** Notes that a user now exists (made through the API). */
+  userCreated(): void {
+    this.usersExist = true;
+  }
+
+  async principalForBearer(token: string): Promise<Principal | undefined> {
+    if (this.config.apiToken && tokensEqual(token, this.config.apiToken)) return apiTokenPrincipal;
+    const hit = await authenticateToken(this.db, token);
+    return hit && userPrincipal(hit.user, 'token', hit.token.id);
+  }
+
+  async principalForSession(cookie: string): Promise<Principal | undefined> {
+    const hit = await authenticateSession(this.db, cookie, this.sessionLimits);
+    return hit && userPrincipal(hit.user, 'session', hit.session.id);
+  }
+
+  /** Starts the periodic re-check of open streams' credentials and session pruning. */
+  start(): void {
+    let ticks = 0;
+    this.recheckTimer = setInterval(() => {
+      void this.recheck(++ticks % 120 === 0).catch((err: unknown) => this.log.warn({ err }, 'credential re-check failed'));
+    }, RECHECK_INTERVAL_MS);
+    this.recheckTimer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.recheckTimer);
+  }
+
+  /** Cuts live requests whose session or token no longer exists (deleted here or on another replica). */
+  async recheck(prune = false): Promise<void> {
+    const { sessions, tokens } = this.live.credentials();
+    if (sessions.length) {
+      const alive = await liveSessionIds(this.db, sessions, this.sessionLimits);
+      for (const id of sessions) if (!alive.has(id)) this.live.cutCredential(id);
+    }
+    if (tokens.length) {
+      const alive = await existingTokenIds(this.db, tokens);
+      for (const id of tokens) if (!alive.has(id)) this.live.cutCredential(id);
+    }
+    if (prune) await pruneSessions(this.db, this.sessionLimits);
+  }
+}

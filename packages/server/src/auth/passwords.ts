@@ -1,0 +1,49 @@
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+/**
+ * Passwords are stored as `scrypt$<N>$<r>$<p>$<salt b64>$<hash b64>`: the parameters go
+ * with the hash, so they can be raised later without breaking stored ones.
+ * N=2^15, r=8 takes 32 MiB and ~50-100 ms per hash here: the memory is the point.
+ */
+const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
+const KEY_LENGTH = 32;
+
+function scryptAsync(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
+  // maxmem must exceed 128 * N * r (the default 32 MiB is just short of N=2^15, r=8).
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, keylen, { ...opts, maxmem: 256 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scryptAsync(password, salt, KEY_LENGTH, PARAMS);
+  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [N, r, p] = parts.slice(1, 4).map(Number);
+  const salt = Buffer.from(parts[4]!, 'base64');
+  const expected = Buffer.from(parts[5]!, 'base64');
+  if (!N || !r || !p || expected.length === 0) return false;
+  const key = await scryptAsync(password, salt, expected.length, { N, r, p });
+  return timingSafeEqual(key, expected);
+}
+
+/**
+ * A hash to check against when the username is unknown, so that answer takes as long
+ * as a wrong password (made once, lazily).
+ */
+let dummy: Promise<string> | undefined;
+export async function verifyAgainstDummy(password: string): Promise<false> {
+  dummy ??= hashPassword(randomBytes(16).toString('hex'));
+  await verifyPassword(password, await dummy);
+  return false;
+}
+
+/** A password for people to copy: 24 base64url characters (144 bits). */
+export function generatePassword(): string {
+  return randomBytes(18).toString('base64url');
+}

@@ -1,0 +1,53 @@
+import { z } from '@hono/zod-openapi';
+import { ROLES } from './roles.ts';
+
+const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
+
+export const UserSchema = z
+  .object({
+    id: z.string().uuid(),
+    username: z.string().openapi({ example: 'alice' }),
+    role: z.enum(ROLES),
+    created_at: isoTime,
+  })
+  .openapi('User');
+
+/** `MM_API_TOKEN` and auth-off callers have no user row: id and created_at are null. */
+export const MeSchema = z
+  .object({
+    user: z.object({ id: z.string().nullable(), username: z.string().nullable(), role: z.enum(ROLES), created_at: isoTime.nullable() }),
+    auth: z.enum(['on', 'off']).openapi({ description: '`off`: no user exists and no MM_API_TOKEN is set (a loopback development server)' }),
+    via: z.enum(['session', 'token', 'api_token', 'none']),
+  })
+  .openapi('Me');
+
+/** Usernames: letters, digits and `._@-`, starting with a letter or digit; unique ignoring case. */
+export const Username = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, 'must be 1-64 letters, digits or . _ @ -, starting with a letter or digit');
+
+export const Password = z.string().min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters').refine((s) => !s.includes('\0'), 'must not contain NUL');
+
+export const TokenSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    created_at: isoTime,
+    expires_at: isoTime.nullable(),
+    last_used_at: isoTime.nullable(),
+  })
+  .openapi('Token');
+
+export const UuidParams = z.object({
+  id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
+});
+
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
+  offset: z.coerce.number().int().min(0).max(2_147_483_647).default(0),
+});
+
+export const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: z.looseObject({ status: z.number().int(), code: z.string() }) } },
+});

@@ -1,0 +1,107 @@
+import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { pgErrorCode } from '../db/database.ts';
+import { users } from '../db/schema.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import { hashPassword } from './passwords.ts';
+import type { Role } from './roles.ts';
+
+export type UserRow = typeof users.$inferSelect;
+
+/** The user as the API shows it (never the hash). */
+export interface UserObject {
+  id: string;
+  username: string;
+  role: Role;
+  created_at: string;
+}
+
+export const toUserObject = (u: UserRow): UserObject => ({
+  id: u.id,
+  username: u.username,
+  role: u.role as Role,
+  created_at: u.createdAt.toISOString(),
+});
+
+export const userNotFound = (id: string) => new NotFoundError('user_not_found', `No user with id ${id}.`);
+const lastAdmin = () => new ConflictError('last_admin', 'This is the last admin: make another admin first.');
+
+export async function anyUserExists(db: Db): Promise<boolean> {
+  const [row] = await db.select({ id: users.id }).from(users).limit(1);
+  return row !== undefined;
+}
+
+export async function createUser(db: Db, username: string, password: string, role: Role): Promise<UserRow> {
+  const passwordHash = await hashPassword(password);
+  try {
+    const [row] = await db.insert(users).values({ username, role, passwordHash }).returning();
+    return row!;
+  } catch (e) {
+    if (pgErrorCode(e) === '23505') throw new ConflictError('username_taken', `There is already a user named ${JSON.stringify(username)}.`);
+    throw e;
+  }
+}
+
+export async function findUser(db: Db, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.id, id));
+  return row;
+}
+
+export async function findUserByName(db: Db, username: string): Promise<UserRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(sql`lower(${users.username}) = lower(${username})`);
+  return row;
+}
+
+export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<{ rows: UserRow[]; total: number }> {
+  const rows = await db.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).limit(page.limit).offset(page.offset);
+  const [t] = await db.select({ n: count() }).from(users);
+  return { rows, total: Number(t?.n ?? 0) };
+}
+
+/**
+ * Admin rows are locked first, so two requests demoting or deleting the last two admins
+ * at once cannot both pass the check.
+ */
+async function otherAdminsLocked(tx: Db, id: string): Promise<number> {
+  const rows = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.role, 'admin'), ne(users.id, id)))
+    .for('update');
+  return rows.length;
+}
+
+export async function updateUser(db: Db, id: string, change: { role?: Role | undefined; password?: string | undefined }): Promise<UserRow> {
+  const passwordHash = change.password !== undefined ? await hashPassword(change.password) : undefined;
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+    if (!current) throw userNotFound(id);
+    if (current.role === 'admin' && change.role !== undefined && change.role !== 'admin' && (await otherAdminsLocked(tx as unknown as Db, id)) === 0) {
+      throw lastAdmin();
+    }
+    const [row] = await tx
+      .update(users)
+      .set({
+        ...(change.role !== undefined ? { role: change.role } : {}),
+        ...(passwordHash !== undefined ? { passwordHash } : {}),
+        updatedAt: new Date(),
+      })
+      .where(eq(users.id, id))
+      .returning();
+    return row!;
+  });
+}
+
+/** Deletes the user; its tokens and sessions go with it (foreign keys cascade). */
+export async function deleteUser(db: Db, id: string): Promise<UserRow> {
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+    if (!current) throw userNotFound(id);
+    if (current.role === 'admin' && (await otherAdminsLocked(tx as unknown as Db, id)) === 0) throw lastAdmin();
+    await tx.delete(users).where(eq(users.id, id));
+    return current;
+  });
+}

@@ -1,0 +1,127 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import type { AppEnv } from '../app-context.ts';
+import type { AuthService } from '../auth/auth-service.ts';
+import { InvalidCredentialsError, TooManyAttemptsError } from '../auth/errors.ts';
+import { clearLoginFailures, loginRetryAfterS, recordLoginFailure } from '../auth/login-limiter.ts';
+import { clientIp, requestProto } from '../auth/origin.ts';
+import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.ts';
+import { requestAuth } from '../auth/request-auth.ts';
+import { MeSchema, problem, UserSchema } from '../auth/schemas.ts';
+import { createSession, endSession, SESSION_COOKIE } from '../auth/sessions.ts';
+import { findUser, findUserByName, toUserObject } from '../auth/users.ts';
+import { NotFoundError } from '../errors.ts';
+import { validationHook } from '../http/validation.ts';
+import { requireJson } from './invocations.ts';
+
+const LoginBody = z
+  .object({
+    // Loose on purpose: a malformed username is just a wrong one (same 401), never a hint.
+    username: z.string().min(1).max(200),
+    password: z.string().min(1).max(1024),
+  })
+  .openapi('Login', { example: { username: 'alice', password: 'correct horse battery staple' } });
+
+const loginRoute = createRoute({
+  method: 'post',
+  path: '/api/auth/login/',
+  tags: ['people and access'],
+  summary: 'Sign in: sets the session cookie mm_session',
+  description:
+    'Sets `mm_session` (HttpOnly, SameSite=Lax, Path=/, Secure when the request came over https — directly, through a ' +
+    'trusted proxy saying `X-Forwarded-Proto: https` (MM_TRUST_PROXY=1), or when MM_PUBLIC_URL is https). The session ' +
+    'ends after MM_SESSION_IDLE_S without requests or MM_SESSION_MAX_S after sign-in. Failed sign-ins are limited per ' +
+    'username and per address (429 with Retry-After). An unknown user and a wrong password get the same 401.',
+  middleware: [requireJson] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: LoginBody } } } },
+  responses: {
+    200: { description: 'Signed in', content: { 'application/json': { schema: z.object({ user: UserSchema }) } } },
+    400: problem('Bad input'),
+    401: problem('`invalid_credentials`'),
+    403: problem('`cross_origin`: the request came from another site'),
+    415: problem('Not application/json'),
+    429: problem('`too_many_attempts`: wait Retry-After seconds'),
+  },
+});
+
+const logoutRoute = createRoute({
+  method: 'post',
+  path: '/api/auth/logout/',
+  tags: ['people and access'],
+  summary: 'Sign out: ends the session server-side and clears the cookie',
+  responses: { 204: { description: 'The session has ended' }, 401: problem('`unauthorized`') },
+});
+
+const meRoute = createRoute({
+  method: 'get',
+  path: '/api/auth/me/',
+  tags: ['people and access'],
+  summary: 'Who the request acts as',
+  responses: { 200: { description: 'The caller', content: { 'application/json': { schema: MeSchema } } }, 401: problem('`unauthorized`') },
+});
+
+export function authRoutes(auth: AuthService) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => new NotFoundError('route_not_found', 'No such route.')) });
+  const { db, config } = auth;
+
+  const secure = (c: Context<AppEnv>) => requestProto(c, config) === 'https' || Boolean(config.publicUrl?.startsWith('https://'));
+
+  app.openapi(loginRoute, async (c) => {
+    const { username, password } = c.req.valid('json');
+    const ip = clientIp(c, config) ?? 'unknown';
+    const requestId = c.get('requestId') ?? null;
+    const retryAfter = await loginRetryAfterS(db, username, ip);
+    if (retryAfter > 0) {
+      await auth.audit.record({ action: 'auth.login_throttled', target: username, actor: null, ip, requestId });
+      throw new TooManyAttemptsError(retryAfter);
+    }
+    const user = await findUserByName(db, username);
+    // An unknown user costs one scrypt too, so timing does not tell which names exist.
+    const ok = user ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDummy(password);
+    if (!user || !ok) {
+      await recordLoginFailure(db, username, ip);
+      await auth.audit.record({ action: 'auth.login_failed', target: username, actor: null, ip, requestId });
+      throw new InvalidCredentialsError();
+    }
+    await clearLoginFailures(db, username);
+    const { row, cookie } = await createSession(db, user.id, ip, auth.sessionLimits);
+    setCookie(c, SESSION_COOKIE, cookie, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      secure: secure(c),
+      path: '/',
+      // The browser forgets it when the server would (absolute expiry); idle expiry is the server's.
+      maxAge: Math.floor(config.sessionMaxMs / 1000),
+    });
+    await auth.audit.record({ action: 'auth.login', target: `user ${user.id}`, actor: { userId: user.id, username: user.username }, ip, requestId, detail: { session: row.id } });
+    return c.json({ user: toUserObject(user) }, 200);
+  });
+
+  app.openapi(logoutRoute, async (c) => {
+    const a = requestAuth();
+    if (a.principal.via === 'session' && a.principal.credentialId) {
+      await endSession(db, a.principal.credentialId);
+      auth.live.cutCredential(a.principal.credentialId, a.principal);
+      await auth.audit.record({ action: 'auth.logout', target: `user ${a.principal.userId}`, actor: a.principal, ip: a.ip, requestId: a.requestId });
+    }
+    deleteCookie(c, SESSION_COOKIE, { path: '/', secure: secure(c) });
+    return c.body(null, 204);
+  });
+
+  app.openapi(meRoute, async (c) => {
+    const { principal: p, authOn } = requestAuth();
+    const row = p.kind === 'user' && p.userId ? await findUser(db, p.userId) : undefined;
+    const user = row ? toUserObject(row) : undefined;
+    return c.json(
+      {
+        user: user ?? { id: p.userId, username: p.username, role: p.role, created_at: null },
+        auth: authOn ? ('on' as const) : ('off' as const),
+        via: p.via,
+      },
+      200,
+    );
+  });
+
+  return app;
+}

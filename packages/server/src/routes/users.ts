@@ -1,0 +1,154 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppEnv } from '../app-context.ts';
+import type { AuthService } from '../auth/auth-service.ts';
+import { generatePassword } from '../auth/passwords.ts';
+import { requestAuth } from '../auth/request-auth.ts';
+import { ROLES } from '../auth/roles.ts';
+import { PageQuery, Password, problem, UserSchema, Username, UuidParams } from '../auth/schemas.ts';
+import { endSessionsOf } from '../auth/sessions.ts';
+import { createUser, deleteUser, findUser, listUsers, toUserObject, updateUser, userNotFound } from '../auth/users.ts';
+import { ValidationError } from '../errors.ts';
+import { validationHook } from '../http/validation.ts';
+import { requireJson } from './invocations.ts';
+
+const TAG = 'people and access';
+
+const CreateUserBody = z
+  .object({
+    username: Username,
+    password: Password.optional().openapi({ description: 'Left out: the server generates one and answers it this once' }),
+    role: z.enum(ROLES),
+  })
+  .strict()
+  .openapi('CreateUser', { example: { username: 'alice', role: 'operator' } });
+
+const UpdateUserBody = z
+  .object({ role: z.enum(ROLES).optional(), password: Password.optional() })
+  .strict()
+  .openapi('UpdateUser', { example: { role: 'viewer' } });
+
+const NewUser = UserSchema.extend({
+  password: z.string().optional().openapi({ description: 'The generated password, shown this once (only when none was sent)' }),
+}).openapi('NewUser');
+
+const UserList = z.object({ users: z.array(UserSchema), total: z.number().int() }).openapi('UserList');
+
+const lastAdminProblem = problem('`last_admin`: the last admin cannot be deleted or demoted');
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/users/',
+  tags: [TAG],
+  summary: 'List users (admin)',
+  request: { query: PageQuery },
+  responses: { 200: { description: 'A page of users, oldest first', content: { 'application/json': { schema: UserList } } }, 400: problem('Bad input') },
+});
+
+const createUserRoute = createRoute({
+  method: 'post',
+  path: '/api/users/',
+  tags: [TAG],
+  summary: 'Create a user (admin)',
+  middleware: [requireJson] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: CreateUserBody } } } },
+  responses: {
+    201: { description: 'The user (and a generated password, once)', content: { 'application/json': { schema: NewUser } } },
+    400: problem('Bad input'),
+    409: problem('`username_taken`'),
+    415: problem('Not application/json'),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/api/users/{id}/',
+  tags: [TAG],
+  summary: 'A user (admin)',
+  request: { params: UuidParams },
+  responses: { 200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } }, 404: problem('`user_not_found`') },
+});
+
+const updateRoute = createRoute({
+  method: 'patch',
+  path: '/api/users/{id}/',
+  tags: [TAG],
+  summary: "Change a user's role or password (admin)",
+  description: "A new password ends the user's sessions; a new role cuts their open streams (they reconnect with the new role).",
+  middleware: [requireJson] as const,
+  request: { params: UuidParams, body: { required: true, content: { 'application/json': { schema: UpdateUserBody } } } },
+  responses: {
+    200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
+    400: problem('Bad input'),
+    404: problem('`user_not_found`'),
+    409: lastAdminProblem,
+    415: problem('Not application/json'),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/api/users/{id}/',
+  tags: [TAG],
+  summary: 'Delete a user (admin): their tokens and sessions stop working at once, open streams are cut',
+  request: { params: UuidParams },
+  responses: { 204: { description: 'Deleted' }, 404: problem('`user_not_found`'), 409: lastAdminProblem },
+});
+
+export function userRoutes(auth: AuthService) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(userNotFound) });
+  const { db } = auth;
+
+  const record = (action: string, target: string, detail?: Record<string, unknown>) => {
+    const a = requestAuth();
+    return auth.audit.record({ action, target, actor: a.authOn ? a.principal : null, ip: a.ip, requestId: a.requestId, detail });
+  };
+
+  app.openapi(listRoute, async (c) => {
+    const { rows, total } = await listUsers(db, c.req.valid('query'));
+    return c.json({ users: rows.map(toUserObject), total }, 200);
+  });
+
+  app.openapi(createUserRoute, async (c) => {
+    const body = c.req.valid('json');
+    const generated = body.password === undefined ? generatePassword() : undefined;
+    const row = await createUser(db, body.username, body.password ?? generated!, body.role);
+    auth.userCreated();
+    await record('user.create', `user ${row.id}`, { username: row.username, role: row.role });
+    return c.json({ ...toUserObject(row), ...(generated ? { password: generated } : {}) }, 201);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const row = await findUser(db, id);
+    if (!row) throw userNotFound(id);
+    return c.json(toUserObject(row), 200);
+  });
+
+  app.openapi(updateRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const change = c.req.valid('json');
+    if (change.role === undefined && change.password === undefined) {
+      throw new ValidationError([{ field: '(body)', message: 'give role or password' }]);
+    }
+    const before = await findUser(db, id);
+    const row = await updateUser(db, id, change);
+    if (change.password !== undefined) await endSessionsOf(db, id);
+    if (change.password !== undefined || (before && before.role !== row.role)) auth.live.cutUser(id, requestAuth().principal);
+    await record('user.update', `user ${id}`, {
+      ...(change.role !== undefined ? { role: row.role, previous_role: before?.role } : {}),
+      ...(change.password !== undefined ? { password_changed: true } : {}),
+    });
+    return c.json(toUserObject(row), 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const row = await deleteUser(db, id);
+    // The rows are gone (cascade), so no new request authenticates; cut the ones in flight.
+    auth.live.cutUser(id, requestAuth().principal);
+    await record('user.delete', `user ${id}`, { username: row.username });
+    return c.body(null, 204);
+  });
+
+  return app;
+}
