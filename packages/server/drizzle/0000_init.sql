@@ -123,6 +123,19 @@ CREATE TABLE "sessions" (
 	CONSTRAINT "sessions_token_hash_unique" UNIQUE("token_hash")
 );
 --> statement-breakpoint
+CREATE TABLE "uploads" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"invocation_id" integer NOT NULL,
+	"kind" text NOT NULL,
+	"filename" text NOT NULL,
+	"sha256" text,
+	"metadata" text NOT NULL,
+	"length" bigint NOT NULL,
+	"offset" bigint DEFAULT 0 NOT NULL,
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"expires_at" timestamp (3) with time zone NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "users" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"username" text NOT NULL,
@@ -139,6 +152,7 @@ ALTER TABLE "operation_events" ADD CONSTRAINT "operation_events_operation_id_ope
 ALTER TABLE "operations" ADD CONSTRAINT "operations_board_id_boards_id_fk" FOREIGN KEY ("board_id") REFERENCES "public"."boards"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "operations" ADD CONSTRAINT "operations_invocation_id_invocations_id_fk" FOREIGN KEY ("invocation_id") REFERENCES "public"."invocations"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "sessions" ADD CONSTRAINT "sessions_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "uploads" ADD CONSTRAINT "uploads_invocation_id_invocations_id_fk" FOREIGN KEY ("invocation_id") REFERENCES "public"."invocations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "api_tokens_user_idx" ON "api_tokens" USING btree ("user_id");--> statement-breakpoint
 CREATE INDEX "audit_events_at_idx" ON "audit_events" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "audit_events_username_idx" ON "audit_events" USING btree ("username","at");--> statement-breakpoint
@@ -152,4 +166,5 @@ CREATE UNIQUE INDEX "operation_events_op_seq_idx" ON "operation_events" USING bt
 CREATE INDEX "operations_board_status_idx" ON "operations" USING btree ("board_id","status","id");--> statement-breakpoint
 CREATE INDEX "operations_invocation_idx" ON "operations" USING btree ("invocation_id","id");--> statement-breakpoint
 CREATE INDEX "sessions_user_idx" ON "sessions" USING btree ("user_id");--> statement-breakpoint
+CREATE INDEX "uploads_expires_at_idx" ON "uploads" USING btree ("expires_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "users_username_lower_idx" ON "users" USING btree (lower("username"));

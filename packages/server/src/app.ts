@@ -23,6 +23,7 @@ import { pacRoutes } from './routes/pacs.ts';
 import { invocationFileRoutes } from './routes/invocation-files.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
+import { uploadRoutes } from './routes/uploads.ts';
 
 export function createApp(ctx: AppContext) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
@@ -39,6 +40,7 @@ export function createApp(ctx: AppContext) {
   app.route('/', docsRoutes(ctx.version));
   app.route('/', invocationRoutes(ctx));
   app.route('/', invocationFileRoutes(ctx));
+  app.route('/', uploadRoutes(ctx));
   app.route('/', videoRoutes(ctx));
   app.route('/', deviceScriptsRoutes(ctx));
   app.route('/', deviceScriptRelayRoutes(ctx));

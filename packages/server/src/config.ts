@@ -45,6 +45,11 @@ export const configSchema = z.object({
   MM_TRUST_PROXY: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1']).optional()),
   MM_SESSION_IDLE_S: int(60, 365 * 86_400).default(12 * 3600),
   MM_SESSION_MAX_S: int(60, 365 * 86_400).default(7 * 86_400),
+  /** Resumable uploads untouched for this long are removed with their bytes. */
+  MM_UPLOAD_EXPIRY_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(24 * 3600),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -63,6 +68,7 @@ export interface Config {
   relayTimeoutMs: number;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
+  uploadExpiryMs: number;
   logLevel: string;
   /** The dashboard's public origin (`MM_PUBLIC_URL`, e.g. `https://mm.example.org`), if set. */
   publicUrl: string | undefined;
@@ -101,6 +107,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
+    uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     logLevel: e.LOG_LEVEL,
     publicUrl: e.MM_PUBLIC_URL?.replace(/\/$/, ''),
     allowedHosts: (e.MM_ALLOWED_HOSTS ?? '')

@@ -216,3 +216,30 @@ export const auditEvents = pgTable(
   },
   (t) => [index('audit_events_at_idx').on(t.at), index('audit_events_username_idx').on(t.username, t.at), index('audit_events_action_idx').on(t.action, t.at)],
 );
+
+/**
+ * A resumable (tus) upload in progress: its bytes so far are in `MM_DATA_DIR/uploads/<id>.part`.
+ * When the last byte arrives the file is attached and the row goes; abandoned rows (and their
+ * bytes) go once `expires_at` passes.
+ */
+export const uploads = pgTable(
+  'uploads',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    invocationId: integer('invocation_id')
+      .notNull()
+      .references(() => invocations.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    filename: text('filename').notNull(),
+    /** The declared sha256 (Upload-Metadata), checked when the last byte arrives. */
+    sha256: text('sha256'),
+    /** Upload-Metadata as sent, echoed on HEAD as the protocol asks. */
+    metadata: text('metadata').notNull(),
+    length: bigint('length', { mode: 'number' }).notNull(),
+    /** Bytes durably written to the part file (fsynced before this moves). */
+    offset: bigint('offset', { mode: 'number' }).notNull().default(0),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('uploads_expires_at_idx').on(t.expiresAt)],
+);

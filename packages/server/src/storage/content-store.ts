@@ -137,6 +137,33 @@ export class ContentStore {
     }
   }
 
+  /**
+   * Pins content the store already holds (as an ingest does) so it survives until the row
+   * that records it is written; false when the store does not hold it. Release with `release`.
+   */
+  async pin(sha256: string): Promise<boolean> {
+    return this.locks.run(sha256, async () => {
+      if (!(await this.has(sha256))) return false;
+      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+      return true;
+    });
+  }
+
+  /**
+   * Takes a complete, fsynced file whose bytes hash to `sha256` (e.g. a finished resumable
+   * upload) into the store by renaming it into place: the bytes are not copied. The file
+   * must be on the store's filesystem. Pinned like an ingest's content until `release`.
+   */
+  async adopt(file: string, sha256: string): Promise<void> {
+    const finalPath = this.pathOf(sha256);
+    await this.locks.run(sha256, async () => {
+      await fsp.mkdir(path.dirname(finalPath), { recursive: true });
+      await fsp.rename(file, finalPath);
+      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+    });
+    await syncDirectory(path.dirname(finalPath));
+  }
+
   createReadStream(sha256: string, opts: { start?: number; end?: number } = {}): fs.ReadStream {
     return fs.createReadStream(this.pathOf(sha256), { ...opts, highWaterMark: READ_CHUNK_BYTES });
   }

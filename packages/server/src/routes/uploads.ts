@@ -1,0 +1,253 @@
+import fsp from 'node:fs/promises';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppContext, AppEnv } from '../app-context.ts';
+import { BadRequestError, NotFoundError, notFound, ValidationError } from '../errors.ts';
+import { validationHook } from '../http/validation.ts';
+import { attachInvocationFile } from '../services/invocation-files.ts';
+import { FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
+import { requireInvocation } from '../services/invocations.ts';
+import { ResumableUploads, type UploadRow } from '../uploads/resumable-uploads.ts';
+import {
+  parseByteCount,
+  parseUploadMetadata,
+  requireTusVersion,
+  TUS_EXTENSIONS,
+  TUS_EXPOSED_HEADERS,
+  TUS_VERSION,
+} from '../uploads/tus-protocol.ts';
+import { InvocationId, InvocationIdParams, problemResponses, requireJson } from './invocations.ts';
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+const tusHeaders = (extra: Record<string, string> = {}) => ({
+  'Tus-Resumable': TUS_VERSION,
+  'Access-Control-Expose-Headers': TUS_EXPOSED_HEADERS,
+  'Cache-Control': 'no-store',
+  ...extra,
+});
+
+const uploadStateHeaders = (row: UploadRow) =>
+  tusHeaders({
+    'Upload-Offset': String(row.offset),
+    'Upload-Length': String(row.length),
+    'Upload-Expires': row.expiresAt.toUTCString(),
+    ...(row.metadata ? { 'Upload-Metadata': row.metadata } : {}),
+  });
+
+/** The upload's state as JSON (GET); HEAD answers the same headers without it. */
+const UploadStateSchema = z
+  .object({
+    id: z.string().uuid(),
+    invocation_id: z.number().int(),
+    file_type: InputFileKindSchema,
+    filename: z.string(),
+    sha256: z.string().nullable(),
+    length: z.number().int(),
+    offset: z.number().int(),
+    expires_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('Upload');
+
+const toUploadState = (row: UploadRow) => ({
+  id: row.id,
+  invocation_id: row.invocationId,
+  file_type: row.kind as (typeof INPUT_FILE_KINDS)[number],
+  filename: row.filename,
+  sha256: row.sha256,
+  length: row.length,
+  offset: row.offset,
+  expires_at: row.expiresAt.toISOString(),
+});
+
+const tusResumableHeader = z.object({
+  'tus-resumable': z.string().openapi({ example: TUS_VERSION, description: 'The tus version: 1.0.0 (412 otherwise)' }),
+});
+const UploadIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) });
+const noUpload = { description: 'No such upload (finished, failed, terminated or expired): `upload_not_found`' };
+const wrongVersion = { description: 'Tus-Resumable missing or not 1.0.0 (`tus_version_unsupported`)' };
+
+const AttachBody = z
+  .object({
+    sha256: z.string().regex(SHA256_HEX, 'must be 64 lowercase hex digits'),
+    filename: z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+  })
+  .strict()
+  .openapi('AttachByDigest', { example: { sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', filename: 'weights.bin' } });
+
+const attachRoute = createRoute({
+  method: 'put',
+  path: '/api/invocations/{id}/files/{kind}/',
+  tags: ['invocations', 'uploads'],
+  summary: 'Attach content the server already holds, by its sha256 (nothing is sent)',
+  middleware: [requireJson] as const,
+  request: {
+    params: InvocationIdParams.extend({ kind: InputFileKindSchema.openapi({ param: { name: 'kind', in: 'path' } }) }),
+    body: { required: true, content: { 'application/json': { schema: AttachBody } } },
+  },
+  responses: {
+    200: { description: 'The attached file (replaces that kind)', content: { 'application/json': { schema: FileRecordSchema } } },
+    400: problemResponses[400],
+    404: { description: 'No such invocation, not an input kind, or `content_not_found`: the server does not hold that content (upload it)' },
+    415: { description: 'The body is not application/json' },
+  },
+});
+
+export function uploadRoutes(ctx: AppContext) {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: validationHook((raw) => {
+      if (!InvocationId.safeParse(raw).success) return notFound.invocation(raw);
+      return new NotFoundError('file_not_found', `Files can be attached as ${INPUT_FILE_KINDS.join(', ')}.`);
+    }),
+  });
+  const store = new ResumableUploads(ctx);
+  store.start();
+
+  app.openapi(attachRoute, async (c) => {
+    const { id, kind } = c.req.valid('param');
+    const { sha256, filename } = c.req.valid('json');
+    await requireInvocation(ctx, id);
+    // Pinned, the content cannot be collected before the attach records it (which releases the pin).
+    if (!(await ctx.files.pin(sha256))) {
+      throw new NotFoundError('content_not_found', `The server does not hold content with sha256 ${sha256}; upload the file instead.`);
+    }
+    const { size } = await fsp.stat(ctx.files.pathOf(sha256));
+    return c.json(await attachInvocationFile(ctx, id, kind, { filename, sha256, size }), 200);
+  });
+
+  // ── tus 1.0 (described by hand: the bodies are raw bytes and the fields are headers) ──
+
+  app.openAPIRegistry.registerPath({
+    method: 'options',
+    path: '/api/uploads/',
+    tags: ['uploads'],
+    summary: 'tus: what this server supports',
+    responses: { 204: { description: 'Tus-Version, Tus-Extension (creation, termination, expiration), Tus-Max-Size (MM_MAX_UPLOAD_BYTES)' } },
+  });
+  app.options('/api/uploads/', (c) =>
+    c.body(null, 204, tusHeaders({ 'Tus-Version': TUS_VERSION, 'Tus-Extension': TUS_EXTENSIONS, 'Tus-Max-Size': String(ctx.config.maxUploadBytes) })),
+  );
+
+  app.openAPIRegistry.registerPath({
+    method: 'post',
+    path: '/api/uploads/',
+    tags: ['uploads'],
+    summary: 'tus creation: start a resumable upload of one input file',
+    description:
+      '`Upload-Metadata` (base64 values): `invocation_id`, `file_type` (parameter, bitstream, weights, input_video), `filename`, ' +
+      'and optionally `sha256` (checked when the last byte arrives: `checksum_mismatch`, nothing attached). ' +
+      'An upload untouched for MM_UPLOAD_EXPIRY_S is removed with its bytes (`Upload-Expires`). A zero-length upload is attached at once.',
+    request: {
+      headers: tusResumableHeader.extend({
+        'upload-length': z.string().openapi({ description: 'The file size in bytes' }),
+        'upload-metadata': z.string().openapi({ description: 'invocation_id, file_type, filename, sha256? (tus encoding)' }),
+      }),
+    },
+    responses: {
+      201: { description: 'Created: `Location` is the upload URL (`/api/uploads/<id>/`)' },
+      400: { description: 'Missing or bad Upload-Length / Upload-Metadata (`validation_failed`)' },
+      404: problemResponses[404],
+      412: wrongVersion,
+      413: { description: 'Upload-Length over MM_MAX_UPLOAD_BYTES (`payload_too_large`)' },
+    },
+  });
+  app.post('/api/uploads/', async (c) => {
+    requireTusVersion(c.req.header('tus-resumable'));
+    if (c.req.header('upload-defer-length') !== undefined) {
+      throw new BadRequestError('validation_failed', 'Upload-Defer-Length is not supported: send Upload-Length.', [{ field: 'Upload-Defer-Length', message: 'not supported' }]);
+    }
+    const length = parseByteCount('Upload-Length', c.req.header('upload-length'));
+    const metadataHeader = c.req.header('upload-metadata') ?? '';
+    const input = parseCreationMetadata(parseUploadMetadata(metadataHeader));
+    await requireInvocation(ctx, input.invocationId);
+    const row = await store.create({ ...input, metadata: metadataHeader, length });
+    const location = `/api/uploads/${row.id}/`;
+    if (length === 0) await store.finishEmpty(row);
+    return c.body(null, 201, tusHeaders({ Location: location, 'Upload-Offset': '0', 'Upload-Expires': row.expiresAt.toUTCString() }));
+  });
+
+  const stateResponses = { 404: noUpload, 412: wrongVersion };
+  app.openAPIRegistry.registerPath({
+    method: 'head',
+    path: '/api/uploads/{id}/',
+    tags: ['uploads'],
+    summary: 'tus: the upload\'s offset (where to continue)',
+    request: { params: UploadIdParams, headers: tusResumableHeader },
+    responses: { 200: { description: 'Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires' }, ...stateResponses },
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/api/uploads/{id}/',
+    tags: ['uploads'],
+    summary: "The upload's state as JSON (and the HEAD headers)",
+    request: { params: UploadIdParams },
+    responses: { 200: { description: 'The upload', content: { 'application/json': { schema: UploadStateSchema } } }, 404: noUpload },
+  });
+  app.get('/api/uploads/:id/', async (c) => {
+    // HEAD is the tus request and must say its version; GET (JSON for people) need not.
+    if (c.req.method === 'HEAD') requireTusVersion(c.req.header('tus-resumable'));
+    const row = await store.get(c.req.param('id'));
+    return c.json(toUploadState(row), 200, uploadStateHeaders(row));
+  });
+
+  app.openAPIRegistry.registerPath({
+    method: 'patch',
+    path: '/api/uploads/{id}/',
+    tags: ['uploads'],
+    summary: 'tus: append bytes at Upload-Offset',
+    description:
+      'The body (`application/offset+octet-stream`) is written at `Upload-Offset`, which must be the upload\'s offset. ' +
+      'Bytes that arrive before a connection breaks are kept. The request that carries the last byte attaches the file ' +
+      '(as `POST …/upload/` does) and answers 204 with `Upload-Offset` = Upload-Length; ' +
+      'a declared sha256 that does not match answers 400 `checksum_mismatch` and removes the upload.',
+    request: {
+      params: UploadIdParams,
+      headers: tusResumableHeader.extend({ 'upload-offset': z.string() }),
+      body: { content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+    },
+    responses: {
+      204: { description: 'Appended: `Upload-Offset` is the new offset' },
+      400: { description: '`checksum_mismatch` (the upload is removed; nothing attached) or a bad Upload-Offset' },
+      409: { description: '`offset_mismatch`: Upload-Offset is not the upload\'s offset (HEAD, then continue)' },
+      415: { description: 'Not application/offset+octet-stream' },
+      ...stateResponses,
+    },
+  });
+  app.patch('/api/uploads/:id/', async (c) => {
+    requireTusVersion(c.req.header('tus-resumable'));
+    const offset = parseByteCount('Upload-Offset', c.req.header('upload-offset'));
+    const result = await store.append(c.req.param('id'), offset, c.req.header('content-type'), c.env.incoming, c.req.raw.signal);
+    return c.body(null, 204, tusHeaders({ 'Upload-Offset': String(result.offset), 'Upload-Expires': result.row.expiresAt.toUTCString() }));
+  });
+
+  app.openAPIRegistry.registerPath({
+    method: 'delete',
+    path: '/api/uploads/{id}/',
+    tags: ['uploads'],
+    summary: 'tus termination: give up the upload and its bytes',
+    request: { params: UploadIdParams, headers: tusResumableHeader },
+    responses: { 204: { description: 'Terminated' }, ...stateResponses },
+  });
+  app.delete('/api/uploads/:id/', async (c) => {
+    requireTusVersion(c.req.header('tus-resumable'));
+    await store.terminate(c.req.param('id'));
+    return c.body(null, 204, tusHeaders());
+  });
+
+  return app;
+}
+
+function parseCreationMetadata(meta: Map<string, string>) {
+  const problems: Array<{ field: string; message: string }> = [];
+  const rawId = meta.get('invocation_id');
+  const id = InvocationId.safeParse(rawId ?? '');
+  if (!id.success) problems.push({ field: 'invocation_id', message: rawId === undefined ? 'required' : 'must be a positive integer' });
+  const kind = InputFileKindSchema.safeParse(meta.get('file_type'));
+  if (!kind.success) problems.push({ field: 'file_type', message: `required: one of ${INPUT_FILE_KINDS.join(', ')}` });
+  const filename = (meta.get('filename') ?? '').trim();
+  if (!filename) problems.push({ field: 'filename', message: 'required' });
+  else if (filename.length > 255) problems.push({ field: 'filename', message: 'must be at most 255 characters' });
+  const sha256 = meta.get('sha256');
+  if (sha256 !== undefined && !SHA256_HEX.test(sha256)) problems.push({ field: 'sha256', message: 'must be 64 lowercase hex digits' });
+  if (problems.length || !id.success || !kind.success) throw new ValidationError(problems, 'Upload-Metadata is not valid.');
+  return { invocationId: id.data, kind: kind.data, filename, sha256 };
+}
