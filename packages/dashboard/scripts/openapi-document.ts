@@ -12,10 +12,10 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
   const config = loadConfig({ MM_DATA_DIR: '/nonexistent', LOG_LEVEL: 'silent', DATABASE_URL: '' });
   // Services some factories wire up at registration (e.g. the relay subscribes to the agent
   // hub): stand-ins that accept any call and do nothing.
-  const inert: object = new Proxy(function () {}, { get: () => inert, apply: () => inert });
+  const inert: object = new Proxy(function () {}, { get: (_t, key) => (key === 'then' ? undefined : inert), apply: () => inert });
   const ctx = { config, version: '0.0.0', log: createLogger('silent'), shutdownHooks: [], agents: inert, operations: inert, database: inert, files: inert } as unknown as AppContext;
   const app = createApp(ctx);
-  const res = await app.request('/api/openapi.json');
+  const res = await app.request('http://127.0.0.1:8000/api/openapi.json', { headers: { host: '127.0.0.1:8000' } });
   if (!res.ok) throw new Error(`GET /api/openapi.json answered ${res.status}`);
   const doc = (await res.json()) as Record<string, unknown>;
   // The version changes every release; the client's types do not depend on it.
