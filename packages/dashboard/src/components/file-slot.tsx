@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FileKind, FileRecord } from '../api/client.ts';
 import { api } from '../api/client.ts';
 import { formatBytes, formatDuration } from '../lib/format.ts';
-import { startUpload, type UploadHandle } from '../lib/upload.ts';
+import type { UploadHandle } from '../lib/upload.ts';
 import { ErrorBox } from './error-box.tsx';
 
 const LABELS: Record<FileKind, string> = {
@@ -34,9 +34,11 @@ export function FileSlot({
 
   useEffect(() => () => upload?.cancel(), [upload]);
 
-  function begin(f: File | undefined) {
+  async function begin(f: File | undefined) {
     if (!f) return;
     setError(null);
+    // Loaded on first use: the hasher and tus client stay out of the first page's bundle.
+    const { startUpload } = await import('../lib/upload.ts');
     const h = startUpload(invocationId, kind, f);
     setUpload(h);
     void h.done.then(() => {
@@ -59,7 +61,7 @@ export function FileSlot({
       onDrop={(e) => {
         e.preventDefault();
         setOver(false);
-        if (editable && !busy) begin(e.dataTransfer?.files[0]);
+        if (editable && !busy) void begin(e.dataTransfer?.files[0]);
       }}
     >
       <h3 id={`${id}-title`}>{LABELS[kind]}</h3>
@@ -116,7 +118,7 @@ export function FileSlot({
             type="file"
             class="visually-hidden"
             onChange={(e) => {
-              begin((e.target as HTMLInputElement).files?.[0]);
+              void begin((e.target as HTMLInputElement).files?.[0]);
               (e.target as HTMLInputElement).value = '';
             }}
           />

@@ -229,7 +229,9 @@ function InstallPac({ boardId, onDone }: { boardId: string; onDone: () => void }
     >
       <h3>Install a PAC</h3>
       <label>
-        Archive (<code>.tar</code> or <code>.tar.gz</code> of one PAC folder)
+        <span>
+          Archive (<code>.tar</code> or <code>.tar.gz</code> of one PAC folder)
+        </span>
         <input name="file" type="file" accept=".tar,.tar.gz,.tgz,application/x-tar,application/gzip" required />
       </label>
       {progress && (

@@ -73,7 +73,9 @@ function RegisterBoard({ onDone }: { onDone: () => void }) {
           <input readOnly value={created.token} data-testid="board-token" onFocus={(e) => (e.target as HTMLInputElement).select()} />
         </label>
         <label>
-          Install command (on the board, from a copy of the repository's <code>deploy/</code> and the agent bundle)
+          <span>
+            Install command (on the board, from a copy of the repository's <code>deploy/</code> and the agent bundle)
+          </span>
           <textarea readOnly rows={3} value={command} data-testid="install-command" onFocus={(e) => (e.target as HTMLTextAreaElement).select()} />
         </label>
         <div class="row">

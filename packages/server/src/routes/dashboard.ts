@@ -38,23 +38,27 @@ export function dashboardRoutes(distDir: string = DEFAULT_DIST) {
   const app = new Hono<AppEnv>();
   const root = path.resolve(distDir);
 
-  async function sendFile(file: string, cache: string, method: string): Promise<Response | undefined> {
+  /** The file (or its gzip twin, `<file>.gz`, written by the build, when the client accepts gzip). */
+  async function sendFile(file: string, cache: string, method: string, gzipOk: boolean): Promise<Response | undefined> {
     const stat = await fs.stat(file).catch(() => undefined);
     if (!stat?.isFile()) return undefined;
-    const headers = {
+    const gz = gzipOk ? await fs.stat(`${file}.gz`).catch(() => undefined) : undefined;
+    const headers: Record<string, string> = {
       'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-      'content-length': String(stat.size),
+      'content-length': String(gz ? gz.size : stat.size),
       'cache-control': cache,
       'x-content-type-options': 'nosniff',
+      vary: 'accept-encoding',
     };
+    if (gz) headers['content-encoding'] = 'gzip';
     if (method === 'HEAD') return new Response(null, { status: 200, headers });
     // Readable.toWeb: a Node stream as the response body (files stream, never buffered whole).
-    const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
+    const body = Readable.toWeb(createReadStream(gz ? `${file}.gz` : file)) as ReadableStream<Uint8Array>;
     return new Response(body, { status: 200, headers });
   }
 
-  async function sendIndex(method: string): Promise<Response> {
-    const res = await sendFile(path.join(root, 'index.html'), 'no-cache', method);
+  async function sendIndex(method: string, gzipOk: boolean): Promise<Response> {
+    const res = await sendFile(path.join(root, 'index.html'), 'no-cache', method, gzipOk);
     return (
       res ??
       new Response(NOT_BUILT, { status: 503, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
@@ -64,7 +68,8 @@ export function dashboardRoutes(distDir: string = DEFAULT_DIST) {
   app.on(['GET', 'HEAD'], '*', async (c, next) => {
     const urlPath = c.req.path;
     if (urlPath === '/api' || urlPath.startsWith('/api/')) return next();
-    if (urlPath === '/' || urlPath === '/index.html') return sendIndex(c.req.method);
+    const gzipOk = /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');
+    if (urlPath === '/' || urlPath === '/index.html') return sendIndex(c.req.method, gzipOk);
 
     let decoded: string;
     try {
@@ -73,15 +78,15 @@ export function dashboardRoutes(distDir: string = DEFAULT_DIST) {
       return c.notFound();
     }
     const file = path.resolve(root, '.' + decoded);
-    if (file.startsWith(root + path.sep) && !decoded.includes('\0')) {
+    if (file.startsWith(root + path.sep) && !decoded.includes('\0') && !decoded.endsWith('.gz')) {
       const immutable = decoded.startsWith('/assets/');
-      const res = await sendFile(file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache', c.req.method);
+      const res = await sendFile(file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache', c.req.method, gzipOk);
       if (res) return res;
       // A missing hashed file is a stale page asking for an old build: a plain 404, not the app.
       if (immutable || path.extname(decoded) !== '') return c.notFound();
     }
     // A client-side route (e.g. /invocations/12): the app's page.
-    return sendIndex(c.req.method);
+    return sendIndex(c.req.method, gzipOk);
   });
 
   return app;
