@@ -147,7 +147,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     });
     await page.locator('#slot-weights-input').setInputFiles(files.weights);
     await isHolding;
-    await expect.poll(() => page.getByTestId('slot-weights-progress').textContent()).toMatch(/MB of 40\.0 MB .* left/);
+    await expect.poll(() => page.getByTestId('slot-weights-progress').textContent()).toMatch(/MB of 40 MB · .*\/s · .* left/);
     await screenshot(page, '03-invocation-uploading');
     await page.getByTestId('slot-weights').getByRole('button', { name: 'Pause upload' }).click();
     releaseHeld();
@@ -187,7 +187,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await page.goto(invocationUrl);
     await page.getByRole('button', { name: 'Execute' }).click();
     const log = page.getByTestId('live-log');
-    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toMatch(/\S/);
+    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('simulated runner: invocation');
+    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('progress');
     await screenshot(page, '04-invocation-running');
     await page.getByText('succeeded', { exact: true }).first().waitFor({ timeout: 60_000 });
     const video = page.getByTestId('output-video');
@@ -330,7 +331,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('laptop');
     await page.getByRole('button', { name: 'Create token' }).click();
     expect((await page.getByTestId('new-token').inputValue()).length).toBeGreaterThan(20);
-    await page.getByRole('cell', { name: 'laptop' }).waitFor();
+    await page.getByRole('cell', { name: 'laptop', exact: true }).waitFor();
     await screenshot(page, '18-tokens');
     await expectAccessible(page, 'tokens');
     await page.goto('/invocations');

@@ -117,6 +117,8 @@ export function FileSlot({
             id={`${id}-input`}
             type="file"
             class="visually-hidden"
+            tabIndex={-1}
+            aria-label={`${LABELS[kind]}: file to upload`}
             onChange={(e) => {
               void begin((e.target as HTMLInputElement).files?.[0]);
               (e.target as HTMLInputElement).value = '';

@@ -87,7 +87,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           <span class="muted">reconnecting to the live feed…</span>
         )}
       </div>
-      {p && p.phase && (op.status === 'running' || op.status === 'queued') && (
+      {p && p.phase && p.phase !== op.status && (op.status === 'running' || op.status === 'queued') && (
         <div>
           <span>{p.phase}</span>
           {pct !== undefined && (

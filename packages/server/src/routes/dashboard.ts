@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -12,7 +12,13 @@ import type { AppEnv } from '../app-context.ts';
  * so a new build is picked up at once. Any other GET outside `/api/` that asks for HTML gets
  * `index.html` (the app routes on the client); nothing under `/api/` ever falls back to it.
  */
-const DEFAULT_DIST = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
+const WORKSPACE_DIST = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
+/** Beside the production bundle (scripts/bundle.mjs copies it there); built with path.join so the bundler leaves it alone. */
+const BUNDLED_DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'dashboard');
+
+function defaultDist(): string {
+  return existsSync(path.join(BUNDLED_DIST, 'index.html')) ? BUNDLED_DIST : WORKSPACE_DIST;
+}
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -34,7 +40,7 @@ const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>M
 Build them with <code>npx -y pnpm@10 --filter @mm/dashboard build</code> (the workspace's install does it too) and reload.</p>
 </body></html>`;
 
-export function dashboardRoutes(distDir: string = DEFAULT_DIST) {
+export function dashboardRoutes(distDir: string = defaultDist()) {
   const app = new Hono<AppEnv>();
   const root = path.resolve(distDir);
 
