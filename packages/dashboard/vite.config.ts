@@ -24,9 +24,10 @@ function precompress(): Plugin {
   };
 }
 
-// `vite` (dev) proxies the API to a control plane on :8000 (`pnpm start`).
+// `vite` (dev) proxies the API to a control plane on :8000 (`pnpm start`), presenting itself
+// as that origin so the server's host and same-origin checks accept the requests.
 export default defineConfig({
   plugins: [preact(), precompress()],
   build: { outDir: 'dist', emptyOutDir: true, assetsDir: 'assets', target: 'es2022', sourcemap: false },
-  server: { proxy: { '/api': { target: 'http://127.0.0.1:8000', changeOrigin: false } } },
+  server: { proxy: { '/api': { target: 'http://127.0.0.1:8000', changeOrigin: true, headers: { origin: 'http://127.0.0.1:8000' } } } },
 });

@@ -39,8 +39,8 @@ export const hasAccounts = computed(() => session.value.kind === 'signed-in');
 
 export async function loadSession(viaToken = false): Promise<void> {
   try {
-    const me = await api<{ user: User }>('/api/auth/me/');
-    session.value = { kind: 'signed-in', user: me.user, viaToken };
+    const me = await api<{ user: User; auth?: 'on' | 'off' }>('/api/auth/me/');
+    session.value = me.auth === 'off' ? { kind: 'open' } : { kind: 'signed-in', user: me.user, viaToken };
   } catch (err) {
     if (err instanceof ApiProblem && err.status === 401) session.value = { kind: 'sign-in' };
     else if (err instanceof ApiProblem && err.status === 404) session.value = { kind: 'open' };

@@ -70,6 +70,12 @@ export function startUpload(invocationId: number, kind: FileKind, file: File): U
     set({ bytesDone: done, speed, eta: speed > 0 ? (file.size - done) / speed : Infinity });
   };
 
+  // Pausing settles the upload at once (tus's abort does not call back).
+  const aborted = new Promise<never>((_resolve, reject) =>
+    abort.signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')), { once: true }),
+  );
+  aborted.catch(() => undefined);
+
   const done = (async (): Promise<FileRecord | undefined> => {
     try {
       const sha256 = await sha256OfFile(file, (n) => set({ bytesDone: n }), abort.signal);
@@ -80,9 +86,10 @@ export function startUpload(invocationId: number, kind: FileKind, file: File): U
         return attached;
       }
       set({ phase: 'uploading' });
-      const record = (await tusAvailable())
-        ? await sendWithTus(invocationId, kind, file, sha256, progress, (u) => (tusUpload = u), (from) => set({ resumedFrom: from }))
-        : await sendMultipart(invocationId, kind, file, progress, (x) => (xhr = x));
+      const sending = (await tusAvailable())
+        ? sendWithTus(invocationId, kind, file, sha256, progress, (u) => (tusUpload = u), (from) => set({ resumedFrom: from }))
+        : sendMultipart(invocationId, kind, file, progress, (x) => (xhr = x));
+      const record = await Promise.race([sending, aborted]);
       set({ phase: 'done', bytesDone: file.size });
       return record;
     } catch (err) {
