@@ -122,8 +122,12 @@ const axeSource = fs.readFile(createRequire(import.meta.url).resolve('axe-core/a
 export async function expectAccessible(page: Page, name: string): Promise<void> {
   await page.addScriptTag({ content: await axeSource });
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
+    // Runs in the page: its globals, typed here by hand (the test project has Node's types only).
+    const page = globalThis as unknown as {
+      document: unknown;
+      axe: { run(ctx: unknown, opts: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> };
+    };
+    const r = await page.axe.run(page.document, { resultTypes: ['violations'] });
     return r.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3).join(', ')})`);

@@ -7,6 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
 import { expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness, CHROMIUM } from './browser-support.ts';
 
+/** The page's globals that the in-page callbacks use (the test project has Node's types, not the DOM's). */
+interface PageGlobals {
+  document: {
+    createElement(tag: 'video'): { canPlayType(type: string): string };
+    dispatchEvent(e: unknown): boolean;
+  };
+  Event: new (type: string) => unknown;
+}
+interface VideoElement {
+  muted: boolean;
+  currentTime: number;
+  duration: number;
+  error: { code: number; message: string } | null;
+  play(): Promise<void>;
+}
+
 /**
  * The dashboard in a real browser (Debian's Chromium through playwright-core) against the real
  * control plane and a simulated board, both as processes: the issue's scenarios, in order, on
@@ -89,7 +105,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
       performance
         .getEntriesByType('resource')
         .filter((e) => /\.(js|css)$/.test(e.name))
-        .reduce((n, e) => n + (e as PerformanceResourceTiming).encodedBodySize, 0),
+        .reduce((n, e) => n + (e as unknown as { encodedBodySize: number }).encodedBodySize, 0),
     );
     report.first_useful_paint_ms = useful;
     report.first_contentful_paint_ms = Math.round(paint);
@@ -103,7 +119,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
 
   it('checks that this Chromium decodes the simulated runner\'s H.264 MP4', async () => {
     const support = await page.evaluate(() => {
-      const v = document.createElement('video');
+      const v = (globalThis as unknown as PageGlobals).document.createElement('video');
       return {
         mp4: v.canPlayType('video/mp4'),
         h264_baseline: v.canPlayType('video/mp4; codecs="avc1.42E01E"'),
@@ -195,7 +211,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await video.waitFor({ timeout: 30_000 });
     await expectAccessible(page, 'invocation');
     const played = await video.evaluate(async (el) => {
-      const v = el as HTMLVideoElement;
+      const v = el as unknown as VideoElement;
       v.muted = true;
       try {
         await v.play();
@@ -267,14 +283,15 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await page.keyboard.down('ArrowUp');
     await expect.poll(() => state.textContent()).toContain('Motion: forward');
     await page.evaluate(() => {
-      Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
-      document.dispatchEvent(new Event('visibilitychange'));
+      const g = globalThis as unknown as PageGlobals;
+      Object.defineProperty(g.document, 'visibilityState', { value: 'hidden', configurable: true });
+      g.document.dispatchEvent(new g.Event('visibilitychange'));
     });
     await expect.poll(() => state.textContent()).toContain('Motion: stop');
     await page.getByText('The tab was hidden: the motor was stopped.').waitFor();
     await page.keyboard.up('ArrowUp');
     await page.evaluate(() => {
-      Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
+      Object.defineProperty((globalThis as unknown as PageGlobals).document, 'visibilityState', { value: 'visible', configurable: true });
     });
 
     const slider = page.getByLabel(/Steering servo angle/);
