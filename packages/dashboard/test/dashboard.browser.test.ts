@@ -171,18 +171,19 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await page.unroute('**/api/uploads/**');
     await page.locator('#slot-weights-input').setInputFiles(files.weights);
     await page.getByText(/resumed at 8\.0 MB/).waitFor();
-    await page.getByTestId('slot-weights').getByText('model.weights').waitFor({ timeout: 30_000 });
+    // The slot links the attached file once the upload has completed.
+    await page.getByTestId('slot-weights').getByRole('link', { name: 'model.weights' }).waitFor({ timeout: 90_000 });
 
     for (const kind of ['parameter', 'bitstream', 'input_video'] as const) {
       await page.locator(`#slot-${kind}-input`).setInputFiles(files[kind]);
-      await page.getByTestId(`slot-${kind}`).getByText(path.basename(files[kind])).waitFor({ timeout: 30_000 });
+      await page.getByTestId(`slot-${kind}`).getByRole('link', { name: path.basename(files[kind]) }).waitFor({ timeout: 60_000 });
     }
     const inv = (await (await h.api(`/api/invocations/${invocationUrl.split('/').pop()}/`)).json()) as { files: Record<string, { size: number } | null> };
     expect(inv.files.weights?.size).toBe(40 * 1024 * 1024);
     expect(inv.files.bitstream?.size).toBe(1024 * 1024);
     expect(inv.files.parameter).not.toBeNull();
     expect(inv.files.input_video).not.toBeNull();
-  }, 90_000);
+  }, 180_000);
 
   it('attaches a file the server already holds without sending it again', async () => {
     const res = await h.api('/api/invocations/create/', { method: 'POST', json: { name: 'dedup-check', description: '' } });
