@@ -66,10 +66,38 @@ describe('deployment files', () => {
     fs.writeFileSync(path.join(dir, 'docker-compose.yml'), compose.replace('context: ../..', `context: ${repoRoot}`));
     fs.copyFileSync(path.join(deploy, 'server/server.env.example'), path.join(dir, 'server.env'));
     fs.copyFileSync(path.join(deploy, 'server/Caddyfile'), path.join(dir, 'Caddyfile'));
+    // As shipped (.env from env.example, secrets empty) compose refuses to start.
+    fs.copyFileSync(path.join(deploy, 'server/env.example'), path.join(dir, '.env'));
+    const refused = spawnSync('docker-compose', ['--profile', 'tls', 'config'], { cwd: dir, encoding: 'utf8' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/POSTGRES_PASSWORD|MM_API_TOKEN|MM_DOMAIN/);
+    fs.writeFileSync(path.join(dir, '.env'), 'POSTGRES_PASSWORD=0123abcd\nMM_API_TOKEN=feedbeef\nMM_DOMAIN=mm.example.org\n');
     const r = spawnSync('docker-compose', ['--profile', 'tls', 'config'], { cwd: dir, encoding: 'utf8' });
     expect(r.stderr).not.toMatch(/invalid|error/i);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/image: postgres:16/);
     expect(r.stdout).toMatch(/condition: service_healthy/);
+  });
+
+  it('docker-compose.yml needs its secrets and gives server.env to the server only', () => {
+    const compose = fs.readFileSync(path.join(deploy, 'server/docker-compose.yml'), 'utf8');
+    // Each service's block: from its `  name:` line to the next one at that indent.
+    const services = new Map<string, string>();
+    const body = compose.slice(compose.indexOf('\nservices:\n'), compose.indexOf('\nvolumes:\n'));
+    for (const m of body.matchAll(/^ {2}([\w-]+):\n((?: {4}.*\n|\s*\n)*)/gm)) services.set(m[1]!, m[2]!);
+    expect([...services.keys()].sort()).toEqual(['caddy', 'postgres', 'server']);
+    expect(services.get('server')).toMatch(/env_file: server\.env/);
+    for (const other of ['postgres', 'caddy']) expect(services.get(other), other).not.toMatch(/env_file/);
+    // Interpolated secrets must be set (compose stops with the message otherwise).
+    for (const name of ['POSTGRES_PASSWORD', 'MM_API_TOKEN', 'MM_DOMAIN']) {
+      const uses = [...compose.matchAll(new RegExp(`\\$\\{${name}[^}]*\\}`, 'g'))].map((m) => m[0]);
+      expect(uses.length, name).toBeGreaterThan(0);
+      for (const u of uses) expect(u, name).toMatch(new RegExp(`^\\$\\{${name}:\\?.+\\}$`));
+    }
+    for (const file of ['docker-compose.yml', 'server.env.example', 'env.example']) {
+      expect(fs.readFileSync(path.join(deploy, 'server', file), 'utf8'), file).not.toMatch(/change-me/);
+    }
+    const env = fs.readFileSync(path.join(deploy, 'server/env.example'), 'utf8');
+    for (const name of ['POSTGRES_PASSWORD', 'MM_API_TOKEN', 'MM_DOMAIN']) expect(env).toMatch(new RegExp(`^${name}=$`, 'm'));
   });
 });

@@ -14,11 +14,14 @@ import { SESSION_COOKIE } from './sessions.ts';
 
 /** The agent authenticates with its board token on its own route; nothing here applies to it. */
 const AGENT_PATH = '/api/agent/connect/';
+/** Health answers any Host: probes use addresses, and it reveals nothing and changes nothing. */
+const HEALTH_PATH = '/api/health/';
 
 /**
  * The one auth middleware, in front of everything:
  * 1. Host allow-list (421 `host_not_allowed`) while auth is off, or when MM_PUBLIC_URL /
- *    MM_ALLOWED_HOSTS name the hosts.
+ *    MM_ALLOWED_HOSTS name the hosts (with auth on, a rebinding page has no credentials:
+ *    the cookie belongs to the real name, and it cannot know a token).
  * 2. Who is calling: `Authorization: Bearer` (MM_API_TOKEN or a personal token) or the
  *    `mm_session` cookie; 401 when auth is on and neither is valid.
  * 3. Cross-site state changes (403 `cross_origin`) when auth is off, for cookie-authenticated
@@ -36,6 +39,7 @@ export function authMiddleware(auth: AuthService): MiddlewareHandler<AppEnv> {
     const method = c.req.method;
     if (path === AGENT_PATH) return next();
     const authOn = await auth.isOn();
+    if (path === HEALTH_PATH) return next();
     if ((!authOn || restrictHosts) && !hostAllowed(c.req.header('host'), config)) throw new HostNotAllowedError(c.req.header('host') ?? '');
     if (!path.startsWith('/api/')) return next();
 

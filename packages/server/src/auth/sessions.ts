@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, or } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { sessions, users } from '../db/schema.ts';
 import { newSecret, secretHash } from './secrets.ts';
@@ -69,6 +69,6 @@ export async function liveSessionIds(db: Db, ids: string[], limits: SessionLimit
   const rows = await db
     .select({ id: sessions.id })
     .from(sessions)
-    .where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, new Date(now)), sql`${sessions.lastSeenAt} > ${new Date(now - limits.idleMs)}`));
+    .where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, new Date(now)), gt(sessions.lastSeenAt, new Date(now - limits.idleMs))));
   return new Set(rows.map((r) => r.id));
 }

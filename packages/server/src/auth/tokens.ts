@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { apiTokens, users } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
@@ -72,14 +72,15 @@ export async function authenticateToken(db: Db, token: string): Promise<{ token:
   if (!hit) return undefined;
   const last = hit.token.lastUsedAt?.getTime() ?? 0;
   if (now.getTime() - last >= LAST_USED_WRITE_INTERVAL_MS) {
-    // Conditional, so concurrent requests on several replicas write it once.
+    // Conditional, so concurrent requests on several replicas write it once. (Typed operators,
+    // not raw sql: postgres-js cannot bind a Date in a raw template.)
     await db
       .update(apiTokens)
       .set({ lastUsedAt: now })
       .where(
         and(
           eq(apiTokens.id, hit.token.id),
-          or(isNull(apiTokens.lastUsedAt), sql`${apiTokens.lastUsedAt} <= ${new Date(now.getTime() - LAST_USED_WRITE_INTERVAL_MS)}`),
+          or(isNull(apiTokens.lastUsedAt), lte(apiTokens.lastUsedAt, new Date(now.getTime() - LAST_USED_WRITE_INTERVAL_MS))),
         ),
       );
     hit.token.lastUsedAt = now;

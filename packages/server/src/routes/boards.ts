@@ -7,6 +7,7 @@ import { validationHook } from '../http/validation.ts';
 import { boardNotFound } from '../operations/board-selection.ts';
 import { busyBoardIds } from '../operations/store.ts';
 import { requireJson } from './invocations.ts';
+import { setAuditTarget } from '../auth/request-auth.ts';
 
 const BoardIdParams = z.object({
   id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
@@ -104,6 +105,7 @@ export function boardRoutes(ctx: AppContext) {
     const token = randomBytes(32).toString('base64url');
     const row = await insertBoard(db, c.req.valid('json').name, sha256Hex(token));
     ctx.log.info({ board_id: row.id, name: row.name }, 'board registered');
+    setAuditTarget(`board ${row.id}`, { name: row.name });
     return c.json({ ...toBoardObject(row, ctx.agents.presence(row.id), false), token }, 201);
   });
 

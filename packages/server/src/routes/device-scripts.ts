@@ -17,6 +17,7 @@ import {
   DeviceScriptReplace,
   deviceTypeField,
 } from '../services/device-scripts-schema.ts';
+import { setAuditTarget } from '../auth/request-auth.ts';
 
 const TAG = 'device scripts';
 
@@ -137,7 +138,11 @@ export function deviceScriptsRoutes(ctx: AppContext) {
     return c.json(await listDeviceScripts(db(), { deviceType: q.device_type, limit: q.limit, offset: q.offset }), 200);
   });
 
-  app.openapi(createScriptRoute, async (c) => c.json(await createDeviceScript(db(), c.req.valid('json')), 201));
+  app.openapi(createScriptRoute, async (c) => {
+    const created = await createDeviceScript(db(), c.req.valid('json'));
+    setAuditTarget(`device_script ${created.id}`);
+    return c.json(created, 201);
+  });
 
   app.openapi(getRoute, async (c) => c.json(await getDeviceScript(db(), c.req.valid('param').id), 200));
 

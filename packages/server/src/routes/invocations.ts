@@ -6,6 +6,7 @@ import { validationHook } from '../http/validation.ts';
 import { latestOperationsOf } from '../services/invocation-operations.ts';
 import { InvocationDetailsSchema, InvocationSchema, toInvocationRecord } from '../services/invocation-records.ts';
 import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../services/invocations.ts';
+import { setAuditTarget } from '../auth/request-auth.ts';
 
 /** Invocation ids are serial (int4) keys: positive, at most 2^31 - 1, plain decimal. */
 export const InvocationId = z
@@ -102,7 +103,11 @@ export function invocationRoutes(ctx: AppContext) {
 
   app.openapi(listRoute, async (c) => c.json(await listInvocations(ctx, c.req.valid('query')), 200));
 
-  app.openapi(createInvocationRoute, async (c) => c.json(await createInvocation(ctx, c.req.valid('json')), 201));
+  app.openapi(createInvocationRoute, async (c) => {
+    const created = await createInvocation(ctx, c.req.valid('json'));
+    setAuditTarget(`invocation ${created.id}`);
+    return c.json(created, 201);
+  });
 
   app.openapi(detailsRoute, async (c) => {
     const { id } = c.req.valid('param');
