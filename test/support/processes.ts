@@ -152,7 +152,8 @@ export async function serverCluster(
         repoRoot,
         nodeArgs,
       );
-      const listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 60_000, spawned.exited);
+      // Generous: a first start (embedded database) took ~50 s on the shared 2-core machine under load.
+      const listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 180_000, spawned.exited);
       const url = String(listening.url);
       port = Number(new URL(url).port);
       const server: ServerProcess = {

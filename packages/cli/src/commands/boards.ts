@@ -1,0 +1,195 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Board, Operation } from '../api.ts';
+import { say } from '../context.ts';
+import { CliError, EXIT, InterruptedError, UsageError } from '../errors.ts';
+import { followOperation } from '../follow.ts';
+import { table, when } from '../format.ts';
+import { positiveId, withContext } from './shared.ts';
+
+const OP_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
+export function registerBoards(program: Command): void {
+  const boards = program.command('boards').description('list, register and remove boards');
+  boards
+    .command('ls')
+    .description('list boards')
+    .action(
+      withContext(async (ctx) => {
+        const page = await ctx.api.get<{ boards: Board[]; total: number }>('/api/boards/');
+        ctx.result(page, () =>
+          say(table(['ID', 'NAME', 'STATUS', 'BUSY', 'PAC', 'LAST SEEN'], page.boards.map((b) => [b.id, b.name, b.status, b.busy ? 'yes' : 'no', b.active_pac, when(b.last_seen_at)]))),
+        );
+      }),
+    );
+  boards
+    .command('add <name>')
+    .description("register a board; prints its token (shown this once) and the agent's install command")
+    .action(
+      withContext(async (ctx, _opts, name: string) => {
+        const board = await ctx.api.json<Board>('POST', '/api/boards/', { json: { name } });
+        const install = `sudo deploy/agent/install.sh --server-url ${ctx.settings.server} --token ${board.token}`;
+        ctx.result({ ...board, install_command: install }, () => {
+          say(`Board ${board.id} (${board.name}) registered.`);
+          say(`Token (shown this once): ${board.token}`);
+          say('Install the agent on the board (from a checkout of this repository):');
+          say(`  ${install}`);
+        });
+      }),
+    );
+  boards
+    .command('rm <id>')
+    .description('remove a board (its token stops working)')
+    .action(
+      withContext(async (ctx, _opts, id: string) => {
+        await ctx.api.request('DELETE', `/api/boards/${encodeURIComponent(id)}/`);
+        ctx.result({ deleted: id }, () => say(`Removed board ${id}.`));
+      }),
+    );
+}
+
+export function registerOps(program: Command): void {
+  const ops = program.command('ops').description('operations: list, show, logs, cancel');
+  ops
+    .command('ls')
+    .description('list operations, newest first')
+    .option('--board <id>', 'only this board')
+    .option('--status <s>', `only this status (${OP_STATUSES.join(', ')})`)
+    .option('--invocation <id>', 'only this invocation')
+    .action(
+      withContext(async (ctx, opts: { board?: string; status?: string; invocation?: string }) => {
+        if (opts.status && !OP_STATUSES.includes(opts.status)) throw new UsageError(`--status must be one of ${OP_STATUSES.join(', ')}.`);
+        const page = await ctx.api.get<{ operations: Operation[]; total: number }>('/api/operations/', {
+          board_id: opts.board,
+          status: opts.status,
+          invocation_id: opts.invocation,
+        });
+        ctx.result(page, () =>
+          say(table(['ID', 'KIND', 'STATUS', 'INVOCATION', 'BOARD', 'CREATED'], page.operations.map((o) => [o.id, o.kind, o.status, o.invocation_id, o.board_id?.slice(0, 8), when(o.created_at)]))),
+        );
+      }),
+    );
+  ops
+    .command('show <id>')
+    .description('one operation')
+    .action(
+      withContext(async (ctx, _opts, id: string) => {
+        const op = await ctx.api.get<Operation>(`/api/operations/${positiveId(id, 'operation id')}/`);
+        ctx.result(op, () => {
+          say(`Operation ${op.id}: ${op.kind}, ${op.status}${op.invocation_id ? `, invocation ${op.invocation_id}` : ''}${op.board_id ? `, board ${op.board_id}` : ''}`);
+          say(`created ${when(op.created_at)}, started ${when(op.started_at)}, finished ${when(op.finished_at)}`);
+          say(`progress: ${op.progress.phase} ${op.progress.bytes_done}/${op.progress.bytes_total}`);
+          if (op.error) say(`error: ${op.error.code}: ${op.error.message}`);
+        });
+      }),
+    );
+  ops
+    .command('logs <id>')
+    .description("the operation's log; -f follows it live until it ends")
+    .option('-f, --follow', 'follow the live log until the operation ends')
+    .action(
+      withContext(async (ctx, opts: { follow?: boolean }, id: string) => {
+        const n = positiveId(id, 'operation id');
+        if (!opts.follow) {
+          const text = await (await ctx.api.request('GET', `/api/operations/${n}/log/`)).text();
+          ctx.result({ operation_id: n, log: text }, () => process.stdout.write(text));
+          return;
+        }
+        let log = '';
+        let final: Operation;
+        try {
+          final = await followOperation(
+            ctx.api,
+            n,
+            {
+              log: (_s, data) => {
+                if (ctx.settings.json) log += data;
+                else process.stdout.write(data);
+              },
+            },
+            ctx.signal,
+          );
+        } catch (err) {
+          if (err instanceof InterruptedError) throw new InterruptedError(`Stopped following operation ${n}; it keeps running.`, `Follow it again with: mm ops logs ${n} -f`);
+          throw err;
+        }
+        ctx.result({ operation: final, log }, () => process.stderr.write(`operation ${n} ${final.status}\n`));
+        if (final.status !== 'succeeded') {
+          throw new CliError(EXIT.failed, `Operation ${n} ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}.`, undefined, { operation: final });
+        }
+      }),
+    );
+  ops
+    .command('cancel <id>')
+    .description('cancel a queued or running operation')
+    .action(
+      withContext(async (ctx, _opts, id: string) => {
+        const op = await ctx.api.json<Operation>('POST', `/api/operations/${positiveId(id, 'operation id')}/cancel/`);
+        ctx.result(op, () => say(`Cancelling operation ${op.id} (${op.status}).`));
+      }),
+    );
+}
+
+interface Pac {
+  name: string;
+  active: boolean;
+  board: string;
+  assets_dir: string;
+}
+
+export function registerPac(program: Command): void {
+  const pac = program.command('pac').description("the board's PACs: list, activate (reboots the board), install");
+  pac
+    .command('ls')
+    .description("list the board's PACs")
+    .option('--board <id>', 'the board')
+    .action(
+      withContext(async (ctx, opts: { board?: string }) => {
+        const answer = await ctx.api.json<{ board_id: string; pacs: Pac[]; active: string | null }>('POST', '/api/pacs/query/', { json: opts.board ? { board_id: opts.board } : {} });
+        ctx.result(answer, () => say(table(['NAME', 'ACTIVE', 'BOARD', 'ASSETS'], answer.pacs.map((p) => [p.name, p.active ? 'yes' : '', p.board, p.assets_dir]))));
+      }),
+    );
+  pac
+    .command('activate <name>')
+    .description('activate a PAC and reboot the board into it; waits until it is back with the PAC active')
+    .option('--board <id>', 'the board')
+    .action(
+      withContext(async (ctx, opts: { board?: string }, name: string) => {
+        ctx.progress.note(`activating ${name}; the board reboots`);
+        const op = await ctx.api.json<Operation>('POST', '/api/pacs/activate/', {
+          json: { pac: name, ...(opts.board ? { board_id: opts.board } : {}) },
+          headers: { prefer: 'respond-async' },
+        });
+        const final = await followOperation(ctx.api, op.id, { log: (_s, d) => ctx.progress.note(d.trimEnd()) }, ctx.signal).catch((err: unknown) => {
+          if (err instanceof InterruptedError) throw new InterruptedError(`Stopped following operation ${op.id}; it keeps going.`, `Follow it again with: mm ops logs ${op.id} -f`);
+          throw err;
+        });
+        if (final.status !== 'succeeded') {
+          throw new CliError(EXIT.failed, `Activating ${name} ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}.`, `See: mm ops logs ${op.id}`, { operation: final });
+        }
+        ctx.result(final, () => say(`${name} is active (operation ${op.id}).`));
+      }),
+    );
+  pac
+    .command('install <archive>')
+    .description('install a PAC from a .tar or .tar.gz of one PAC folder')
+    .option('--board <id>', 'the board')
+    .action(
+      withContext(async (ctx, opts: { board?: string }, archive: string) => {
+        let size: number;
+        try {
+          size = (await fs.promises.stat(archive)).size;
+        } catch {
+          throw new UsageError(`Cannot read ${archive}.`);
+        }
+        // The archive streams from disk as the multipart body (never read into memory).
+        const form = new FormData();
+        if (opts.board) form.set('board_id', opts.board);
+        form.set('file', await fs.openAsBlob(archive), path.basename(archive));
+        ctx.progress.note(`installing ${path.basename(archive)} (${size} bytes)`);
+        const answer = await ctx.api.json<{ board_id: string; pac: string; pacs: Pac[] }>('POST', '/api/pacs/install/', { body: form });
+        ctx.result(answer, () => say(`Installed ${answer.pac} on board ${answer.board_id}.`));
+      }),
+    );
+}

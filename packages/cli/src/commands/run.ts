@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Invocation, Operation } from '../api.ts';
+import { type CommandContext, say } from '../context.ts';
+import { downloadFile } from '../download.ts';
+import { CliError, EXIT, InterruptedError, UsageError } from '../errors.ts';
+import { followOperation } from '../follow.ts';
+import { bytes, duration } from '../format.ts';
+import { checkLocalFiles, hashFiles, type LocalFile, sendFiles } from '../send-files.ts';
+import { cacheDir } from '../settings.ts';
+import { stateFile } from '../state-file.ts';
+import { withContext } from './shared.ts';
+
+interface RunOptions {
+  name?: string;
+  description?: string;
+  parameter?: string;
+  bitstream?: string;
+  weights?: string;
+  input?: string;
+  board?: string;
+  output?: string;
+  detach?: boolean;
+}
+
+/** An interrupted `mm run` (same server, name and files) continues with the invocation it created. */
+interface PendingRun {
+  invocation_id: number;
+}
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('create an invocation, send the files the server lacks, run it on a board, follow it and save the output video')
+    .option('--name <name>', 'invocation name (default: the weights or input file name)')
+    .option('--description <text>', 'invocation description', '')
+    .option('--parameter <file>', 'parameter file')
+    .option('--bitstream <file>', 'bitstream file')
+    .option('--weights <file>', 'model weights file')
+    .option('--input <file>', 'input video file')
+    .option('--board <id>', 'the board (may be left out when exactly one is registered)')
+    .option('-o, --output <file>', 'where to save the output video (default: <name>-<id>.mp4)')
+    .option('--detach', 'start the run and return at once (follow it with `mm ops logs <id> -f`)')
+    .addHelpText(
+      'after',
+      '\nAn interrupted run (Ctrl-C during the upload) continues where it stopped when the same\ncommand is run again. Ctrl-C while following leaves the run going on the board.',
+    )
+    .action(withContext((ctx, opts: RunOptions) => run(ctx, opts)));
+}
+
+async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
+  const { api, progress, signal } = ctx;
+  const files: LocalFile[] = [];
+  if (opts.parameter) files.push({ kind: 'parameter', path: opts.parameter });
+  if (opts.bitstream) files.push({ kind: 'bitstream', path: opts.bitstream });
+  if (opts.weights) files.push({ kind: 'weights', path: opts.weights });
+  if (opts.input) files.push({ kind: 'input_video', path: opts.input });
+  await checkLocalFiles(files);
+  const name = (opts.name ?? path.parse(opts.weights ?? opts.input ?? opts.parameter ?? opts.bitstream ?? 'run').name).trim();
+  if (!name) throw new UsageError('The invocation name must not be empty (--name).');
+  const started = Date.now();
+
+  const hashed = await hashFiles(files, progress, signal);
+  const hashMs = Date.now() - started;
+
+  // The same command after an interruption reuses the invocation it created (and its uploads).
+  const pending = stateFile<PendingRun>(path.join(cacheDir(), 'runs.json'));
+  const runKey = createHash('sha256')
+    .update(JSON.stringify([api.server, name, opts.description ?? '', files.map((f) => [f.kind, hashed.get(f.kind)!.sha256])]))
+    .digest('hex');
+  let invocation: Invocation | undefined;
+  const previous = await pending.get(runKey);
+  if (previous) {
+    invocation = await api.get<Invocation>(`/api/invocations/${previous.invocation_id}/`).catch(() => undefined);
+    if (invocation) progress.note(`continuing invocation ${invocation.id} (${invocation.name}) from an interrupted run`);
+  }
+  if (!invocation) {
+    invocation = await api.json<Invocation>('POST', '/api/invocations/create/', { json: { name, description: opts.description ?? '' }, signal });
+    await pending.set(runKey, { invocation_id: invocation.id });
+    progress.note(`created invocation ${invocation.id} (${name})`);
+  }
+  const id = invocation.id;
+
+  const uploadStart = Date.now();
+  let sent;
+  try {
+    sent = await sendFiles(api, id, files, hashed, progress, signal);
+  } catch (err) {
+    progress.stop();
+    if (err instanceof InterruptedError) {
+      throw new InterruptedError(`Interrupted during the upload; invocation ${id} keeps what arrived.`, 'Run the same command again to continue where it stopped.', { invocation_id: id });
+    }
+    throw err;
+  }
+  const uploadMs = Date.now() - uploadStart;
+  await pending.set(runKey, undefined);
+
+  const op = await api.json<Operation>('POST', `/api/invocations/${id}/execute/`, {
+    headers: { prefer: 'respond-async' },
+    json: opts.board ? { board_id: opts.board } : {},
+    signal,
+  });
+  const follow = `mm ops logs ${op.id} -f`;
+  if (opts.detach) {
+    ctx.result({ invocation_id: id, operation: op, files: sent }, () => {
+      say(`Invocation ${id}: operation ${op.id} started.`);
+      say(`Follow it with: ${follow}`);
+    });
+    return;
+  }
+  progress.note(`running invocation ${id} as operation ${op.id}`);
+
+  const phases = new Map<string, number>();
+  const runStart = Date.now();
+  let final: Operation;
+  try {
+    final = await followOperation(
+      api,
+      op.id,
+      {
+        log: (_stream, data) => {
+          if (!ctx.settings.json) process.stdout.write(data);
+        },
+        progress: (p) => {
+          if (!phases.has(p.phase)) {
+            phases.set(p.phase, Date.now());
+            progress.note(`phase: ${p.phase}${p.bytes_total ? ` (${bytes(p.bytes_total)})` : ''}`);
+          }
+        },
+      },
+      signal,
+    );
+  } catch (err) {
+    if (err instanceof InterruptedError) {
+      throw new InterruptedError(`Detached from operation ${op.id}; it keeps running on the board.`, `Follow it again with: ${follow}`, { invocation_id: id, operation_id: op.id });
+    }
+    throw err;
+  }
+  const runMs = Date.now() - runStart;
+  if (final.status !== 'succeeded') {
+    const why = final.error ? `${final.error.code}: ${final.error.message}` : final.status;
+    throw new CliError(EXIT.failed, `The run ${final.status === 'cancelled' ? 'was cancelled' : 'failed'} (operation ${op.id}, ${why}).`, `The whole log: mm ops logs ${op.id}`, {
+      invocation_id: id,
+      operation: final,
+    });
+  }
+
+  const after = await api.get<Invocation>(`/api/invocations/${id}/`);
+  const video = after.files.output_video;
+  if (!video) throw new CliError(EXIT.failed, `Operation ${op.id} succeeded but invocation ${id} has no output video.`, `See the log: mm ops logs ${op.id}`);
+  const ext = path.extname(video.filename) || '.mp4';
+  const out = opts.output ?? `${name.replace(/[^\w.-]+/g, '-')}-${id}${ext}`;
+  const downloadStart = Date.now();
+  const bar = progress.bar('downloading output', video.size);
+  await downloadFile({ api, pathname: `/api/invocations/${id}/video/`, out, size: video.size, sha256: video.sha256, bar, signal, note: (l) => progress.note(l) });
+  bar.done();
+  const downloadMs = Date.now() - downloadStart;
+
+  const phaseTimes: Record<string, number> = {};
+  const ordered = [...phases.entries()].sort((a, b) => a[1] - b[1]);
+  const runEnd = runStart + runMs;
+  ordered.forEach(([phase, at], i) => (phaseTimes[phase] = (ordered[i + 1]?.[1] ?? runEnd) - at));
+  ctx.result(
+    {
+      invocation_id: id,
+      operation: final,
+      files: sent,
+      output: { path: path.resolve(out), size: video.size, sha256: video.sha256 },
+      timings_ms: { hash: hashMs, upload: uploadMs, run: runMs, phases: phaseTimes, download: downloadMs, total: Date.now() - started },
+    },
+    () => {
+      say(`Saved ${out} (${bytes(video.size)}, sha256 verified). Invocation ${id}, operation ${op.id}, ${duration(Date.now() - started)} in all.`);
+    },
+  );
+}

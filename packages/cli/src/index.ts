@@ -1,0 +1,2 @@
+export { buildProgram, main } from './program.ts';
+export { EXIT } from './errors.ts';
