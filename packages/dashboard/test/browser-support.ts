@@ -3,6 +3,7 @@
  * processes, Debian's Chromium driven by playwright-core, screenshots of every page into
  * packages/dashboard/test-output/screenshots/ (gitignored), and an axe-core check.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -42,11 +43,10 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Builds the dashboard when dist/ is missing (a fresh checkout whose install skipped it). */
+/** Builds the dashboard when dist/ is missing or older than its sources (the install's own check). */
 async function ensureBuilt(): Promise<void> {
-  if (existsSync(path.join(dashboardDir, 'dist', 'index.html'))) return;
-  const { build } = await import('vite');
-  await build({ root: dashboardDir, logLevel: 'warn' });
+  const r = spawnSync(process.execPath, [path.join(dashboardDir, 'scripts', 'build-if-needed.mjs')], { cwd: dashboardDir, stdio: 'inherit' });
+  if (r.status !== 0 || !existsSync(path.join(dashboardDir, 'dist', 'index.html'))) throw new Error('the dashboard could not be built');
 }
 
 export async function startHarness(): Promise<Harness> {

@@ -107,7 +107,16 @@ export function InvocationPage({ id }: { id: number }) {
       ) : (
         <p class="muted">Your role (viewer) can watch runs but not start them.</p>
       )}
-      {live && <OperationLive key={live.id} operation={live} onEnd={() => void reload()} />}
+      {live && (
+        <OperationLive
+          key={live.id}
+          operation={live}
+          onEnd={(op) => {
+            setLive(op);
+            void reload();
+          }}
+        />
+      )}
 
       <h2>Output video</h2>
       {out ? (
