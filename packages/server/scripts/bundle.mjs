@@ -71,3 +71,12 @@ await esbuild.build({
   logLevel: 'warning',
 });
 console.log(`bundled the control plane into ${path.relative(process.cwd(), path.join(outDir, 'mm-server.mjs')) || 'mm-server.mjs'}`);
+
+// The web dashboard's built files travel with the bundle (dist/dashboard/), where
+// routes/dashboard.ts looks first; without a build the server says so at `/`.
+const dashboardDist = path.resolve(pkgDir, '../dashboard/dist');
+if (await fs.stat(path.join(dashboardDist, 'index.html')).catch(() => null)) {
+  await fs.rm(path.join(outDir, 'dashboard'), { recursive: true, force: true });
+  await fs.cp(dashboardDist, path.join(outDir, 'dashboard'), { recursive: true });
+  console.log('copied the dashboard into', path.relative(process.cwd(), path.join(outDir, 'dashboard')) || 'dashboard');
+}

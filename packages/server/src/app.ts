@@ -13,6 +13,7 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { userRoutes } from './routes/users.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
 import { docsRoutes } from './routes/docs.ts';
@@ -51,6 +52,7 @@ export function createApp(ctx: Services) {
   app.route('/', userRoutes(ctx.auth));
   app.route('/', tokenRoutes(ctx.auth));
   app.route('/', auditRoutes(ctx.auth));
+  app.route('/', dashboardRoutes());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'mm_session' });

@@ -101,7 +101,6 @@ export function uploadRoutes(ctx: Services) {
     }),
   });
   const store = ctx.resumableUploads;
-  store.start();
 
   app.openapi(attachRoute, async (c) => {
     const { id, kind } = c.req.valid('param');

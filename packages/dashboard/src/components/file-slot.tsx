@@ -1,0 +1,160 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { FileKind, FileRecord } from '../api/client.ts';
+import { api } from '../api/client.ts';
+import { formatBytes, formatDuration } from '../lib/format.ts';
+import type { UploadHandle } from '../lib/upload.ts';
+import { ErrorBox } from './error-box.tsx';
+
+const LABELS: Record<FileKind, string> = {
+  parameter: 'Parameter file',
+  bitstream: 'Bitstream',
+  weights: 'Model weights',
+  input_video: 'Input video',
+};
+
+/** One of the four input slots: drop or pick a file; upload with progress, speed and time left. */
+export function FileSlot({
+  invocationId,
+  kind,
+  file,
+  editable,
+  onChanged,
+}: {
+  invocationId: number;
+  kind: FileKind;
+  file: FileRecord | null;
+  editable: boolean;
+  onChanged: () => void;
+}) {
+  const [upload, setUpload] = useState<UploadHandle | null>(null);
+  const [over, setOver] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const st = upload?.state.value;
+
+  useEffect(() => () => upload?.cancel(), [upload]);
+
+  async function begin(f: File | undefined) {
+    if (!f) return;
+    setError(null);
+    // Loaded on first use: the hasher and tus client stay out of the first page's bundle.
+    const { startUpload } = await import('../lib/upload.ts');
+    const h = startUpload(invocationId, kind, f);
+    setUpload(h);
+    void h.done.then(() => {
+      if (h.state.value.phase === 'done') onChanged();
+    });
+  }
+
+  const busy = st && (st.phase === 'hashing' || st.phase === 'checking' || st.phase === 'uploading');
+  const id = `slot-${kind}`;
+  return (
+    <div
+      class={`slot card${over ? ' over' : ''}`}
+      data-testid={id}
+      onDragOver={(e) => {
+        if (!editable) return;
+        e.preventDefault();
+        setOver(true);
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setOver(false);
+        if (editable && !busy) void begin(e.dataTransfer?.files[0]);
+      }}
+    >
+      <h3 id={`${id}-title`}>{LABELS[kind]}</h3>
+      {file ? (
+        <p>
+          <a href={file.url} download={file.filename}>
+            {file.filename}
+          </a>{' '}
+          <span class="muted">{formatBytes(file.size)}</span>
+          <br />
+          <code class="small" title="sha256">
+            {file.sha256.slice(0, 16)}…
+          </code>
+        </p>
+      ) : (
+        <p class="muted">No file</p>
+      )}
+      {st && st.phase !== 'done' && (
+        <div class="stack small" aria-live="polite">
+          <div>
+            {st.phase === 'hashing' && `Computing the checksum of ${st.filename}…`}
+            {st.phase === 'checking' && 'Checking whether the server already has it…'}
+            {st.phase === 'uploading' &&
+              `Uploading ${st.filename}${st.resumedFrom ? ` (resumed at ${formatBytes(st.resumedFrom)})` : ''}`}
+            {st.phase === 'paused' && `Upload of ${st.filename} paused: pick the same file again to resume.`}
+            {st.phase === 'failed' && `Upload of ${st.filename} failed.`}
+          </div>
+          {(st.phase === 'hashing' || st.phase === 'uploading') && (
+            <progress
+              max={st.size || 1}
+              value={st.bytesDone}
+              aria-label={`${LABELS[kind]} ${st.phase === 'hashing' ? 'checksum' : 'upload'} progress`}
+            />
+          )}
+          {st.phase === 'uploading' && (
+            <div data-testid={`${id}-progress`}>
+              {formatBytes(st.bytesDone)} of {formatBytes(st.size)} · {formatBytes(st.speed)}/s · {formatDuration(st.eta)} left
+            </div>
+          )}
+          {st.phase === 'failed' && <ErrorBox error={st.error} />}
+        </div>
+      )}
+      {st?.phase === 'done' && (
+        <p class="small ok" aria-live="polite">
+          {st.deduplicated ? 'The server already had this file: attached without sending it.' : 'Uploaded.'}
+        </p>
+      )}
+      <ErrorBox error={error} />
+      {editable && (
+        <div class="row wrap">
+          <input
+            ref={input}
+            id={`${id}-input`}
+            type="file"
+            class="visually-hidden"
+            tabIndex={-1}
+            aria-label={`${LABELS[kind]}: file to upload`}
+            onChange={(e) => {
+              void begin((e.target as HTMLInputElement).files?.[0]);
+              (e.target as HTMLInputElement).value = '';
+            }}
+          />
+          {busy ? (
+            <button type="button" onClick={() => upload?.cancel()}>
+              Pause upload
+            </button>
+          ) : (
+            <button type="button" onClick={() => input.current?.click()} aria-describedby={`${id}-title`}>
+              {file ? 'Replace…' : 'Choose file…'}
+            </button>
+          )}
+          {file && !busy && (
+            <button
+              type="button"
+              class="danger"
+              aria-describedby={`${id}-title`}
+              onClick={async () => {
+                if (!confirm(`Remove ${file.filename} from this invocation?`)) return;
+                try {
+                  await api(`/api/invocations/${invocationId}/files/${kind}/`, { method: 'DELETE' });
+                  setUpload(null);
+                  onChanged();
+                } catch (err) {
+                  setError(err);
+                }
+              }}
+            >
+              Remove
+            </button>
+          )}
+          <span class="muted small">or drop a file here</span>
+        </div>
+      )}
+    </div>
+  );
+}

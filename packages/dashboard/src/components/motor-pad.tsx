@@ -1,0 +1,173 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../api/client.ts';
+import { ErrorBox } from './error-box.tsx';
+
+type Direction = 'forward' | 'backward' | 'left' | 'right';
+const KEYS: Record<string, Direction> = { ArrowUp: 'forward', ArrowDown: 'backward', ArrowLeft: 'left', ArrowRight: 'right' };
+const ARROWS: Record<Direction, string> = { forward: '▲', backward: '▼', left: '◀', right: '▶' };
+
+/**
+ * Press and hold to drive, release to stop. Arrow keys do the same (press/release). Anything
+ * that means the person may no longer be in control stops the motor: the tab hidden, the
+ * window losing focus, the browser going offline, or the live event feed dropping (`linkUp`).
+ */
+export function MotorPad({ proxy, linkUp }: { proxy: (path: string) => string; linkUp: boolean }) {
+  const [driving, setDriving] = useState<Direction | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const drivingRef = useRef<Direction | null>(null);
+
+  async function send(path: string) {
+    try {
+      await api(proxy(path), { method: 'POST' });
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  }
+  function drive(dir: Direction) {
+    if (drivingRef.current === dir) return;
+    drivingRef.current = dir;
+    setDriving(dir);
+    setNotice('');
+    void send(`motor/${dir}`);
+  }
+  /** `always`: the explicit Stop button sends stop even when we think the motor is idle. */
+  function stop(why = '', always = false) {
+    if (drivingRef.current === null && !always) return;
+    drivingRef.current = null;
+    setDriving(null);
+    if (why) setNotice(why);
+    void send('motor/stop');
+  }
+
+  useEffect(() => {
+    if (!linkUp) stop('The live connection to the board was lost: the motor was stopped.');
+  }, [linkUp]);
+
+  useEffect(() => {
+    const onKeyDown = (e: KeyboardEvent) => {
+      const dir = KEYS[e.key];
+      const t = e.target as HTMLElement;
+      // Arrow keys belong to form fields (the servo slider, selects) when they have focus.
+      if (!dir || t.closest('input, select, textarea')) return;
+      e.preventDefault();
+      if (!e.repeat) drive(dir);
+    };
+    const onKeyUp = (e: KeyboardEvent) => {
+      if (KEYS[e.key] && drivingRef.current === KEYS[e.key]) stop();
+    };
+    const onHidden = () => document.visibilityState === 'hidden' && stop('The tab was hidden: the motor was stopped.');
+    const onBlur = () => stop('The window lost focus: the motor was stopped.');
+    const onOffline = () => stop('The browser went offline: the motor was stopped.');
+    window.addEventListener('keydown', onKeyDown);
+    window.addEventListener('keyup', onKeyUp);
+    document.addEventListener('visibilitychange', onHidden);
+    window.addEventListener('blur', onBlur);
+    window.addEventListener('offline', onOffline);
+    window.addEventListener('pagehide', onBlur);
+    return () => {
+      window.removeEventListener('keydown', onKeyDown);
+      window.removeEventListener('keyup', onKeyUp);
+      document.removeEventListener('visibilitychange', onHidden);
+      window.removeEventListener('blur', onBlur);
+      window.removeEventListener('offline', onOffline);
+      window.removeEventListener('pagehide', onBlur);
+      stop();
+    };
+  }, []);
+
+  const button = (dir: Direction) => (
+    <button
+      type="button"
+      class={`pad-${dir}${driving === dir ? ' pressed' : ''}`}
+      aria-pressed={driving === dir}
+      aria-label={`Drive ${dir} (hold)`}
+      data-testid={`drive-${dir}`}
+      onPointerDown={(e) => {
+        (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
+        drive(dir);
+      }}
+      onPointerUp={() => stop()}
+      onPointerCancel={() => stop()}
+      onLostPointerCapture={() => stop()}
+      onKeyDown={(e) => {
+        if ((e.key === ' ' || e.key === 'Enter') && !e.repeat) {
+          e.preventDefault();
+          drive(dir);
+        }
+      }}
+      onKeyUp={(e) => (e.key === ' ' || e.key === 'Enter') && stop()}
+      onContextMenu={(e) => e.preventDefault()}
+    >
+      <span aria-hidden="true">{ARROWS[dir]}</span>
+    </button>
+  );
+
+  return (
+    <div class="stack">
+      <div class="pad" role="group" aria-label="Drive pad: hold a button or an arrow key to drive; release to stop">
+        {button('forward')}
+        {button('left')}
+        <button type="button" class="pad-stop" onClick={() => stop('', true)} aria-label="Stop">
+          ■
+        </button>
+        {button('right')}
+        {button('backward')}
+      </div>
+      <p class="small muted" aria-live="polite">
+        {driving ? `Driving ${driving}…` : notice || 'Stopped. Hold a button or an arrow key to drive.'}
+      </p>
+      <ErrorBox error={error} onDismiss={() => setError(null)} />
+    </div>
+  );
+}
+
+/** 0–180°: sends while dragging (at most every 100 ms) and the final angle on release. */
+export function ServoSlider({ proxy, angle }: { proxy: (path: string) => string; angle: number | undefined }) {
+  const [value, setValue] = useState(angle ?? 90);
+  const [error, setError] = useState<unknown>(null);
+  const last = useRef(0);
+  const dragging = useRef(false);
+  useEffect(() => {
+    if (angle !== undefined && !dragging.current) setValue(angle);
+  }, [angle]);
+  async function send(a: number) {
+    try {
+      await api(proxy('servo'), { method: 'POST', json: { angle: a } });
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <div class="stack">
+      <label for="servo">
+        Steering servo angle: <output for="servo">{value}°</output>
+      </label>
+      <input
+        id="servo"
+        type="range"
+        min={0}
+        max={180}
+        step={1}
+        value={value}
+        aria-valuetext={`${value} degrees`}
+        onPointerDown={() => (dragging.current = true)}
+        onInput={(e) => {
+          const a = Number((e.target as HTMLInputElement).value);
+          setValue(a);
+          if (Date.now() - last.current > 100) {
+            last.current = Date.now();
+            void send(a);
+          }
+        }}
+        onChange={(e) => {
+          dragging.current = false;
+          void send(Number((e.target as HTMLInputElement).value));
+        }}
+      />
+      <ErrorBox error={error} onDismiss={() => setError(null)} />
+    </div>
+  );
+}

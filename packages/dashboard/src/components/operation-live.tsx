@@ -1,0 +1,148 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Operation } from '../api/client.ts';
+import { formatBytes, formatTime } from '../lib/format.ts';
+import { followEvents } from '../lib/sse.ts';
+import { StatusBadge } from './status-badge.tsx';
+
+/** Only the end of a long log is kept and drawn; the whole log is a download away. */
+const TAIL_CHARS = 256 * 1024;
+
+/** A phase or a notable status change, in the order the events came. */
+interface TimelineEntry {
+  at: string;
+  text: string;
+}
+
+/**
+ * One operation followed live from `/api/operations/<id>/events/`: its status timeline,
+ * progress and the tail of its log. Updates are drawn at most once per frame, so a log
+ * arriving at megabytes per second (30 MB in all) stays smooth.
+ */
+export function OperationLive({ operation, onEnd }: { operation: Operation; onEnd?: (op: Operation) => void }) {
+  const [op, setOp] = useState(operation);
+  const [timeline, setTimeline] = useState<TimelineEntry[]>([]);
+  const [connected, setConnected] = useState(true);
+  const [logView, setLogView] = useState({ text: '', total: 0 });
+  const tail = useRef({ text: '', total: 0, frame: 0 });
+  const pre = useRef<HTMLPreElement>(null);
+  const follow = useRef(true);
+  const onEndRef = useRef(onEnd);
+  onEndRef.current = onEnd;
+
+  useEffect(() => {
+    const t = tail.current;
+    t.text = '';
+    t.total = 0;
+    setTimeline([]);
+    const flush = () => {
+      t.frame = 0;
+      setLogView({ text: t.text, total: t.total });
+    };
+    return followEvents(`/api/operations/${operation.id}/events/`, {
+      endEvent: 'end',
+      onConnection: setConnected,
+      onEvent(e) {
+        const data = JSON.parse(e.data) as Record<string, unknown>;
+        if (e.event === 'log') {
+          const chunk = String(data.data ?? '');
+          t.total += chunk.length;
+          t.text += chunk;
+          if (t.text.length > TAIL_CHARS * 1.5) t.text = t.text.slice(t.text.length - TAIL_CHARS);
+          t.frame ||= requestAnimationFrame(flush);
+        } else if (e.event === 'status') {
+          setOp((o) => ({
+            ...o,
+            status: (data.status as Operation['status']) ?? o.status,
+            started_at: data.status === 'running' && !o.started_at ? new Date().toISOString() : o.started_at,
+            error: (data.error as Operation['error']) ?? o.error,
+          }));
+          if (data.reason) setTimeline((tl) => [...tl, { at: '', text: `${String(data.status)} (${String(data.reason)})` }]);
+        } else if (e.event === 'progress') {
+          const phase = String(data.phase ?? '');
+          setOp((o) => ({ ...o, progress: { ...o.progress, ...(data as Partial<Operation['progress']>) } }));
+          setTimeline((tl) => (phase && tl.at(-1)?.text !== phase ? [...tl, { at: '', text: phase }] : tl));
+        } else if (e.event === 'end') {
+          const final = data as unknown as Operation;
+          setOp(final);
+          onEndRef.current?.(final);
+        }
+      },
+    });
+  }, [operation.id]);
+
+  useEffect(() => {
+    if (follow.current && pre.current) pre.current.scrollTop = pre.current.scrollHeight;
+  }, [logView]);
+
+  const p = op.progress;
+  const pct = p && p.bytes_total ? Math.round((100 * (p.bytes_done ?? 0)) / p.bytes_total) : undefined;
+  return (
+    <div class="op-live stack">
+      <div class="row wrap">
+        <span>
+          Operation <a href={`/operations/${op.id}`}>#{op.id}</a> ({op.kind})
+        </span>
+        <StatusBadge status={op.status} />
+        {!connected && op.status !== 'succeeded' && op.status !== 'failed' && op.status !== 'cancelled' && (
+          <span class="muted">reconnecting to the live feed…</span>
+        )}
+      </div>
+      {p && p.phase && p.phase !== op.status && (op.status === 'running' || op.status === 'queued') && (
+        <div>
+          <span>{p.phase}</span>
+          {pct !== undefined && (
+            <>
+              {' '}
+              <progress max={100} value={pct} aria-label={`${op.kind} progress`} /> {formatBytes(p.bytes_done)} of {formatBytes(p.bytes_total)}
+            </>
+          )}
+        </div>
+      )}
+      {op.error && (
+        <div class="error" role="alert">
+          <strong>{op.error.message}</strong> <span class="muted">({op.error.code})</span>
+        </div>
+      )}
+      <ol class="timeline" aria-label="Timeline">
+        <li>
+          queued <time>{formatTime(op.created_at)}</time>
+        </li>
+        {op.started_at && (
+          <li>
+            running <time>{formatTime(op.started_at)}</time>
+          </li>
+        )}
+        {timeline.map((t, i) => (
+          <li key={i}>{t.text}</li>
+        ))}
+        {op.finished_at && (
+          <li>
+            {op.status} <time>{formatTime(op.finished_at)}</time>
+          </li>
+        )}
+      </ol>
+      <div class="row wrap">
+        <h3 class="inline">Log</h3>
+        <span class="muted small">
+          {logView.total > logView.text.length ? `showing the last ${formatBytes(logView.text.length)} of ${formatBytes(logView.total)}` : formatBytes(logView.total)}
+        </span>
+        <a href={`/api/operations/${op.id}/log/`} download={`operation-${op.id}.log`}>
+          Download the whole log
+        </a>
+      </div>
+      <pre
+        class="log"
+        ref={pre}
+        tabIndex={0}
+        aria-label="Live log"
+        data-testid="live-log"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          follow.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 20;
+        }}
+      >
+        {logView.text || (op.status === 'queued' ? 'Waiting for the board…' : '')}
+      </pre>
+    </div>
+  );
+}

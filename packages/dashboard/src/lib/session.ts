@@ -1,0 +1,91 @@
+import { computed, signal } from '@preact/signals';
+import { api, onUnauthorized, setBearerToken } from '../api/client.ts';
+import { ApiProblem } from '../api/problem.ts';
+
+export type Role = 'viewer' | 'operator' | 'admin';
+export interface User {
+  id: string | number;
+  username: string;
+  role: Role;
+  created_at?: string;
+}
+
+/**
+ * Who is using the dashboard:
+ * - `loading` until `/api/auth/me/` answers;
+ * - `signed-in` with a user;
+ * - `sign-in` when it answers 401 (auth is on and we have no valid session or token);
+ * - `open` when the server has no accounts (auth off, or a server without the accounts
+ *   routes: 404): everyone may do everything, as with curl.
+ */
+export type SessionState =
+  | { kind: 'loading' }
+  | { kind: 'signed-in'; user: User; viaToken: boolean }
+  | { kind: 'sign-in' }
+  | { kind: 'open' }
+  | { kind: 'unreachable'; error: ApiProblem };
+
+export const session = signal<SessionState>({ kind: 'loading' });
+
+export const role = computed<Role>(() => {
+  const s = session.value;
+  if (s.kind === 'signed-in') return s.user.role;
+  return s.kind === 'open' ? 'admin' : 'viewer';
+});
+export const canOperate = computed(() => role.value === 'operator' || role.value === 'admin');
+export const isAdmin = computed(() => role.value === 'admin');
+/** Accounts exist on this server (users, tokens, audit pages make sense). */
+export const hasAccounts = computed(() => session.value.kind === 'signed-in');
+
+export async function loadSession(viaToken = false): Promise<void> {
+  try {
+    const me = await api<{ user: User; auth?: 'on' | 'off' }>('/api/auth/me/');
+    session.value = me.auth === 'off' ? { kind: 'open' } : { kind: 'signed-in', user: me.user, viaToken };
+  } catch (err) {
+    if (err instanceof ApiProblem && err.status === 401) session.value = { kind: 'sign-in' };
+    else if (err instanceof ApiProblem && err.status === 404) session.value = { kind: 'open' };
+    else session.value = { kind: 'unreachable', error: err instanceof ApiProblem ? err : ApiProblem.network(err) };
+  }
+}
+
+export async function signInWithPassword(username: string, password: string): Promise<void> {
+  setBearerToken(null);
+  await api('/api/auth/login/', { method: 'POST', json: { username, password } });
+  await loadSession();
+}
+
+export async function signInWithToken(token: string): Promise<void> {
+  setBearerToken(token);
+  try {
+    const me = await api<{ user: User }>('/api/auth/me/');
+    session.value = { kind: 'signed-in', user: me.user, viaToken: true };
+  } catch (err) {
+    // A server with auth but without the accounts routes (MM_API_TOKEN only): a token that
+    // opens a protected list is good enough; it acts as an admin.
+    if (err instanceof ApiProblem && err.status === 404) {
+      try {
+        await api('/api/boards/?limit=1');
+        session.value = { kind: 'signed-in', user: { id: 'token', username: 'API token', role: 'admin' }, viaToken: true };
+        return;
+      } catch (inner) {
+        setBearerToken(null);
+        throw inner;
+      }
+    }
+    setBearerToken(null);
+    throw err instanceof ApiProblem && err.status === 401 ? new ApiProblem(401, 'invalid_credentials', 'Unauthorized', '') : err;
+  }
+}
+
+export async function signOut(): Promise<void> {
+  const s = session.value;
+  if (s.kind === 'signed-in' && !s.viaToken) {
+    await api('/api/auth/logout/', { method: 'POST' }).catch(() => undefined);
+  }
+  setBearerToken(null);
+  session.value = { kind: 'sign-in' };
+}
+
+onUnauthorized.handler = () => {
+  if (session.value.kind === 'signed-in' || session.value.kind === 'open') session.value = { kind: 'sign-in' };
+};

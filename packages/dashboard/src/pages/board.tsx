@@ -1,0 +1,277 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { ErrorBox } from '../components/error-box.tsx';
+import { Link } from '../components/link.tsx';
+import { OperationLive } from '../components/operation-live.tsx';
+import { StatusBadge } from '../components/status-badge.tsx';
+import { ago, formatBytes, formatTime } from '../lib/format.ts';
+import { navigate } from '../lib/router.ts';
+import { canOperate, isAdmin } from '../lib/session.ts';
+import { postFormWithProgress } from '../lib/xhr-upload.ts';
+
+interface RebootStep {
+  text: string;
+  state: 'done' | 'waiting' | 'failed';
+}
+
+export function BoardPage({ id }: { id: string }) {
+  const [board, setBoard] = useState<Board | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [pacs, setPacs] = useState<{ pacs: PacRecord[]; active: string | null } | null>(null);
+  const [pacError, setPacError] = useState<unknown>(null);
+  const [activation, setActivation] = useState<{ op: Operation; pac: string; bootId: string | null } | null>(null);
+  const [steps, setSteps] = useState<RebootStep[]>([]);
+  const seen = useRef({ rebooting: false, back: false });
+
+  const loadBoard = () =>
+    unwrap(client.GET('/api/boards/{id}/', { params: { path: { id } } }))
+      .then((b) => {
+        setBoard(b);
+        setError(null);
+        return b;
+      })
+      .catch((e) => {
+        setError(e);
+        return null;
+      });
+  const loadPacs = () =>
+    unwrap(client.POST('/api/pacs/query/', { body: { board_id: id } }))
+      .then((d) => {
+        // 200 is the answer; a 202 (still running after MM_SYNC_WAIT_S) carries the operation instead.
+        if ('pacs' in d) setPacs(d);
+        setPacError(null);
+      })
+      .catch(setPacError);
+
+  useEffect(() => {
+    void loadBoard();
+    if (canOperate.value) void loadPacs();
+  }, [id]);
+
+  // Live status: faster while a PAC activation is under way, to see the reboot.
+  useEffect(() => {
+    const t = setInterval(() => document.visibilityState === 'visible' && void loadBoard().then(track), activation ? 700 : 3000);
+    return () => clearInterval(t);
+  }, [id, activation]);
+
+  function track(b: Board | null) {
+    if (!b || !activation) return;
+    const s = seen.current;
+    if (b.status === 'rebooting' && !s.rebooting) {
+      s.rebooting = true;
+      setSteps((st) => [...st, { text: 'The board is rebooting…', state: 'waiting' }]);
+    }
+    const bootId = b.boot_id;
+    if (s.rebooting && !s.back && b.status === 'online' && bootId && bootId !== activation.bootId) {
+      s.back = true;
+      setSteps((st) => [
+        ...st.map((x) => ({ ...x, state: 'done' as const })),
+        { text: `Back online with a new boot id (${bootId.slice(0, 8)}…)`, state: 'done' },
+      ]);
+    }
+  }
+
+  async function activate(pac: string) {
+    if (!board) return;
+    setPacError(null);
+    seen.current = { rebooting: false, back: false };
+    setSteps([{ text: `Activating ${pac}: xlnx-config -a, then a reboot`, state: 'waiting' }]);
+    try {
+      const op = await api<Operation>('/api/pacs/activate/', { method: 'POST', headers: { prefer: 'respond-async' }, json: { board_id: id, pac } });
+      setActivation({ op, pac, bootId: board.boot_id });
+    } catch (err) {
+      setSteps([]);
+      setPacError(err);
+    }
+  }
+
+  function activationEnded(op: Operation) {
+    if (!activation) return;
+    setSteps((st) => [
+      ...st.map((x) => ({ ...x, state: op.status === 'succeeded' ? ('done' as const) : x.state === 'waiting' ? ('failed' as const) : x.state })),
+      op.status === 'succeeded'
+        ? { text: `${activation.pac} is the active PAC`, state: 'done' }
+        : { text: `Activation ${op.status}: ${op.error?.message ?? 'see the operation log'}`, state: 'failed' },
+    ]);
+    void loadPacs();
+    void loadBoard();
+  }
+
+  if (error && !board) return <ErrorBox error={error} />;
+  if (!board) return <p aria-busy="true">Loading…</p>;
+  return (
+    <section aria-labelledby="board-title" class="stack">
+      <p>
+        <Link href="/boards">← Boards</Link>
+      </p>
+      <div class="page-head">
+        <h1 id="board-title">{board.name}</h1>
+        {isAdmin.value && <DeleteBoard id={board.id} name={board.name} />}
+      </div>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge status={board.status} /> {board.busy && <span class="muted">busy</span>}
+        </dd>
+        <dt>Last seen</dt>
+        <dd>{board.status === 'online' ? 'now' : `${ago(board.last_seen_at)} (${formatTime(board.last_seen_at)})`}</dd>
+        <dt>Connected since</dt>
+        <dd>{formatTime(board.connected_at)}</dd>
+        <dt>Agent version</dt>
+        <dd>{board.agent_version ?? '—'}</dd>
+        <dt>Host and architecture</dt>
+        <dd>
+          {board.hostname ?? '—'} · {board.platform ?? '—'}
+        </dd>
+        <dt>Boot id</dt>
+        <dd>
+          <code>{board.boot_id ?? '—'}</code>
+        </dd>
+        <dt>Active PAC</dt>
+        <dd data-testid="active-pac">{board.active_pac ?? '—'}</dd>
+      </dl>
+
+      <h2>PACs</h2>
+      {!canOperate.value ? (
+        <p class="muted">Listing PACs asks the board, which needs the operator role.</p>
+      ) : (
+        <>
+          <ErrorBox error={pacError} onDismiss={() => setPacError(null)} />
+          {pacs && (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Board</th>
+                  <th scope="col">Assets folder</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {pacs.pacs.map((p) => (
+                  <tr key={p.name}>
+                    <td>
+                      {p.name} {p.active && <StatusBadge status="active" />}
+                    </td>
+                    <td>{p.board}</td>
+                    <td>
+                      <code class="small">{p.assets_dir}</code>
+                    </td>
+                    <td>
+                      {isAdmin.value && !p.active && (
+                        <button type="button" onClick={() => void activate(p.name)} disabled={!!activation && steps.some((s) => s.state === 'waiting')}>
+                          Activate {p.name}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <div class="row">
+            <button type="button" onClick={() => void loadPacs()}>
+              Refresh the list
+            </button>
+          </div>
+          {steps.length > 0 && (
+            <div class="card stack" aria-live="polite" data-testid="reboot-view">
+              <h3>PAC activation</h3>
+              <ol class="steps">
+                {steps.map((s, i) => (
+                  <li key={i} class={`step-${s.state}`}>
+                    <span aria-hidden="true">{s.state === 'done' ? '✓' : s.state === 'failed' ? '✗' : '…'}</span> {s.text}
+                  </li>
+                ))}
+              </ol>
+              {activation && <OperationLive key={activation.op.id} operation={activation.op} onEnd={activationEnded} />}
+            </div>
+          )}
+          {isAdmin.value && <InstallPac boardId={board.id} onDone={() => void loadPacs()} />}
+        </>
+      )}
+    </section>
+  );
+}
+
+function InstallPac({ boardId, onDone }: { boardId: string; onDone: () => void }) {
+  const [progress, setProgress] = useState<{ loaded: number; total: number } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<string | null>(null);
+  return (
+    <form
+      class="card stack"
+      aria-label="Install a PAC"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const formEl = e.currentTarget;
+        const file = (formEl.elements.namedItem('file') as HTMLInputElement).files?.[0];
+        if (!file) return;
+        const form = new FormData();
+        form.append('board_id', boardId);
+        form.append('file', file);
+        setError(null);
+        setDone(null);
+        setProgress({ loaded: 0, total: file.size });
+        try {
+          const r = await postFormWithProgress<{ pac: string }>('/api/pacs/install/', form, (loaded, total) => setProgress({ loaded, total }));
+          setDone(r.pac);
+          formEl.reset();
+          onDone();
+        } catch (err) {
+          setError(err);
+        } finally {
+          setProgress(null);
+        }
+      }}
+    >
+      <h3>Install a PAC</h3>
+      <label>
+        <span>
+          Archive (<code>.tar</code> or <code>.tar.gz</code> of one PAC folder)
+        </span>
+        <input name="file" type="file" accept=".tar,.tar.gz,.tgz,application/x-tar,application/gzip" required />
+      </label>
+      {progress && (
+        <div>
+          <progress max={progress.total || 1} value={progress.loaded} aria-label="PAC upload progress" /> {formatBytes(progress.loaded)} of{' '}
+          {formatBytes(progress.total)}
+          {progress.loaded >= progress.total && ' — the board is unpacking it…'}
+        </div>
+      )}
+      {done && <p class="ok">Installed {done}.</p>}
+      <ErrorBox error={error} />
+      <div>
+        <button type="submit" disabled={!!progress}>
+          Install
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function DeleteBoard({ id, name }: { id: string; name: string }) {
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <>
+      <button
+        type="button"
+        class="danger"
+        onClick={async () => {
+          if (!confirm(`Delete the board “${name}”? Its token stops working and its agent is disconnected.`)) return;
+          try {
+            await unwrap(client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
+            navigate('/boards');
+          } catch (err) {
+            setError(err);
+          }
+        }}
+      >
+        Delete board
+      </button>
+      <ErrorBox error={error} />
+    </>
+  );
+}

@@ -1,0 +1,204 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, client, unwrap, type InvocationDetails, type Operation } from '../api/client.ts';
+import { BoardPicker, useBoards } from '../components/board-picker.tsx';
+import { ErrorBox } from '../components/error-box.tsx';
+import { FileSlot } from '../components/file-slot.tsx';
+import { Link } from '../components/link.tsx';
+import { OperationLive } from '../components/operation-live.tsx';
+import { StatusBadge } from '../components/status-badge.tsx';
+import { formatBytes, formatTime } from '../lib/format.ts';
+import { navigate } from '../lib/router.ts';
+import { canOperate } from '../lib/session.ts';
+
+const INPUT_KINDS = ['parameter', 'bitstream', 'weights', 'input_video'] as const;
+
+export function InvocationPage({ id }: { id: number }) {
+  const [inv, setInv] = useState<InvocationDetails | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const [live, setLive] = useState<Operation | null>(null);
+  const [boardId, setBoardId] = useState('');
+  const { boards } = useBoards(5000);
+
+  const reload = () =>
+    unwrap(client.GET('/api/invocations/{id}/', { params: { path: { id } } }))
+      .then((d) => {
+        setInv(d);
+        setError(null);
+        const running = d.operations.find((o) => o.status === 'queued' || o.status === 'running');
+        if (running) setLive((l) => l ?? running);
+      })
+      .catch(setError);
+
+  useEffect(() => {
+    setLive(null);
+    void reload();
+  }, [id]);
+
+  useEffect(() => {
+    if (boards?.length === 1 && !boardId) setBoardId(boards[0]!.id);
+  }, [boards]);
+
+  async function start(kind: 'transfer' | 'execute') {
+    setActionError(null);
+    try {
+      // Answer at once (202) and follow the operation's events rather than hold the request.
+      const op = await api<Operation>(`/api/invocations/${id}/${kind}/`, {
+        method: 'POST',
+        headers: { prefer: 'respond-async' },
+        json: boardId ? { board_id: boardId } : {},
+      });
+      setLive(op);
+      void reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  }
+
+  if (error && !inv) return <ErrorBox error={error} />;
+  if (!inv) return <p aria-busy="true">Loading…</p>;
+  const out = inv.files.output_video;
+  const active = live && (live.status === 'queued' || live.status === 'running');
+  return (
+    <section aria-labelledby="inv-name" class="stack">
+      <p>
+        <Link href="/invocations">← Invocations</Link>
+      </p>
+      <div class="page-head">
+        <h1 id="inv-name">
+          {inv.name} <span class="muted">#{inv.id}</span>
+        </h1>
+        <div class="row">
+          <a class="button" href={`/api/invocations/${inv.id}/download/`} download>
+            Download ZIP
+          </a>
+          {canOperate.value && <DeleteInvocation id={inv.id} name={inv.name} />}
+        </div>
+      </div>
+      {inv.description && <p>{inv.description}</p>}
+      <p class="muted small">
+        Created {formatTime(inv.created_at)} · updated {formatTime(inv.updated_at)}
+      </p>
+
+      <h2>Files</h2>
+      <div class="grid slots">
+        {INPUT_KINDS.map((k) => (
+          <FileSlot key={k} invocationId={inv.id} kind={k} file={inv.files[k]} editable={canOperate.value} onChanged={() => void reload()} />
+        ))}
+      </div>
+
+      <h2>Run on a board</h2>
+      {canOperate.value ? (
+        <div class="card stack">
+          {boards && boards.length === 0 && <p>No board is registered yet. Register one on the <Link href="/boards">Boards</Link> page.</p>}
+          {boards && boards.length > 0 && (
+            <div class="row wrap">
+              <BoardPicker id="run-board" boards={boards} value={boardId} onChange={setBoardId} />
+              <button type="button" onClick={() => void start('transfer')} disabled={!!active}>
+                Transfer files
+              </button>
+              <button type="button" class="primary" onClick={() => void start('execute')} disabled={!!active}>
+                Execute
+              </button>
+            </div>
+          )}
+          <ErrorBox error={actionError} onDismiss={() => setActionError(null)} />
+        </div>
+      ) : (
+        <p class="muted">Your role (viewer) can watch runs but not start them.</p>
+      )}
+      {live && (
+        <OperationLive
+          key={live.id}
+          operation={live}
+          onEnd={(op) => {
+            setLive(op);
+            void reload();
+          }}
+        />
+      )}
+
+      <h2>Output video</h2>
+      {out ? (
+        <div class="stack">
+          {/* The server honours Range: the player seeks without downloading the whole file. */}
+          <video controls preload="metadata" src={`/api/invocations/${inv.id}/video/`} data-testid="output-video" aria-label={`Output video of ${inv.name}`}>
+            Your browser cannot play this video: <a href={`/api/invocations/${inv.id}/video/`}>download it</a>.
+          </video>
+          <p class="small muted">
+            {out.filename} · {formatBytes(out.size)} · <a href={`/api/invocations/${inv.id}/video/`} download={out.filename}>download</a>
+          </p>
+        </div>
+      ) : (
+        <p class="muted">No output yet: execute the invocation on a board.</p>
+      )}
+
+      <h2>Operations</h2>
+      {inv.operations.length === 0 ? (
+        <p class="muted">None yet.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Status</th>
+              <th scope="col">Created</th>
+              <th scope="col">Finished</th>
+            </tr>
+          </thead>
+          <tbody>
+            {inv.operations.map((o) => (
+              <tr key={o.id}>
+                <td>
+                  <Link href={`/operations/${o.id}`}>#{o.id}</Link>
+                </td>
+                <td>{o.kind}</td>
+                <td>
+                  <StatusBadge status={o.status} />
+                </td>
+                <td>{formatTime(o.created_at)}</td>
+                <td>{formatTime(o.finished_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function DeleteInvocation({ id, name }: { id: number; name: string }) {
+  const [asking, setAsking] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (!asking)
+    return (
+      <button type="button" class="danger" onClick={() => setAsking(true)}>
+        Delete
+      </button>
+    );
+  return (
+    <div role="alertdialog" aria-labelledby="del-q" class="confirm">
+      <span id="del-q">Delete “{name}” and its files? Running operations are cancelled.</span>
+      <button
+        type="button"
+        class="danger"
+        autoFocus
+        onClick={async () => {
+          try {
+            await unwrap(client.DELETE('/api/invocations/{id}/', { params: { path: { id } } }));
+            navigate('/invocations');
+          } catch (err) {
+            setError(err);
+          }
+        }}
+      >
+        Yes, delete
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+      <ErrorBox error={error} />
+    </div>
+  );
+}

@@ -1,0 +1,144 @@
+/**
+ * The browser tests' harness: the real control plane and a `mm-agent --simulate` board as
+ * processes, Debian's Chromium driven by playwright-core, screenshots of every page into
+ * packages/dashboard/test-output/screenshots/ (gitignored), and an axe-core check.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { realDatabaseUrl } from '../../../test/support/databases.ts';
+import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster, type ServerProcess } from '../../../test/support/processes.ts';
+import { freePort } from '../../../test/e2e/device-scripts-support.ts';
+
+export const CHROMIUM = process.env.MM_CHROMIUM ?? '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const dashboardDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const SHOTS_DIR = path.join(dashboardDir, 'test-output', 'screenshots');
+export const ADMIN_TOKEN = 'browser-test-admin-token';
+
+export interface Harness {
+  cluster: ServerCluster;
+  server: ServerProcess;
+  agent: AgentProcess;
+  board: { id: string; token: string };
+  gpioScriptId: string;
+  users: Record<'admin' | 'operator' | 'viewer', { username: string; password: string }>;
+  browser: Browser;
+  api(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/** Builds the dashboard when dist/ is missing or older than its sources (the install's own check). */
+async function ensureBuilt(): Promise<void> {
+  const r = spawnSync(process.execPath, [path.join(dashboardDir, 'scripts', 'build-if-needed.mjs')], { cwd: dashboardDir, stdio: 'inherit' });
+  if (r.status !== 0 || !existsSync(path.join(dashboardDir, 'dist', 'index.html'))) throw new Error('the dashboard could not be built');
+}
+
+export async function startHarness(): Promise<Harness> {
+  await ensureBuilt();
+  await fs.mkdir(SHOTS_DIR, { recursive: true });
+  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { MM_API_TOKEN: ADMIN_TOKEN });
+  const server = await cluster.start();
+  const api = (pathname: string, init: RequestInit & { json?: unknown } = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${ADMIN_TOKEN}`);
+    if (init.json !== undefined) headers.set('content-type', 'application/json');
+    return server.api(pathname, { ...init, headers, ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}) });
+  };
+
+  const users = {
+    admin: { username: 'ada', password: 'ada-password-123456' },
+    operator: { username: 'otto', password: 'otto-password-123456' },
+    viewer: { username: 'vera', password: 'vera-password-123456' },
+  };
+  for (const [role, u] of Object.entries(users)) {
+    const res = await api('/api/users/', { method: 'POST', json: { ...u, role } });
+    expect(res.status, await res.clone().text()).toBe(201);
+  }
+
+  const created = await api('/api/boards/', { method: 'POST', json: { name: 'sim-board' } });
+  expect(created.status).toBe(201);
+  const board = (await created.json()) as { id: string; token: string };
+
+  // The simulated GPIO motor script listens on a free port; the catalogue entry says where.
+  const { scripts } = (await (await api('/api/device-scripts/?device_type=gpio')).json()) as { scripts: Array<{ id: string }> };
+  const gpioScriptId = scripts[0]!.id;
+  const gpioPort = await freePort();
+  const patched = await api(`/api/device-scripts/${gpioScriptId}/`, { method: 'PATCH', json: { port: gpioPort } });
+  expect(patched.status).toBe(200);
+
+  const agent = await startAgent({
+    serverUrl: server.url,
+    token: board.token,
+    agentDir: await fs.mkdtemp(path.join(os.tmpdir(), 'mm-browser-agent-')),
+    env: { MM_SIM_GPIO_PORT: String(gpioPort), MM_SIM_REBOOT_DELAY_MS: '1500', LOG_LEVEL: 'warn' },
+  });
+  await eventually(async () => {
+    const b = (await (await api(`/api/boards/${board.id}/`)).json()) as { status: string };
+    expect(b.status).toBe('online');
+  }, 60_000);
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  return {
+    cluster,
+    server,
+    agent,
+    board,
+    gpioScriptId,
+    users,
+    browser,
+    api,
+    async stop() {
+      await browser.close().catch(() => undefined);
+      await agent.stop();
+      await fs.rm(agent.agentDir, { recursive: true, force: true });
+      await cluster.cleanup();
+    },
+  };
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+const axeSource = fs.readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core in the page: no serious or critical violation. */
+export async function expectAccessible(page: Page, name: string): Promise<void> {
+  await page.addScriptTag({ content: await axeSource });
+  const violations = await page.evaluate(async () => {
+    // Runs in the page: its globals, typed here by hand (the test project has Node's types only).
+    const page = globalThis as unknown as {
+      document: unknown;
+      axe: { run(ctx: unknown, opts: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> };
+    };
+    const r = await page.axe.run(page.document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3).join(', ')})`);
+  });
+  expect(violations, `accessibility of ${name}`).toEqual([]);
+}
+
+export async function signIn(page: Page, baseUrl: string, username: string, password: string): Promise<void> {
+  await page.goto(baseUrl + '/');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Invocations', level: 1 }).waitFor();
+}
