@@ -6,12 +6,14 @@ import { apiPath } from './http/api-path.ts';
 import { apiTokenAuth } from './http/auth.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
+import { requestMetrics } from './http/request-metrics.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { invocationOperationRoutes } from './routes/invocation-operations.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { pacRoutes } from './routes/pacs.ts';
@@ -23,11 +25,13 @@ export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));
+  app.use('*', requestMetrics(ctx.metrics));
   app.use('/api/*', apiTokenAuth(ctx.config.apiToken));
 
   // One module per resource.
   app.route('/', healthRoutes(ctx));
   app.route('/', docsRoutes(ctx.version));
+  app.route('/', metricsRoutes(ctx));
   app.route('/', invocationRoutes(ctx));
   app.route('/', invocationFileRoutes(ctx));
   app.route('/', videoRoutes(ctx));

@@ -38,6 +38,7 @@ export const configSchema = z.object({
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
+  MM_REPLICA_ID: optionalString,
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -56,6 +57,8 @@ export interface Config {
   relayTimeoutMs: number;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
+  /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
+  replicaId: string | undefined;
   logLevel: string;
 }
 
@@ -85,6 +88,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
+    replicaId: e.MM_REPLICA_ID,
     logLevel: e.LOG_LEVEL,
   };
 }
