@@ -16,7 +16,7 @@ import { fuzzRequest, knownUnfixedInput, operationsOf, type FuzzRequest, type Kn
 
 /** Fixed, so a failure is reproducible; FUZZ_SEED overrides it to explore. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2500);
 /** Longer than any answer the server should take (sync waits are cut to 1 s below). */
 const REQUEST_TIMEOUT_MS = 15_000;
 /** Answers are read up to this much, then the connection is dropped (downloads, SSE). */
