@@ -11,6 +11,7 @@ import { auditRoutes } from './routes/audit.ts';
 import { authRoutes } from './routes/auth.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { userRoutes } from './routes/users.ts';
+import { requestMetrics } from './http/request-metrics.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
@@ -18,6 +19,7 @@ import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { invocationOperationRoutes } from './routes/invocation-operations.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { pacRoutes } from './routes/pacs.ts';
@@ -30,6 +32,7 @@ export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));
+  app.use('*', requestMetrics(ctx.metrics));
   // People and access (auth/): host allow-list, who is calling, cross-site checks, roles, audit.
   app.use('*', authMiddleware(ctx.auth));
   app.use('/api/*', jsonBodyLimit({ exempt: (p) => /^\/api\/device-scripts\/[^/]+\/proxy(\/|$)/.test(p) }));
@@ -37,6 +40,7 @@ export function createApp(ctx: Services) {
   // One module per resource.
   app.route('/', healthRoutes(ctx));
   app.route('/', docsRoutes(ctx.version));
+  app.route('/', metricsRoutes(ctx));
   app.route('/', invocationRoutes(ctx));
   app.route('/', invocationFileRoutes(ctx));
   app.route('/', uploadRoutes(ctx));

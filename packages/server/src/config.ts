@@ -58,6 +58,7 @@ export const configSchema = z.object({
   MM_TRUST_PROXY: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1']).optional()),
   MM_SESSION_IDLE_S: int(60, 365 * 86_400).default(12 * 3600),
   MM_SESSION_MAX_S: int(60, 365 * 86_400).default(7 * 86_400),
+  MM_REPLICA_ID: optionalString,
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -79,6 +80,8 @@ export interface Config {
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;
+  /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
+  replicaId: string | undefined;
   logLevel: string;
   /** The dashboard's public origin (`MM_PUBLIC_URL`, e.g. `https://mm.example.org`), if set. */
   publicUrl: string | undefined;
@@ -119,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
+    replicaId: e.MM_REPLICA_ID,
     logLevel: e.LOG_LEVEL,
     publicUrl: e.MM_PUBLIC_URL?.replace(/\/$/, ''),
     allowedHosts: (e.MM_ALLOWED_HOSTS ?? '')

@@ -11,6 +11,7 @@ import { DeviceRelay } from './device-relay/device-relay.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS } from './device-relay/stream-relay.ts';
 import { InProcessEventBus, type EventBus } from './events/event-bus.ts';
 import type { Logger } from './logger.ts';
+import { ServerMetrics } from './metrics/server-metrics.ts';
 import { OperationEventLog } from './operations/event-log.ts';
 import { OperationKindRegistry, type OperationKind } from './operations/kinds.ts';
 import { DEFAULT_OPERATION_STREAM_OPTIONS, OperationEventStreams } from './operations/operation-event-streams.ts';
@@ -51,6 +52,8 @@ export interface Services extends StoreContext {
   auth: AuthService;
   /** Resumable (tus) uploads at `/api/uploads/`: part files, their rows, expiry sweeps. */
   resumableUploads: ResumableUploads;
+  /** The Prometheus registry and its instruments (`GET /api/metrics/`). */
+  metrics: ServerMetrics;
   /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
   shutdown(): Promise<void>;
 }
@@ -92,6 +95,14 @@ export async function createServices(config: Config, database: Database, log: Lo
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
+  const metrics = new ServerMetrics(
+    bus,
+    {
+      boardsOnline: () => agents.onlineCount(),
+      sseClients: () => operationStreams.totalClients() + deviceRelay.streams.totalClients(),
+    },
+    { replicaId: config.replicaId },
+  );
 
   // The results folder and the content store exist from the start; leftovers of a crash go.
   await fs.mkdir(config.resultsDir, { recursive: true });
@@ -116,6 +127,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     deviceRelay,
     resumableUploads,
     auth,
+    metrics,
     async shutdown() {
       auth.stop();
       // Appends still streaming stop (their bytes so far are kept for a resume).
@@ -127,6 +139,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
       await hub.shutdown();
       await operations.drain();
+      metrics.close();
     },
   };
 }

@@ -119,6 +119,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics (text exposition format)
+         * @description HTTP requests by route pattern and status with durations (`mm_http_request_duration_seconds`), ended operations by kind and status (`mm_operations_total`), boards online (`mm_boards_online`), bytes moved over agent links (`mm_agent_link_bytes_total`), SSE clients (`mm_sse_clients`), event-loop delay (`nodejs_eventloop_lag_*`) and the process metrics. Needs a token when auth is on.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The metrics */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description Missing or wrong token (problem+json, `unauthorized`) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/invocations/": {
         parameters: {
             query?: never;

@@ -86,6 +86,13 @@ export class StreamRelay {
     return this.streams.get(streamKey(boardId, scriptId))?.channel.clientCount ?? 0;
   }
 
+  /** Clients of every relayed stream right now (the SSE clients metric). */
+  totalClients(): number {
+    let n = 0;
+    for (const stream of this.streams.values()) n += stream.channel.clientCount;
+    return n;
+  }
+
   /**
    * A new client's event stream (the response body): the `retry:` preamble, the events
    * missed since `lastEventId` (if given), the upstream's state if it is known, then live

@@ -62,6 +62,13 @@ export class OperationEventStreams {
     return this.streams.get(operationId)?.channel.clientCount ?? 0;
   }
 
+  /** Clients of every operation's stream right now (the SSE clients metric). */
+  totalClients(): number {
+    let n = 0;
+    for (const stream of this.streams.values()) n += stream.channel.clientCount;
+    return n;
+  }
+
   /** Shutdown: every stream ends. */
   close(): void {
     this.closed = true;

@@ -53,7 +53,12 @@ export function agentConnectRoutes(ctx: Services) {
       throw err;
     }
     return upgradeWebSocket(c, {
-      onOpen: (_event, ws) => ctx.hub.accept(ws.raw as WebSocket, { id: board.id, name: board.name }),
+      onOpen: (_event, ws) => {
+        // After the upgrade the request's TCP socket carries the link: its byte counts are the link's.
+        const socket = c.env?.incoming?.socket;
+        if (socket) ctx.metrics.trackAgentLink(socket);
+        ctx.hub.accept(ws.raw as WebSocket, { id: board.id, name: board.name });
+      },
     });
   });
 

@@ -1,0 +1,128 @@
+import type { Socket } from 'node:net';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EventBus } from '../events/event-bus.ts';
+import type { OperationObject } from '../operations/operation-object.ts';
+
+/** What the metrics read at scrape time from the services that own the numbers. */
+export interface MetricSources {
+  /** Boards with a live link now. */
+  boardsOnline(): number;
+  /** Clients of every SSE stream now (operation events, device-script streams). */
+  sseClients(): number;
+}
+
+export interface ServerMetricsOptions {
+  /** The `replica` label of every metric (MM_REPLICA_ID), when set. */
+  replicaId?: string | undefined;
+}
+
+/** Route label of a request that matched no route (the raw path is never a label). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * The control plane's Prometheus metrics, in a registry of its own (prom-client's global
+ * default registry is module state: two servers in one process, as in tests, would share
+ * and double-register it). Built once by the composition root; the HTTP middleware, the
+ * agent link route and the bus feed it; `GET /api/metrics/` renders it.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly operationsEnded: Counter<'kind' | 'status'>;
+  private readonly linkBytes = { received: 0, sent: 0 };
+  /** Sockets of the agent links that are open now: their counts are read live at scrape time. */
+  private readonly liveLinks = new Set<Socket>();
+  private readonly unsubscribe: () => void;
+
+  constructor(bus: EventBus, sources: MetricSources, opts: ServerMetricsOptions = {}) {
+    if (opts.replicaId) this.registry.setDefaultLabels({ replica: opts.replicaId });
+    // Process CPU, memory, handles, GC, and event-loop delay (nodejs_eventloop_lag_*).
+    collectDefaultMetrics({ register: this.registry });
+
+    this.httpDuration = new Histogram({
+      name: 'mm_http_request_duration_seconds',
+      help: 'HTTP requests by method, route pattern and status: time until the response started (streamed bodies excluded)',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    this.operationsEnded = new Counter({
+      name: 'mm_operations_total',
+      help: 'Operations that ended, by kind and final status',
+      labelNames: ['kind', 'status'],
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'mm_boards_online',
+      help: 'Boards with a live agent link',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.boardsOnline());
+      },
+    });
+    new Gauge({
+      name: 'mm_sse_clients',
+      help: 'Clients of server-sent event streams (operation events and device-script streams)',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.sseClients());
+      },
+    });
+    const linkBytes = (direction: 'received' | 'sent') => this.linkBytesTotal(direction);
+    new Counter({
+      name: 'mm_agent_link_bytes_total',
+      help: "Bytes moved over agent links (the links' TCP bytes, framing included), by direction as seen by the server",
+      labelNames: ['direction'],
+      registers: [this.registry],
+      collect() {
+        // A counter cannot be set: reset, then add the running total (it only ever grows).
+        this.reset();
+        this.inc({ direction: 'received' }, linkBytes('received'));
+        this.inc({ direction: 'sent' }, linkBytes('sent'));
+      },
+    });
+
+    this.unsubscribe = bus.subscribe('operation.event', undefined, ({ event }) => {
+      if (event.type !== 'end') return;
+      const op = event.data as Pick<OperationObject, 'kind' | 'status'>;
+      this.operationsEnded.inc({ kind: op.kind, status: op.status });
+    });
+  }
+
+  /** One answered request; `route` is the matched route's pattern (or UNMATCHED_ROUTE). */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** Counts the bytes of an agent link's socket (upgrade request included) until it closes. */
+  trackAgentLink(socket: Socket): void {
+    if (this.liveLinks.has(socket)) return;
+    this.liveLinks.add(socket);
+    socket.once('close', () => {
+      this.linkBytes.received += socket.bytesRead;
+      this.linkBytes.sent += socket.bytesWritten;
+      this.liveLinks.delete(socket);
+    });
+  }
+
+  private linkBytesTotal(direction: 'received' | 'sent'): number {
+    let total = this.linkBytes[direction];
+    for (const s of this.liveLinks) total += direction === 'received' ? s.bytesRead : s.bytesWritten;
+    return total;
+  }
+
+  /** The text exposition format (`Content-Type` in `contentType`). */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Shutdown: stop listening to the bus. */
+  close(): void {
+    this.unsubscribe();
+    this.registry.clear();
+  }
+}
