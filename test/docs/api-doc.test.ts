@@ -17,7 +17,7 @@ const API_DOC = path.resolve(import.meta.dirname, '../../docs/api.md');
 /** The document itself is served but is not a path of itself. */
 const SELF = 'GET /api/openapi.json';
 
-const ROUTE_SPAN = /`((?:GET|POST|PUT|PATCH|DELETE|HEAD|ANY)(?:\/(?:GET|POST|PUT|PATCH|DELETE|HEAD))*) (\/api\/[^`\s]*)`/g;
+const ROUTE_SPAN = /`((?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|ANY)(?:\/(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS))*) (\/api\/[^`\s]*)`/g;
 
 interface NamedRoute {
   method: string;

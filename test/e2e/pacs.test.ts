@@ -22,7 +22,7 @@ import {
 } from './pacs-support.ts';
 
 /**
- * PACs end to end (rows 10–12 of API.md): the real control plane and a real
+ * PACs end to end (docs/api.md, "PACs"): the real control plane and a real
  * `mm-agent --simulate` process, whose simulated xlnx-config keeps PAC folders on disk and
  * whose simulated reboot drops the link, changes the boot id and comes back.
  */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** One PAC configuration as `xlnx-config -q` lists it (API.md, "PACs"). */
+/** One PAC configuration as `xlnx-config -q` lists it (docs/api.md, "PACs"). */
 export const PacRecord = z.object({
   name: z.string().min(1),
   active: z.boolean(),

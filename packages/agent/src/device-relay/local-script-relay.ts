@@ -8,7 +8,7 @@ import { SseRelay } from './sse-relay.ts';
 export type RelayRequestMessage = MessageOf<'http.request'> | MessageOf<'http.abort'> | MessageOf<'sse.subscribe'> | MessageOf<'sse.unsubscribe'>;
 
 /**
- * The board's side of the device-script relay (API.md row 14): proxied HTTP requests to
+ * The board's side of the device-script relay (docs/api.md, "Device-script relay"): proxied HTTP requests to
  * a script's port on 127.0.0.1 and followed event streams. Everything it opens ends with
  * the link it came on.
  */

@@ -7,7 +7,7 @@ import type { HelloMessage } from './board-link.ts';
 export type BoardRow = typeof boards.$inferSelect;
 export type BoardStatus = 'online' | 'offline' | 'rebooting';
 
-/** The board as the API shows it (API.md, "Boards and operations"). */
+/** The board as the API shows it (docs/api.md, "Boards and operations"). */
 export interface BoardObject {
   id: string;
   name: string;

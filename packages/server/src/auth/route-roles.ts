@@ -27,7 +27,7 @@ const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS
 const TUS_METHODS = ['POST', 'HEAD', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /**
- * THE one place that says which role each route needs (API.md, "People and access").
+ * THE one place that says which role each route needs (docs/api.md, "People and access").
  * A test walks the OpenAPI document: every documented route must be here, and a user
  * one role lower gets 403 on it. Entries for routes other branches are adding (tus
  * uploads, attaching known content, metrics) are here ahead of them; that test lists

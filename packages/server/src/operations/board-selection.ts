@@ -4,7 +4,7 @@ import { findBoard, someBoardIds } from '../agent-link/board-store.ts';
 import { BadRequestError, boardOffline, notFound, ServiceUnavailableError } from '../errors.ts';
 
 /**
- * The board a request means (API.md: `board_id?` may be left out when exactly one board is
+ * The board a request means (docs/api.md: `board_id?` may be left out when exactly one board is
  * registered). None registered → 503 `no_board`; several and none named → 400
  * `board_required`; an unknown id → 404 `board_not_found`.
  */

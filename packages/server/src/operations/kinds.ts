@@ -25,7 +25,7 @@ import type { OperationError, OperationObject, OperationProgress } from './opera
  *   });
  *
  * then starts operations with `operations.create({ kind, boardId, params })` and answers
- * the POST with `respondWithOperation` (sync/async rules of API.md).
+ * the POST with `respondWithOperation` (sync/async rules of docs/api.md).
  *
  * Contract of `run`:
  * - It starts once the board is online, not rebooting, and idle; no other operation of the

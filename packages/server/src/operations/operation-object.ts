@@ -19,7 +19,7 @@ export interface OperationError {
   message: string;
 }
 
-/** The operation as the API shows it (API.md, "Boards and operations"). */
+/** The operation as the API shows it (docs/api.md, "Boards and operations"). */
 export interface OperationObject {
   id: number;
   kind: string;

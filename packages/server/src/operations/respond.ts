@@ -33,7 +33,7 @@ export interface OperationAnswerOptions {
 }
 
 /**
- * Answers a POST that started an operation, by the contract's rules (API.md):
+ * Answers a POST that started an operation, by the contract's rules (docs/api.md):
  * with `Prefer: respond-async` at once 202 + `Location`; otherwise it waits for the end
  * (at most `MM_SYNC_WAIT_S`, or the `Prefer: wait=` seconds if shorter) and answers
  * 200 succeeded (or `successStatus`; the operation, or `body(op)`), 502 `operation_failed`

@@ -9,7 +9,7 @@ import type { ArchiveUploads } from './archive-uploads.ts';
 import { ActivateParams, InstallParams, type PacInstallAnswer, type PacQueryAnswer } from './pac-schemas.ts';
 
 /**
- * The PAC operation kinds (rows 10–12 of API.md), run on the server while they hold their
+ * The PAC operation kinds (docs/api.md, "PACs"), run on the server while they hold their
  * board's queue slot, so they wait for the board's other work and the other work waits for
  * them (above all for a reboot):
  *

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 
-/** One PAC configuration as `xlnx-config -q` lists it (API.md, "PACs"). */
+/** One PAC configuration as `xlnx-config -q` lists it (docs/api.md, "PACs"). */
 export const PacRecordSchema = z
   .object({
     name: z.string().openapi({ example: 'zcu104-platform-cfg1' }),

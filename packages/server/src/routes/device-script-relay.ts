@@ -11,7 +11,7 @@ import { ScriptPath } from '@mm/protocol';
 
 const TAG = 'device scripts';
 
-/** Where a script serves its event stream (API.md: the script's `GET /stream`). */
+/** Where a script serves its event stream (docs/api.md: the script's `GET /stream`). */
 const SCRIPT_STREAM_PATH = '/stream';
 
 /** `/api/device-scripts/<id>/proxy` and what follows it: the path the script gets. */

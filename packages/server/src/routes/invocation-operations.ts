@@ -65,7 +65,7 @@ const executeRoute = route(
     "invocation's `output_video`. No body needed. Waits for the end unless `Prefer: respond-async`.",
 );
 
-/** Rows 5 and 6 of API.md: transfer and execute. */
+/** Transfer and execute (docs/api.md, "Transfer and execute"). */
 export function invocationOperationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 

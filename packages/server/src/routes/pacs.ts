@@ -142,7 +142,7 @@ async function refuseUnlistedPac(ctx: Services, boardId: string, pac: string): P
   );
 }
 
-/** Rows 10–12 of API.md: PAC query, activate, install. */
+/** PAC query, activate, install (docs/api.md, "PACs"). */
 export function pacRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook((raw) => new NotFoundError('not_found', `No resource ${raw}.`)) });
 

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 
 /**
- * The fields of a device-script catalogue entry and their rules (API.md row 14). JSON
+ * The fields of a device-script catalogue entry and their rules (docs/api.md, "Device scripts"). JSON
  * types are taken as they come: a port of "80" (a string) is refused, not coerced.
  */
 const name = z

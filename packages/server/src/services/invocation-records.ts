@@ -3,7 +3,7 @@ import type { invocationFiles, invocations } from '../db/schema.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 
 /**
- * The JSON shapes of invocations, their files and videos (API.md), as zod schemas (they
+ * The JSON shapes of invocations, their files and videos (docs/api.md), as zod schemas (they
  * also describe the OpenAPI document) and the mapping from database rows to them.
  */
 
