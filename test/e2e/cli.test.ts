@@ -272,6 +272,35 @@ describe('the mm client without a board, and with auth (embedded database)', () 
     }
   }, HEAVY);
 
-  // Needs the accounts branch's POST /api/auth/login/ and POST /api/tokens/ (not on this branch yet).
-  it.skip('login --username logs in, creates a personal token on that session and saves it (needs the accounts routes)', () => {});
+  it('login --username logs in, creates a personal token on that session and saves it; a wrong password is exit 4', async () => {
+    const server = await startTestServer('embedded', { MM_API_TOKEN: 'admin-token' });
+    try {
+      const made = await fetch(`${server.url}/api/users/`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'carol', password: 'carol-secret-password', role: 'operator' }),
+      });
+      expect(made.status).toBe(201);
+
+      const wrong = await cli.run(['login', '--server', server.url, '--username', 'carol'], { MM_PASSWORD: 'not-her-password' });
+      expect(wrong.code).toBe(4);
+      expect(wrong.stderr).not.toMatch(/\n\s+at /);
+
+      const login = await cli.run(['login', '--server', server.url, '--username', 'carol'], { MM_PASSWORD: 'carol-secret-password' });
+      expect(login.code, login.stderr).toBe(0);
+      const file = path.join(cli.env.XDG_CONFIG_HOME!, 'model-manager', 'config.json');
+      expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
+      const saved = JSON.parse(await fs.readFile(file, 'utf8')) as { server: string; token: string };
+      expect(saved.server).toBe(server.url);
+      expect(saved.token).toMatch(/^mmu_/);
+
+      // The saved personal token is carol's: it works, and the server lists it as hers.
+      const ls = await cli.run(['invocations', 'ls', '--json']);
+      expect(ls.code, ls.stderr).toBe(0);
+      const mine = await fetch(`${server.url}/api/auth/me/`, { headers: { authorization: `Bearer ${saved.token}` } });
+      expect(((await mine.json()) as { user: { username: string } }).user.username).toBe('carol');
+    } finally {
+      await server.stop();
+    }
+  }, HEAVY);
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type WebSocket from 'ws';
 import {
@@ -49,8 +50,6 @@ export interface HeartbeatSettings {
   timeoutMs: number;
 }
 
-let linkSerial = 0;
-
 /**
  * The server's end of one board's agent link: the shared LinkPeer (socket, streams,
  * heartbeat) with the server's handlers on it. It checks that hello comes first, orders
@@ -58,7 +57,8 @@ let linkSerial = 0;
  * Presence and operations live above it (hub.ts, operations/).
  */
 export class BoardLink {
-  readonly serial = ++linkSerial;
+  /** Names this connection in logs (random: no counter shared across connections). */
+  readonly serial = randomBytes(4).toString('hex');
   readonly log: Logger;
   hello: HelloMessage | undefined;
   readonly connectedAt = new Date();
