@@ -24,6 +24,8 @@ describe.each(dbKinds)('faults: the server is killed with SIGKILL and started ag
   let scratch: string;
   /** Agent ↔ server through a rate cap, so a transfer lasts long enough to be cut. */
   let link: WanProxy;
+  /** The log of the run the server was killed during (checked by the test after it). */
+  let logOfCrashedRun: string | undefined;
   const api = (p: string, init?: RequestInit) => cluster.current().api(p, init);
   const post = (p: string, body?: unknown, headers: Record<string, string> = {}) =>
     api(p, {
@@ -145,23 +147,16 @@ describe.each(dbKinds)('faults: the server is killed with SIGKILL and started ag
     expect(done.result.exit_code).toBe(0);
     const video = Buffer.from(await (await api(`/api/invocations/${inv}/video/`)).arrayBuffer());
     expect(sha256(video)).toBe(done.result.output_video.sha256);
+    logOfCrashedRun = await (await api(`/api/operations/${op.id}/log/`)).text();
     await waitOnline();
   });
 
-  // Hole (not in issue 11's list; found by this suite): after a SIGKILL of the server during a
-  // run, the operation's log comes back empty — the lines the runner printed, before and after
-  // the kill, are lost, although the agent buffers log text while its link is down.
-  it.skip('mid-run: the run\'s log survives the server being killed', async () => {
-    const inv = await createInvocation('crash-run-log');
-    expect((await upload(url, inv, 'parameter', 'p.json', Buffer.from('{"duration_s": 3}'))).status).toBe(201);
-    const op = await json(await post(`/api/invocations/${inv}/execute/`, undefined, { prefer: 'respond-async' }));
-    await eventually(async () => expect((await pidsWithMarker(agent.marker, [agent.pid])).length).toBeGreaterThan(0), 60_000);
-    await cluster.current().kill();
-    await agent.output.waitFor((l) => l.msg === 'operation ended' && l.op_id === op.id, 'operation ended', 60_000);
-    await cluster.start();
-    await eventually(async () => expect((await operation(op.id)).status).toBe('succeeded'), 90_000, 200);
-    const log = await (await api(`/api/operations/${op.id}/log/`)).text();
-    expect(log).toMatch(/running \[/);
-    expect(log).toMatch(/wrote output\.mp4/);
+  // Hole (found by this suite; not in issue 11's list): the run's output printed while the
+  // server was away is lost. The agent buffers it, but its hello on reconnect carries the
+  // run's outcome, the server settles that first and then drops `op.log` for an ended
+  // operation (agent-operations.ts: `if (op === 'final') return`). Log text the server had
+  // received but not yet written when it was killed is lost too (log events are not acknowledged).
+  it.fails('mid-run: what the runner printed while the server was away reaches the log', () => {
+    expect(logOfCrashedRun).toMatch(/wrote output\.mp4/);
   });
 });
