@@ -100,5 +100,4 @@ describe('faults: a runner that never exits and ignores SIGTERM', () => {
     await eventually(async () => expect(await pidsWithMarker(agent.marker, [agent.pid])).toEqual([]), 20_000, 100);
     for (const pid of helpers) expect(() => process.kill(pid, 0)).toThrow();
   }, 120_000);
-  });
 });
