@@ -19,6 +19,7 @@ const DISK_MIB = 20;
 const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-fault-disk-'));
 const agentDir = path.join(scratch, 'agent');
 const mounted = await mountTmpfs(agentDir, DISK_MIB);
+if (!mounted) await fs.rm(scratch, { recursive: true, force: true });
 
 describe.skipIf(!mounted)('faults: the board\'s disk is full (ENOSPC on a 20 MiB tmpfs)', () => {
   let cluster: ServerCluster;
