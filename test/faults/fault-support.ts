@@ -46,7 +46,10 @@ export async function startCuttableProxy(target: { host: string; port: number })
   let mode: 'open' | 'cut' | 'frozen' = 'open';
   let accepted = 0;
   const setFlowing = (pair: Pair, flowing: boolean) => {
-    for (const s of [pair.client, pair.upstream]) (flowing ? s.resume() : s.pause());
+    for (const s of [pair.client, pair.upstream]) {
+      if (flowing) s.resume();
+      else s.pause();
+    }
   };
 
   const server = net.createServer({ noDelay: true }, (client) => {
