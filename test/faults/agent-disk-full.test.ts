@@ -8,11 +8,14 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { mountTmpfs, sha256, sha256File, unmount, upload } from './fault-support.ts';
+
+// Real processes on a shared machine: a fault and its recovery may take a while under load.
+vi.setConfig({ testTimeout: 180_000 });
 
 const DISK_MIB = 20;
 

@@ -7,11 +7,14 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScratchDatabase, realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { filesUnder, sha256, sleep, startCuttableProxy, upload, type CuttableProxy } from './fault-support.ts';
+
+// Real processes on a shared machine: a fault and its recovery may take a while under load.
+vi.setConfig({ testTimeout: 180_000 });
 
 describe.skipIf(!realDatabaseUrl)('faults: the database is unreachable, then back (real PostgreSQL)', () => {
   let scratchDb: Awaited<ReturnType<typeof createScratchDatabase>>;
@@ -125,11 +128,11 @@ describe.skipIf(!realDatabaseUrl)('faults: the database is unreachable, then bac
       const o = await operation(op.id);
       expect(o.status).toBe('succeeded');
       return o;
-    }, 60_000, 250);
+    }, 120_000, 250);
     const video = Buffer.from(await (await api(`/api/invocations/${inv}/video/`)).arrayBuffer());
     expect(sha256(video)).toBe(done.result.output_video.sha256);
     serverAlive();
-  });
+  }, 180_000);
 
   it('a cancel accepted before the outage ends as cancelled, and the server stays up', async () => {
     const inv = await createInvocation('db-outage-cancel');
@@ -151,9 +154,9 @@ describe.skipIf(!realDatabaseUrl)('faults: the database is unreachable, then bac
       const o = await operation(op.id);
       expect(o.status).toBe('cancelled');
       return o;
-    }, 60_000, 250);
+    }, 120_000, 250);
     expect(ended.error.code).toBe('cancelled');
     expect(await pidsWithMarker(agent.marker, [agent.pid])).toEqual([]);
     serverAlive();
-  });
+  }, 180_000);
 });

@@ -24,6 +24,16 @@ export async function sha256File(file: string): Promise<string> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Whether `pid` is a live process. A zombie does not count: where PID 1 does not reap
+ * orphans (a container without an init) a killed helper lingers as one, and `kill(pid, 0)`
+ * still succeeds on it.
+ */
+export async function isLive(pid: number): Promise<boolean> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
+  return stat !== undefined && !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}
+
 // ── a proxy that can be cut ──────────────────────────────────────────────────────────
 
 export interface CuttableProxy {

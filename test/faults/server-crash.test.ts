@@ -8,12 +8,15 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startWanProxy, type WanProxy } from '../../bench/wan-proxy.ts';
 import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { filesUnder, openUpload, sha256, sha256File, upload } from './fault-support.ts';
+
+// Real processes on a shared machine: a fault and its recovery may take a while under load.
+vi.setConfig({ testTimeout: 180_000 });
 
 describe.each(dbKinds)('faults: the server is killed with SIGKILL and started again (%s database)', (kind) => {
   let cluster: ServerCluster;

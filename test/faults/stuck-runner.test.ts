@@ -6,11 +6,14 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
-import { upload } from './fault-support.ts';
+import { isLive, upload } from './fault-support.ts';
+
+// Real processes on a shared machine: a fault and its recovery may take a while under load.
+vi.setConfig({ testTimeout: 180_000 });
 
 const STUCK = Buffer.from('{"duration_s": 3600, "ignore_sigterm": true, "spawn_children": 2}');
 
@@ -76,10 +79,10 @@ describe('faults: a runner that never exits and ignores SIGTERM', () => {
     expect(Date.now() - cancelledAt).toBeLessThan(25_000);
     expect(await (await api(`/api/operations/${op.id}/log/`)).text()).toMatch(/SIGTERM received and ignored/);
     await eventually(async () => expect(await pidsWithMarker(agent.marker, [agent.pid])).toEqual([]), 20_000, 100);
-    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of pids) expect(await isLive(pid)).toBe(false);
     // The board is free for the next operation.
     expect((await json(await api(`/api/boards/${board.id}/`))).status).toBe('online');
-  });
+  }, 120_000);
 
   it('the run timeout ends it the same way and the operation fails with `timeout`', async () => {
     await agent.stop();
@@ -98,6 +101,6 @@ describe('faults: a runner that never exits and ignores SIGTERM', () => {
     const helpers = [...log.matchAll(/helper process pid (\d+)/g)].map((m) => Number(m[1]));
     expect(helpers.length).toBe(2);
     await eventually(async () => expect(await pidsWithMarker(agent.marker, [agent.pid])).toEqual([]), 20_000, 100);
-    for (const pid of helpers) expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of helpers) expect(await isLive(pid)).toBe(false);
   }, 120_000);
 });

@@ -152,7 +152,16 @@ export async function serverCluster(
         repoRoot,
         nodeArgs,
       );
-      const listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 60_000, spawned.exited);
+      let listening: LogLine;
+      try {
+        // Generous: a first start initialises the embedded database, slow on a loaded machine.
+        listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 120_000, spawned.exited);
+      } catch (err) {
+        // A server that never came up must not keep writing into the folder cleanup() removes.
+        spawned.child.kill('SIGKILL');
+        await spawned.exited;
+        throw err;
+      }
       const url = String(listening.url);
       port = Number(new URL(url).port);
       const server: ServerProcess = {
