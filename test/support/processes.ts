@@ -152,8 +152,16 @@ export async function serverCluster(
         repoRoot,
         nodeArgs,
       );
-      // Generous: a first start (embedded database) took ~50 s on the shared 2-core machine under load.
-      const listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 180_000, spawned.exited);
+      let listening: LogLine;
+      try {
+        // Generous: a first start initialises the embedded database, slow on a loaded machine.
+        listening = await spawned.output.waitFor((l) => l.msg === 'control plane listening', 'control plane listening', 180_000, spawned.exited);
+      } catch (err) {
+        // A server that never came up must not keep writing into the folder cleanup() removes.
+        spawned.child.kill('SIGKILL');
+        await spawned.exited;
+        throw err;
+      }
       const url = String(listening.url);
       port = Number(new URL(url).port);
       const server: ServerProcess = {

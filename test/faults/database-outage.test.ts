@@ -1,0 +1,162 @@
+/**
+ * Faults: the database becomes unreachable and comes back. The server reaches the real
+ * PostgreSQL through a TCP proxy that the test cuts (every connection reset, new ones
+ * refused) and restores. Real PostgreSQL only: the embedded database lives in the server's
+ * process and cannot be cut away from it.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createScratchDatabase, realDatabaseUrl } from '../support/databases.ts';
+import { json } from '../support/http.ts';
+import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
+import { filesUnder, sha256, sleep, startCuttableProxy, upload, type CuttableProxy } from './fault-support.ts';
+
+// Real processes on a shared machine: a fault and its recovery may take a while under load.
+vi.setConfig({ testTimeout: 180_000 });
+
+describe.skipIf(!realDatabaseUrl)('faults: the database is unreachable, then back (real PostgreSQL)', () => {
+  let scratchDb: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let dbProxy: CuttableProxy;
+  let cluster: ServerCluster;
+  let url: string;
+  let board: { id: string; token: string };
+  let agent: AgentProcess;
+  let scratch: string;
+  const api = (p: string, init?: RequestInit) => cluster.current().api(p, init);
+  const post = (p: string, body?: unknown, headers: Record<string, string> = {}) =>
+    api(p, {
+      method: 'POST',
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  const createInvocation = async (name: string) => {
+    const res = await post('/api/invocations/create/', { name, description: 'faults' });
+    expect(res.status).toBe(201);
+    return (await json(res)).id as number;
+  };
+  const operation = async (id: number) => json(await api(`/api/operations/${id}/`));
+  /** What a client is told while the database is away: a problem document, never a hang or a crash. */
+  const expectOutageAnswer = async (res: Response) => {
+    expect([500, 503]).toContain(res.status);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect((await json(res)).code).toMatch(/^[a-z_]+$/);
+  };
+  /** The server process is still the one started in beforeAll, alive, and logged no crash. */
+  const serverAlive = () => {
+    const server = cluster.current();
+    expect(() => process.kill(server.pid, 0)).not.toThrow();
+    expect(server.output.text.join('\n')).not.toMatch(/unhandled rejection|unhandledRejection|uncaught|FATAL/i);
+  };
+
+  beforeAll(async () => {
+    scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-fault-db-'));
+    scratchDb = await createScratchDatabase();
+    const target = new URL(scratchDb.url);
+    dbProxy = await startCuttableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const proxied = new URL(scratchDb.url);
+    proxied.host = dbProxy.address;
+    // The cluster's own database is the embedded kind; DATABASE_URL points it at the proxy instead.
+    cluster = await serverCluster('embedded', { DATABASE_URL: proxied.toString() });
+    url = (await cluster.start()).url;
+    board = await json(await post('/api/boards/', { name: 'db-outage-board' }));
+    agent = await startAgent({ serverUrl: url, token: board.token, agentDir: path.join(scratch, 'agent') });
+    await eventually(async () => expect((await json(await api(`/api/boards/${board.id}/`))).status).toBe('online'), 60_000, 100);
+  });
+
+  afterAll(async () => {
+    dbProxy?.restore();
+    await agent?.stop();
+    await cluster?.cleanup();
+    await dbProxy?.close();
+    await scratchDb?.drop();
+    await fs.rm(scratch, { recursive: true, force: true });
+  });
+
+  it('health says 503 while the database is away and 200 once it is back, without a restart', async () => {
+    expect((await api('/api/health/')).status).toBe(200);
+    dbProxy.cut();
+    try {
+      const res = await api('/api/health/');
+      expect(res.status).toBe(503);
+      expect((await json(res)).database).not.toBe('ok');
+    } finally {
+      dbProxy.restore();
+    }
+    await eventually(async () => expect((await api('/api/health/')).status).toBe(200), 30_000, 200);
+    serverAlive();
+  });
+
+  it('reads, writes and uploads during the outage get a problem answer and change nothing', async () => {
+    const before = (await json(await api('/api/invocations/'))).total as number;
+    const inv = await createInvocation('db-outage-writes');
+    const contentDir = path.join(cluster.dataDir, 'content');
+    const contentBefore = await filesUnder(contentDir);
+    dbProxy.cut();
+    try {
+      await expectOutageAnswer(await api('/api/invocations/'));
+      await expectOutageAnswer(await post('/api/invocations/create/', { name: 'lost', description: '' }));
+      const up = await upload(url, inv, 'input_video', 'clip.mp4', Buffer.alloc(256 * 1024, 7));
+      expect([500, 503]).toContain(up.status);
+      await expectOutageAnswer(await post(`/api/invocations/${inv}/transfer/`));
+    } finally {
+      dbProxy.restore();
+    }
+    await eventually(async () => expect((await api('/api/health/')).status).toBe(200), 30_000, 200);
+    expect((await json(await api('/api/invocations/'))).total).toBe(before + 1);
+    const record = await json(await api(`/api/invocations/${inv}/`));
+    expect(record.files.input_video).toBeNull();
+    expect((await json(await api(`/api/operations/?invocation_id=${inv}`))).total).toBe(0);
+    expect(await filesUnder(contentDir)).toEqual(contentBefore);
+    serverAlive();
+  });
+
+  it('a run that ends while the database is away is recorded once it is back, with its video', async () => {
+    const inv = await createInvocation('db-outage-run');
+    expect((await upload(url, inv, 'parameter', 'p.json', Buffer.from('{"duration_s": 2}'))).status).toBe(201);
+    const op = await json(await post(`/api/invocations/${inv}/execute/`, undefined, { prefer: 'respond-async' }));
+    await eventually(async () => expect((await pidsWithMarker(agent.marker, [agent.pid])).length).toBeGreaterThan(0), 60_000);
+    dbProxy.cut();
+    try {
+      await agent.output.waitFor((l) => l.msg === 'operation ended' && l.op_id === op.id, 'operation ended', 60_000);
+      await sleep(1000);
+    } finally {
+      dbProxy.restore();
+    }
+    const done = await eventually(async () => {
+      const o = await operation(op.id);
+      expect(o.status).toBe('succeeded');
+      return o;
+    }, 120_000, 250);
+    const video = Buffer.from(await (await api(`/api/invocations/${inv}/video/`)).arrayBuffer());
+    expect(sha256(video)).toBe(done.result.output_video.sha256);
+    serverAlive();
+  }, 180_000);
+
+  it('a cancel accepted before the outage ends as cancelled, and the server stays up', async () => {
+    const inv = await createInvocation('db-outage-cancel');
+    // The runner ignores SIGTERM: the agent confirms the cancel only after its grace period,
+    // by which time the database is gone.
+    expect((await upload(url, inv, 'parameter', 'p.json', Buffer.from('{"duration_s": 120, "ignore_sigterm": true}'))).status).toBe(201);
+    const op = await json(await post(`/api/invocations/${inv}/execute/`, undefined, { prefer: 'respond-async' }));
+    await eventually(async () => expect((await pidsWithMarker(agent.marker, [agent.pid])).length).toBeGreaterThan(0), 60_000);
+    await eventually(async () => expect((await operation(op.id)).status).toBe('running'), 30_000, 100);
+    expect((await post(`/api/operations/${op.id}/cancel/`)).status).toBe(202);
+    dbProxy.cut();
+    try {
+      await agent.output.waitFor((l) => l.msg === 'operation ended' && l.op_id === op.id, 'operation ended', 60_000);
+      await sleep(1000);
+    } finally {
+      dbProxy.restore();
+    }
+    const ended = await eventually(async () => {
+      const o = await operation(op.id);
+      expect(o.status).toBe('cancelled');
+      return o;
+    }, 120_000, 250);
+    expect(ended.error.code).toBe('cancelled');
+    expect(await pidsWithMarker(agent.marker, [agent.pid])).toEqual([]);
+    serverAlive();
+  }, 180_000);
+});
