@@ -76,7 +76,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
     const form = multipart(chunk.length * chunks);
     const conn = await connect(server.url);
     await conn.write(
-      `POST /api/invocations/${invocationId}/upload/ HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${form.boundary}\r\nContent-Length: ${form.length}\r\n\r\n${form.head}`,
+      `POST /api/invocations/${invocationId}/upload/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${form.boundary}\r\nContent-Length: ${form.length}\r\n\r\n${form.head}`,
     );
     const started = Date.now();
     // About 6 s of steady trickle: three times the idle limit, never idle for a quarter of it.
@@ -97,7 +97,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
     const form = multipart(10 * 1024 * 1024);
     const conn = await connect(server.url);
     await conn.write(
-      `POST /api/invocations/${invocationId}/upload/ HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${form.boundary}\r\nContent-Length: ${form.length}\r\n\r\n${form.head}`,
+      `POST /api/invocations/${invocationId}/upload/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${form.boundary}\r\nContent-Length: ${form.length}\r\n\r\n${form.head}`,
     );
     await conn.write(Buffer.alloc(64 * 1024, 1));
     const stalledAt = Date.now();
@@ -111,7 +111,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
   it('a request without a body may wait as long as its handler takes (the idle limit times bodies only)', async () => {
     const conn = await connect(server.url);
     // A keep-alive GET whose response comes at once; then the idle connection is the keep-alive timeout's business.
-    await conn.write(`GET /api/invocations/${invocationId}/ HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await conn.write(`GET /api/invocations/${invocationId}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     expect((await conn.response()).status).toBe(200);
     conn.socket.destroy();
   });
@@ -120,7 +120,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
     const count = await invocationCount();
     const conn = await connect(server.url);
     // 200 MB announced, 64 KiB sent: the answer must come without the rest.
-    await conn.write(`POST /api/invocations/create/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n{"name":"big","description":"`);
+    await conn.write(`POST /api/invocations/create/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n{"name":"big","description":"`);
     await conn.write('x'.repeat(64 * 1024));
     const res = await conn.response();
     expect(res.status).toBe(413);
@@ -133,7 +133,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
   it('a chunked JSON body is cut at 1 MiB with 413, without waiting for (or holding) the rest', async () => {
     const count = await invocationCount();
     const conn = await connect(server.url);
-    await conn.write(`POST /api/invocations/create/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    await conn.write(`POST /api/invocations/create/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
     const piece = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
     await conn.write(piece('{"name":"big","description":"'));
     // 1.5 MiB of a body that never ends: the server must answer while it is still coming.
@@ -151,7 +151,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
     expect(res.status).not.toBe(413);
     const chunked = await connect(server.url);
     const body = JSON.stringify({ name: 'chunked', description: 'small' });
-    await chunked.write(`POST /api/invocations/create/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    await chunked.write(`POST /api/invocations/create/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
     expect((await chunked.response()).status).toBe(201);
     chunked.socket.destroy();
   });

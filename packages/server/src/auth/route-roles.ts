@@ -24,7 +24,9 @@ const R = (methods: string | readonly string[], path: string, access: Access, ac
 });
 
 const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-const TUS_METHODS = ['POST', 'HEAD', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** tus 1.0: creation and discovery on the collection, offset, append and termination on one upload. */
+const TUS_COLLECTION_METHODS = ['POST', 'OPTIONS'] as const;
+const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'DELETE'] as const;
 
 /**
  * THE one place that says which role each route needs (docs/api.md, "People and access").
@@ -80,8 +82,8 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('POST', '/api/operations/{id}/cancel/', 'operator', 'operation.cancel'),
   R('POST', '/api/pacs/query/', 'operator', 'pac.query'),
   R(PROXY_METHODS, '/api/device-scripts/{id}/proxy/{path}', 'operator', 'device_script.proxy'),
-  R(TUS_METHODS, '/api/uploads/', 'operator', 'upload'),
-  R(TUS_METHODS, '/api/uploads/{id}/', 'operator', 'upload'),
+  R(TUS_COLLECTION_METHODS, '/api/uploads/', 'operator', 'upload'),
+  R(TUS_UPLOAD_METHODS, '/api/uploads/{id}/', 'operator', 'upload'),
 
   // Admins: boards, PAC changes, the device-script catalogue, users, the audit log.
   R('POST', '/api/boards/', 'admin', 'board.create'),
