@@ -26,8 +26,14 @@ afterAll(() => {
 });
 
 describe('the server bundle', () => {
-  it('is one JavaScript file that loads no TypeScript', () => {
-    expect(fs.readdirSync(outDir)).toEqual(['mm-server.mjs']);
+  it('is one JavaScript file that loads no TypeScript (beside it only the dashboard\'s static files)', () => {
+    const dashboardBuilt = fs.existsSync(path.join(repoRoot, 'packages/dashboard/dist/index.html'));
+    expect(fs.readdirSync(outDir).sort()).toEqual(dashboardBuilt ? ['dashboard', 'mm-server.mjs'] : ['mm-server.mjs']);
+    if (dashboardBuilt) {
+      const files = fs.readdirSync(path.join(outDir, 'dashboard'), { recursive: true, encoding: 'utf8' });
+      expect(files).toContain('index.html');
+      expect(files.filter((f) => /\.(ts|tsx)$/.test(f))).toEqual([]);
+    }
     const text = fs.readFileSync(entry, 'utf8');
     expect(text).not.toMatch(/from ["']@mm\//); // workspace packages are inlined
     expect(text).not.toMatch(/(?:from|import\()\s*["'][^"']*\.ts["']/);

@@ -109,7 +109,12 @@ export function writableSink(w: Writable): ByteSink {
         w.once('error', reject);
         w.end(() => resolve());
       }),
-    destroy: (error) => w.destroy(error),
+    // The failure already reaches the puller through the receiver's `done`; the 'error' the
+    // writable emits on destroy must not become an uncaught exception when nobody else listens.
+    destroy: (error) => {
+      w.once('error', () => {});
+      w.destroy(error);
+    },
   };
 }
 
