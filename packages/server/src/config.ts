@@ -38,6 +38,17 @@ export const configSchema = z.object({
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
+  /** Log bytes kept per operation: past this, its head and tail are kept and a line says what was cut. */
+  MM_LOG_MAX_BYTES: int(1024, Number.MAX_SAFE_INTEGER).default(16 * 1024 * 1024),
+  /** Pulling an output video from the board: fail it after this long in all, or this long without a byte. */
+  MM_OUTPUT_PULL_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(3600),
+  MM_OUTPUT_PULL_IDLE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(60),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -56,6 +67,9 @@ export interface Config {
   relayTimeoutMs: number;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
+  logMaxBytes: number;
+  outputPullTimeoutMs: number;
+  outputPullIdleMs: number;
   logLevel: string;
 }
 
@@ -85,6 +99,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
+    logMaxBytes: e.MM_LOG_MAX_BYTES,
+    outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),
+    outputPullIdleMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_IDLE_S * 1000)),
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -17,6 +17,8 @@ import {
   type OperationProgress,
   type OperationRow,
 } from './operation-object.ts';
+import { LogCap } from './log-cap.ts';
+import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   boardsWithQueuedWork,
@@ -69,12 +71,14 @@ export class Operations implements OperationLifecycle {
   /** Running operations asked to stop, waiting for the board (or run) to confirm. */
   private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
   private stopping = false;
+  private readonly logCap: LogCap;
   /** `transfer` and `execute`: the hub's BoardWork (op messages, hello settling, pull statistics). */
   readonly agent: AgentOperations;
   /** Registered kinds, run on the server. */
   readonly server: ServerRuns;
   constructor(private readonly ctx: OperationsDeps) {
     this.events = ctx.events;
+    this.logCap = new LogCap(ctx.config.logMaxBytes);
     this.agent = new AgentOperations(this, ctx);
     this.server = new ServerRuns(this, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log });
     // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
@@ -259,8 +263,11 @@ export class Operations implements OperationLifecycle {
     return t.pending;
   }
 
+  /** Stores a log chunk, within the operation's MM_LOG_MAX_BYTES (the cut part's tail is stored when it ends). */
   async appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void> {
-    if (data.length) await this.events.append(id, 'log', { stream, data });
+    if (!data.length) return;
+    const now = this.logCap.admit(id, stream, data);
+    if (now.length) await this.events.append(id, 'log', { stream, data: now });
   }
 
   /**
@@ -269,7 +276,7 @@ export class Operations implements OperationLifecycle {
    */
   async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
     await this.flushProgress(id);
-    const row = await finishOperation(this.ctx.database.db, id, { status, result, error });
+    const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error }));
     const cancel = this.cancelRequested.get(id);
     if (cancel) {
       clearTimeout(cancel.timer);
@@ -277,6 +284,8 @@ export class Operations implements OperationLifecycle {
     }
     if (!row) return undefined;
     this.agent.forget(id);
+    // The kept tail of a log that outgrew its cap, before the status and end events.
+    for (const chunk of this.logCap.finish(id)) void this.events.append(id, 'log', chunk);
     const op = toOperationObject(row);
     // Queued together, so they are stored in one write.
     await Promise.all([this.events.append(id, 'status', { status, ...(error ? { error } : {}) }), this.events.append(id, 'end', op)]);
