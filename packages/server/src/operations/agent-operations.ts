@@ -330,6 +330,11 @@ export class AgentOperations implements BoardWork {
 
   // ── transfer statistics ──────────────────────────────────────────────────────────
 
+  mayPullContent(boardId: string, sha256: string): boolean {
+    const id = this.runningOnBoard.get(boardId);
+    return id !== undefined && this.fileOf(id, sha256) !== undefined;
+  }
+
   /** A pull of content by this board began (`size` total, from `offset`): noted in the log. */
   onServing(boardId: string, pull: PullMessage, size: number): void {
     if (pull.source.kind !== 'content') return;
