@@ -38,6 +38,11 @@ export const configSchema = z.object({
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
+  /** A running operation asked to stop is marked cancelled after this long if its board does not confirm. */
+  MM_CANCEL_GRACE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(30),
   /** Log bytes kept per operation: past this, its head and tail are kept and a line says what was cut. */
   MM_LOG_MAX_BYTES: int(1024, Number.MAX_SAFE_INTEGER).default(16 * 1024 * 1024),
   /** Pulling an output video from the board: fail it after this long in all, or this long without a byte. */
@@ -68,6 +73,7 @@ export interface Config {
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   logMaxBytes: number;
+  cancelGraceMs: number;
   outputPullTimeoutMs: number;
   outputPullIdleMs: number;
   logLevel: string;
@@ -100,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     logMaxBytes: e.MM_LOG_MAX_BYTES,
+    cancelGraceMs: Math.max(1, Math.round(e.MM_CANCEL_GRACE_S * 1000)),
     outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),
     outputPullIdleMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_IDLE_S * 1000)),
     logLevel: e.LOG_LEVEL,

@@ -322,10 +322,16 @@ export class AgentOperations implements BoardWork {
       const op = await this.lookup(id);
       if (op === 'final' || op === undefined || op.boardId !== conn.boardId) {
         conn.sendMessage({ type: 'op.cancel', op_id: id });
-      } else if (this.ops.isCancelRequested(id)) {
+      } else if (this.ops.isCancelRequested(id) || (await this.cancelStored(id))) {
         conn.sendMessage({ type: 'op.cancel', op_id: id });
       }
     }
+  }
+
+  /** A cancel asked for before a restart (stored in the operation's params). */
+  private async cancelStored(id: number): Promise<boolean> {
+    const row = await findOperation(this.ctx.database.db, id);
+    return (row?.params as { cancel_requested?: unknown } | undefined)?.cancel_requested === true;
   }
 
   // ── transfer statistics ──────────────────────────────────────────────────────────

@@ -26,6 +26,7 @@ import {
   findOperation,
   finishOperation,
   insertOperation,
+  markCancelRequested,
   listOperationRows,
   oldestQueuedOf,
   runningOperationOf,
@@ -37,8 +38,9 @@ import {
 
 /** Progress is stored (row and event) at most this often per operation. */
 const PROGRESS_INTERVAL_MS = 250;
-/** A cancelled operation whose board does not confirm within this long is marked cancelled anyway. */
-export const CANCEL_GRACE_MS = 30_000;
+/** Background writes that fail (the database is away) are retried after 0.25 s, doubling up to this. */
+const RETRY_MAX_DELAY_MS = 30_000;
+const RETRY_FIRST_DELAY_MS = 250;
 
 export type { FinalStatus } from './lifecycle.ts';
 
@@ -294,6 +296,28 @@ export class Operations implements OperationLifecycle {
     return op;
   }
 
+  /**
+   * `finish` for callers that cannot wait for it (timers, link events): a failure (the
+   * database is away) is logged and retried with a capped exponential backoff until it
+   * lands or the server stops, never left as an unhandled rejection.
+   */
+  finishEventually(id: number, status: FinalStatus, result: unknown, error: OperationError | null): void {
+    let delay = RETRY_FIRST_DELAY_MS;
+    const attempt = () => {
+      this.finish(id, status, result, error).catch((err: unknown) => {
+        if (this.stopping) {
+          this.ctx.log.error({ err, op_id: id, status }, 'could not store the end of an operation; the server is stopping');
+          return;
+        }
+        this.ctx.log.warn({ err, op_id: id, status, retry_in_ms: delay }, 'could not store the end of an operation; retrying');
+        const t = setTimeout(attempt, delay);
+        t.unref();
+        delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS);
+      });
+    };
+    attempt();
+  }
+
   // ── cancel ───────────────────────────────────────────────────────────────────────
 
   /**
@@ -338,10 +362,13 @@ export class Operations implements OperationLifecycle {
       await this.finish(row.id, 'cancelled', null, cancelledError);
       return;
     }
+    // Stored before anything is asked (a database failure here is the client's 5xx, nothing acted on),
+    // so the request outlives this process: a board that reports the run later gets op.cancel.
+    await markCancelRequested(this.ctx.database.db, row.id);
     // Recorded before asking, so a run that stops at once is seen as cancelled, not failed.
     const timer = setTimeout(() => {
-      void this.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
-    }, CANCEL_GRACE_MS);
+      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
+    }, this.ctx.config.cancelGraceMs);
     timer.unref();
     this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent, timer });
     if (conn) conn.sendMessage({ type: 'op.cancel', op_id: row.id });
@@ -357,7 +384,7 @@ export class Operations implements OperationLifecycle {
   private onBoardOffline(boardId: string): void {
     for (const [id, c] of this.cancelRequested) {
       if (c.boardId === boardId && c.onAgent) {
-        void this.finish(id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
+        this.finishEventually(id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
       }
     }
   }
