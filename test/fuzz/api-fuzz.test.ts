@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../support/databases.ts';
 import { serverCluster, type ServerCluster, type ServerProcess } from '../support/processes.ts';
-import { fuzzRequest, knownUnfixedInput, operationsOf, type FuzzRequest, type KnownIds, type OpenApiOperation } from './fuzz-requests.ts';
+import { fuzzRequest, operationsOf, type FuzzRequest, type KnownIds, type OpenApiOperation } from './fuzz-requests.ts';
 
 /** Fixed, so a failure is reproducible; FUZZ_SEED overrides it to explore. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
@@ -155,7 +155,6 @@ describe.each(dbKinds)('API fuzz (%s database)', (kind) => {
     const base = new URL(server.url);
     const before = await filesOnDisk(cluster.dataDir);
     const findings = new Map<string, Finding>();
-    const excluded = new Map<string, Finding>();
     const statuses = new Map<number, number>();
     const started = Date.now();
 
@@ -173,14 +172,6 @@ describe.each(dbKinds)('API fuzz (%s database)', (kind) => {
         const wrong = violation(req.op, answer);
         if (!wrong) return;
         const finding = { request: `${req.method} ${req.path} ${JSON.stringify(req.headers)} ${req.body?.toString('utf8').slice(0, 300) ?? ''}`, problem: wrong, body: answer.body.slice(0, 300) };
-        // TODO(issue 11 item 5): the sec-server branch refuses NUL in every string schema and bounds every
-        // integer to its column. Until that is merged a 500 on exactly these inputs is a known finding,
-        // not a failure; remove this exclusion after the merge.
-        const unfixed = knownUnfixedInput(req);
-        if (unfixed && answer.status === 500) {
-          excluded.set(`${label} ${unfixed}`, finding);
-          return;
-        }
         findings.set(`${label} ${wrong}`, finding);
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
@@ -190,7 +181,6 @@ describe.each(dbKinds)('API fuzz (%s database)', (kind) => {
     console.log(
       `fuzz (${kind}): ${RUNS} requests in ${seconds.toFixed(1)} s, seed ${SEED}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`,
     );
-    if (excluded.size) console.log(`fuzz (${kind}): known unfixed (issue 11 item 5), excluded:\n${[...excluded].map(([k, f]) => `  ${k}: ${f.request.slice(0, 200)} -> ${f.body.slice(0, 150)}`).join('\n')}`);
     expect([...findings.entries()].map(([k, f]) => `${k}\n    ${f.request}\n    -> ${f.body}`)).toEqual([]);
 
     // Still up and well.

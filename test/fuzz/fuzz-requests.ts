@@ -313,20 +313,3 @@ export function fuzzRequest(ops: OpenApiOperation[], known: KnownIds): fc.Arbitr
     });
   });
 }
-
-/**
- * Input the sec-server branch is fixing (issue 11 item 5): a NUL byte in a string, or an
- * integer beyond its column (3000000000). Decoded path, query and body are looked at.
- */
-export function knownUnfixedInput(req: FuzzRequest): 'nul' | 'integer_bounds' | undefined {
-  let text: string;
-  try {
-    text = decodeURIComponent(req.path);
-  } catch {
-    text = req.path;
-  }
-  text += ` ${req.body?.toString('utf8') ?? ''}`;
-  if (text.includes('\0') || /\\u0000/i.test(text) || /%00/.test(req.path)) return 'nul';
-  for (const m of text.matchAll(/\d+(?:\.\d+)?(?:e\+?\d+)?/gi)) if (Math.abs(Number(m[0])) > 2_147_483_647) return 'integer_bounds';
-  return undefined;
-}

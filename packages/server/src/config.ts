@@ -59,6 +59,22 @@ export const configSchema = z.object({
   MM_SESSION_IDLE_S: int(60, 365 * 86_400).default(12 * 3600),
   MM_SESSION_MAX_S: int(60, 365 * 86_400).default(7 * 86_400),
   MM_REPLICA_ID: optionalString,
+  /** A running operation asked to stop is marked cancelled after this long if its board does not confirm. */
+  MM_CANCEL_GRACE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(30),
+  /** Log bytes kept per operation: past this, its head and tail are kept and a line says what was cut. */
+  MM_LOG_MAX_BYTES: int(1024, Number.MAX_SAFE_INTEGER).default(16 * 1024 * 1024),
+  /** Pulling an output video from the board: fail it after this long in all, or this long without a byte. */
+  MM_OUTPUT_PULL_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(3600),
+  MM_OUTPUT_PULL_IDLE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(60),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -82,6 +98,10 @@ export interface Config {
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
   replicaId: string | undefined;
+  logMaxBytes: number;
+  cancelGraceMs: number;
+  outputPullTimeoutMs: number;
+  outputPullIdleMs: number;
   logLevel: string;
   /** The dashboard's public origin (`MM_PUBLIC_URL`, e.g. `https://mm.example.org`), if set. */
   publicUrl: string | undefined;
@@ -123,6 +143,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,
+    logMaxBytes: e.MM_LOG_MAX_BYTES,
+    cancelGraceMs: Math.max(1, Math.round(e.MM_CANCEL_GRACE_S * 1000)),
+    outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),
+    outputPullIdleMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_IDLE_S * 1000)),
     logLevel: e.LOG_LEVEL,
     publicUrl: e.MM_PUBLIC_URL?.replace(/\/$/, ''),
     allowedHosts: (e.MM_ALLOWED_HOSTS ?? '')

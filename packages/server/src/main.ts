@@ -25,6 +25,11 @@ if (process.argv[2] === 'create-user') {
 }
 
 const log = createLogger(config.logLevel);
+// A background promise that fails (e.g. a write while the database is away) is logged, not fatal:
+// the services retry what must land; exiting would lose everything in flight.
+process.on('unhandledRejection', (reason) => {
+  log.error({ err: reason }, 'unhandled promise rejection (kept running)');
+});
 try {
   const server = await startServer({ config, log });
   let signals = 0;

@@ -133,8 +133,20 @@ export class BoardLink {
    * Pulls `source` from the agent into `sink` (from byte 0); resolves when the sender said
    * `stream.end` and everything is written, rejects with a StreamError otherwise.
    */
-  pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void } = {}): Promise<{ bytes: number; size: number }> {
-    return this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {}).done;
+  /** Pulls `source` into `sink`; aborting `signal` gives up on it (the agent is told) with the signal's reason. */
+  pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void; signal?: AbortSignal } = {}): Promise<{ bytes: number; size: number }> {
+    const receiver = this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {});
+    const signal = opts.signal;
+    if (!signal) return receiver.done;
+    const onAbort = () => {
+      const reason: unknown = signal.reason;
+      receiver.fail({ code: 'timeout', message: reason instanceof Error ? reason.message : 'the pull was given up' }, true);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const forget = () => signal.removeEventListener('abort', onAbort);
+    receiver.done.then(forget, forget);
+    return receiver.done;
   }
 
   private onMessage(m: Exclude<AgentMessage, { type: 'stream.credit' | 'stream.end' | 'stream.abort' | 'error' }>): void {

@@ -9,6 +9,8 @@ export interface BoardWork {
   onOperationMessage(conn: BoardLink, message: OperationMessage): Promise<void>;
   /** Awaited before the board counts as online. */
   settleHello(conn: BoardLink, hello: HelloMessage): Promise<void>;
+  /** Whether the board may pull this content: only the files of the operation it runs. */
+  mayPullContent(boardId: string, sha256: string): boolean;
   /** The board started pulling a source of `size` bytes from the pull's offset. */
   onServing(boardId: string, pull: PullMessage, size: number): void;
   /** Bytes the board pulled from us, when the pull ended. */

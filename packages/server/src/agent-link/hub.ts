@@ -95,7 +95,8 @@ export class AgentHub {
     if (extra) return extra(conn, pull);
     const notFound = () => new StreamError({ code: 'not_found', message: `the server holds no ${source.kind} ${describeSource(source)}` });
     let offered: UploadSource | undefined;
-    if (source.kind === 'content') offered = { blob: source.sha256 };
+    // Content by hash only for the files of the board's running operation, not anything the store holds.
+    if (source.kind === 'content') offered = this.deps.work.mayPullContent(conn.boardId, source.sha256) ? { blob: source.sha256 } : undefined;
     else if (source.kind === 'upload') offered = this.deps.uploads.resolve(source.upload_id, conn.boardId);
     if (!offered) throw notFound();
     const size = await this.sizeOf(offered);

@@ -1,11 +1,12 @@
 import { PassThrough } from 'node:stream';
 import { and, eq, inArray } from 'drizzle-orm';
-import { StreamError, writableSink, type FileRef, type OperationOutcome, type ProducedFile } from '@mm/protocol';
+import { StreamError, systemClock, writableSink, type Clock, type FileRef, type TimerHandle, type OperationOutcome, type ProducedFile } from '@mm/protocol';
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardWork } from '../agent-link/board-work.ts';
 import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError, PayloadTooLargeError } from '../errors.ts';
+import type { StoredBlob } from '../storage/blob-store.ts';
 import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
 import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
 import { isAgentKind, type AgentKind } from './kinds.ts';
@@ -54,6 +55,7 @@ export class AgentOperations implements BoardWork {
   constructor(
     private readonly ops: OperationLifecycle,
     private readonly ctx: StoreContext & { agents: BoardLinks },
+    private readonly clock: Clock = systemClock,
   ) {}
 
   // ── start ────────────────────────────────────────────────────────────────────────
@@ -182,6 +184,12 @@ export class AgentOperations implements BoardWork {
       ack();
       return;
     }
+    // Only the board's running transfer/execute is the agent's to end: not queued work, not server-side runs.
+    if (row.status !== 'running' || !isAgentKind(row.kind)) {
+      conn.log.warn({ op_id: id, kind: row.kind, status: row.status }, 'outcome of an operation the agent does not run; refused');
+      conn.sendMessage({ type: 'error', code: 'unknown_operation', message: `operation ${id} is not running on this board's agent`, ref_type: 'op.result' });
+      return;
+    }
 
     let status = outcome.status;
     let error = outcome.error;
@@ -195,9 +203,10 @@ export class AgentOperations implements BoardWork {
       result.pulls = stats.pulls;
     }
 
+    let received: StoredBlob | undefined;
     if (status === 'succeeded' && outcome.output) {
       try {
-        await this.receiveOutput(conn, outcome.output);
+        received = await this.receiveOutput(conn, id, outcome.output);
       } catch (err) {
         if (err instanceof StreamError && err.info.code === 'link_closed') {
           // Not acknowledged: the agent reports it again (hello.finished) when it is back.
@@ -210,11 +219,11 @@ export class AgentOperations implements BoardWork {
       if (status === 'succeeded' && row.kind === 'execute') {
         if (row.invocationId) {
           try {
+            // What was received, not what the agent says: the stored size, a base name, the type sniffed here.
             result.output_video = await attachInvocationFile(this.ctx, row.invocationId, 'output_video', {
-              filename: outcome.output.filename,
-              sha256: outcome.output.sha256,
-              size: outcome.output.size,
-              contentType: outcome.output.content_type || undefined,
+              filename: safeOutputName(outcome.output.filename),
+              sha256: received!.sha256,
+              size: received!.size,
             });
           } catch (err) {
             // attachInvocationFile released the content; the invocation went away meanwhile.
@@ -235,28 +244,54 @@ export class AgentOperations implements BoardWork {
   }
 
   /**
-   * Makes sure the content store holds the produced file: pulls it from the agent's cache,
-   * checking its sha256 as it is stored. The content stays pinned until it is attached or
-   * discarded.
+   * Pulls the produced file from the agent's cache into the content store, checking its
+   * sha256 as it is stored and taking at most the declared size. Pulled even when the store
+   * already holds that hash, so an agent cannot claim another invocation's content as its
+   * output. Given up after MM_OUTPUT_PULL_TIMEOUT_S in all or MM_OUTPUT_PULL_IDLE_S without a
+   * byte, so a stalled agent does not hold the link's message chain. The content stays
+   * pinned until it is attached or discarded.
    */
-  private async receiveOutput(conn: BoardLink, output: ProducedFile): Promise<void> {
+  private async receiveOutput(conn: BoardLink, opId: number, output: ProducedFile): Promise<StoredBlob> {
     const files = this.ctx.files;
-    // Already stored (e.g. the same video as before): nothing to move. Attaching it records it.
-    if (await files.has(output.sha256)) return;
+    const { outputPullTimeoutMs, outputPullIdleMs } = this.ctx.config;
     const pipe = new PassThrough({ highWaterMark: 1024 * 1024 });
     // The pull may fail before ingest has wired its pipeline: never an unhandled 'error'.
     pipe.on('error', () => {});
-    const ingest = files.ingest(pipe, { expectedSha256: output.sha256 });
+    const ingest = files.ingest(pipe, { expectedSha256: output.sha256, maxBytes: output.size });
     ingest.catch(() => {});
-    const pulled = conn.pull({ kind: 'produced', sha256: output.sha256 }, writableSink(pipe));
+    const giveUp = new AbortController();
+    const deadline = this.clock.setTimeout(
+      () => giveUp.abort(new Error(`the board did not send the output within ${outputPullTimeoutMs / 1000} s`)),
+      outputPullTimeoutMs,
+    );
+    let idle: TimerHandle | undefined;
+    const armIdle = () => {
+      this.clock.clearTimeout(idle);
+      idle = this.clock.setTimeout(
+        () => giveUp.abort(new Error(`the board sent no output bytes for ${outputPullIdleMs / 1000} s`)),
+        outputPullIdleMs,
+      );
+    };
+    armIdle();
     try {
-      await pulled;
+      await conn.pull({ kind: 'produced', sha256: output.sha256 }, writableSink(pipe), { onBytes: armIdle, signal: giveUp.signal });
     } catch (err) {
       pipe.destroy(err instanceof Error ? err : new Error(String(err)));
-      await ingest.catch(() => {});
+      const stored = await ingest.catch((e: unknown) => e);
+      // Past the declared size: ingest's refusal says why better than the write failure.
+      if (stored instanceof PayloadTooLargeError) throw new Error(`the board sent more than the declared ${output.size} bytes`);
+      if (giveUp.signal.aborted) conn.log.warn({ op_id: opId }, 'output pull timed out');
+      throw err;
+    } finally {
+      this.clock.clearTimeout(deadline);
+      this.clock.clearTimeout(idle);
+    }
+    try {
+      return await ingest;
+    } catch (err) {
+      if (err instanceof PayloadTooLargeError) throw new Error(`the board sent more than the declared ${output.size} bytes`);
       throw err;
     }
-    await ingest;
   }
 
   // ── reconnect ────────────────────────────────────────────────────────────────────
@@ -287,13 +322,24 @@ export class AgentOperations implements BoardWork {
       const op = await this.lookup(id);
       if (op === 'final' || op === undefined || op.boardId !== conn.boardId) {
         conn.sendMessage({ type: 'op.cancel', op_id: id });
-      } else if (this.ops.isCancelRequested(id)) {
+      } else if (this.ops.isCancelRequested(id) || (await this.cancelStored(id))) {
         conn.sendMessage({ type: 'op.cancel', op_id: id });
       }
     }
   }
 
+  /** A cancel asked for before a restart (stored in the operation's params). */
+  private async cancelStored(id: number): Promise<boolean> {
+    const row = await findOperation(this.ctx.database.db, id);
+    return (row?.params as { cancel_requested?: unknown } | undefined)?.cancel_requested === true;
+  }
+
   // ── transfer statistics ──────────────────────────────────────────────────────────
+
+  mayPullContent(boardId: string, sha256: string): boolean {
+    const id = this.runningOnBoard.get(boardId);
+    return id !== undefined && this.fileOf(id, sha256) !== undefined;
+  }
 
   /** A pull of content by this board began (`size` total, from `offset`): noted in the log. */
   onServing(boardId: string, pull: PullMessage, size: number): void {
@@ -326,4 +372,10 @@ export class AgentOperations implements BoardWork {
   private fileOf(id: number, sha256: string): FileRef | undefined {
     return this.active.get(id)?.files.find((f) => f.sha256 === sha256);
   }
+}
+
+/** The output's file name as a plain base name (no folders, no NUL), whatever the agent sent. */
+export function safeOutputName(name: string): string {
+  const base = name.replaceAll('\0', '').split(/[\\/]/).at(-1)?.trim() ?? '';
+  return base === '' || base === '.' || base === '..' ? 'output' : base.slice(0, 255);
 }

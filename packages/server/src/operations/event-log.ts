@@ -4,6 +4,7 @@ import { operationEvents } from '../db/schema.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { LogEventData, OperationEvent, OperationEventType } from './operation-event.ts';
+import { replaceNul } from './replace-nul.ts';
 
 export type { LogEventData, OperationEvent, OperationEventType } from './operation-event.ts';
 
@@ -36,7 +37,7 @@ export class OperationEventLog {
 
   /** Stores the event (resolves once stored; undefined if the store failed, which is logged). */
   append(operationId: number, type: OperationEventType, data: unknown): Promise<OperationEvent | undefined> {
-    return this.writerOf(operationId).enqueue(type, data);
+    return this.writerOf(operationId).enqueue(type, replaceNul(data));
   }
 
   private writerOf(operationId: number): OperationWriter {
@@ -165,7 +166,17 @@ class OperationWriter {
     }
   }
 
+  /**
+   * Stores a batch in one insert; if that fails, each event on its own, so one event the
+   * database refuses does not take the others (a status or end event above all) with it.
+   */
   private async writeBatch(batch: Pending[]): Promise<void> {
+    if (await this.tryWrite(batch, batch.length === 1)) return;
+    if (batch.length > 1) for (const p of batch) await this.tryWrite([p], true);
+  }
+
+  /** Stores the events in one insert and publishes them; false (and nothing settled unless `final`) if it failed. */
+  private async tryWrite(batch: Pending[], final: boolean): Promise<boolean> {
     let events: OperationEvent[] | undefined;
     try {
       if (this.nextSeq === undefined) {
@@ -184,13 +195,16 @@ class OperationWriter {
     } catch (err) {
       // Typically the operation row is gone (deleted with its board's invocation): nothing to keep.
       this.nextSeq = undefined;
-      this.log.warn({ err, op_id: this.operationId }, 'could not store operation events');
-      for (const p of batch) for (const s of p.settle) s(undefined);
-      return;
+      if (final) {
+        this.log.warn({ err, op_id: this.operationId, types: batch.map((p) => p.type) }, 'could not store operation events');
+        for (const p of batch) for (const s of p.settle) s(undefined);
+      }
+      return false;
     }
     events.forEach((e, i) => {
       this.publish(e);
       for (const s of batch[i]!.settle) s(e);
     });
+    return true;
   }
 }

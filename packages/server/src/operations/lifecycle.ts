@@ -10,6 +10,8 @@ export type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
 export interface OperationLifecycle {
   /** Ends a queued or running operation (a no-op if it already ended). */
   finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined>;
+  /** `finish` retried in the background until it lands (for callers that cannot wait). */
+  finishEventually(id: number, status: FinalStatus, result: unknown, error: OperationError | null): void;
   appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void>;
   /** Stored at most a few times a second (the last value always lands). */
   reportProgress(id: number, progress: OperationProgress): void;

@@ -17,6 +17,8 @@ import {
   type OperationProgress,
   type OperationRow,
 } from './operation-object.ts';
+import { LogCap } from './log-cap.ts';
+import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   boardsWithQueuedWork,
@@ -24,6 +26,7 @@ import {
   findOperation,
   finishOperation,
   insertOperation,
+  markCancelRequested,
   listOperationRows,
   oldestQueuedOf,
   runningOperationOf,
@@ -35,8 +38,9 @@ import {
 
 /** Progress is stored (row and event) at most this often per operation. */
 const PROGRESS_INTERVAL_MS = 250;
-/** A cancelled operation whose board does not confirm within this long is marked cancelled anyway. */
-export const CANCEL_GRACE_MS = 30_000;
+/** Background writes that fail (the database is away) are retried after 0.25 s, doubling up to this. */
+const RETRY_MAX_DELAY_MS = 30_000;
+const RETRY_FIRST_DELAY_MS = 250;
 
 export type { FinalStatus } from './lifecycle.ts';
 
@@ -69,12 +73,14 @@ export class Operations implements OperationLifecycle {
   /** Running operations asked to stop, waiting for the board (or run) to confirm. */
   private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
   private stopping = false;
+  private readonly logCap: LogCap;
   /** `transfer` and `execute`: the hub's BoardWork (op messages, hello settling, pull statistics). */
   readonly agent: AgentOperations;
   /** Registered kinds, run on the server. */
   readonly server: ServerRuns;
   constructor(private readonly ctx: OperationsDeps) {
     this.events = ctx.events;
+    this.logCap = new LogCap(ctx.config.logMaxBytes);
     this.agent = new AgentOperations(this, ctx);
     this.server = new ServerRuns(this, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log });
     // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
@@ -259,8 +265,11 @@ export class Operations implements OperationLifecycle {
     return t.pending;
   }
 
+  /** Stores a log chunk, within the operation's MM_LOG_MAX_BYTES (the cut part's tail is stored when it ends). */
   async appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void> {
-    if (data.length) await this.events.append(id, 'log', { stream, data });
+    if (!data.length) return;
+    const now = this.logCap.admit(id, stream, data);
+    if (now.length) await this.events.append(id, 'log', { stream, data: now });
   }
 
   /**
@@ -269,7 +278,7 @@ export class Operations implements OperationLifecycle {
    */
   async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
     await this.flushProgress(id);
-    const row = await finishOperation(this.ctx.database.db, id, { status, result, error });
+    const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error }));
     const cancel = this.cancelRequested.get(id);
     if (cancel) {
       clearTimeout(cancel.timer);
@@ -277,12 +286,36 @@ export class Operations implements OperationLifecycle {
     }
     if (!row) return undefined;
     this.agent.forget(id);
+    // The kept tail of a log that outgrew its cap, before the status and end events.
+    for (const chunk of this.logCap.finish(id)) void this.events.append(id, 'log', chunk);
     const op = toOperationObject(row);
     // Queued together, so they are stored in one write.
     await Promise.all([this.events.append(id, 'status', { status, ...(error ? { error } : {}) }), this.events.append(id, 'end', op)]);
     this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
     if (row.boardId) this.queue.kick(row.boardId);
     return op;
+  }
+
+  /**
+   * `finish` for callers that cannot wait for it (timers, link events): a failure (the
+   * database is away) is logged and retried with a capped exponential backoff until it
+   * lands or the server stops, never left as an unhandled rejection.
+   */
+  finishEventually(id: number, status: FinalStatus, result: unknown, error: OperationError | null): void {
+    let delay = RETRY_FIRST_DELAY_MS;
+    const attempt = () => {
+      this.finish(id, status, result, error).catch((err: unknown) => {
+        if (this.stopping) {
+          this.ctx.log.error({ err, op_id: id, status }, 'could not store the end of an operation; the server is stopping');
+          return;
+        }
+        this.ctx.log.warn({ err, op_id: id, status, retry_in_ms: delay }, 'could not store the end of an operation; retrying');
+        const t = setTimeout(attempt, delay);
+        t.unref();
+        delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS);
+      });
+    };
+    attempt();
   }
 
   // ── cancel ───────────────────────────────────────────────────────────────────────
@@ -329,10 +362,13 @@ export class Operations implements OperationLifecycle {
       await this.finish(row.id, 'cancelled', null, cancelledError);
       return;
     }
+    // Stored before anything is asked (a database failure here is the client's 5xx, nothing acted on),
+    // so the request outlives this process: a board that reports the run later gets op.cancel.
+    await markCancelRequested(this.ctx.database.db, row.id);
     // Recorded before asking, so a run that stops at once is seen as cancelled, not failed.
     const timer = setTimeout(() => {
-      void this.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
-    }, CANCEL_GRACE_MS);
+      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
+    }, this.ctx.config.cancelGraceMs);
     timer.unref();
     this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent, timer });
     if (conn) conn.sendMessage({ type: 'op.cancel', op_id: row.id });
@@ -348,7 +384,7 @@ export class Operations implements OperationLifecycle {
   private onBoardOffline(boardId: string): void {
     for (const [id, c] of this.cancelRequested) {
       if (c.boardId === boardId && c.onAgent) {
-        void this.finish(id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
+        this.finishEventually(id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
       }
     }
   }

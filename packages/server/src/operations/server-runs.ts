@@ -24,7 +24,7 @@ export class ServerRuns {
     const def = this.deps.kinds.get(row.kind);
     const { agents, log } = this.deps;
     if (!def || !row.boardId) {
-      void this.ops.finish(row.id, 'failed', null, { code: 'unknown_kind', message: `No runner for operation kind ${row.kind}.` });
+      this.ops.finishEventually(row.id, 'failed', null, { code: 'unknown_kind', message: `No runner for operation kind ${row.kind}.` });
       return;
     }
     const boardId = row.boardId;
@@ -53,19 +53,19 @@ export class ServerRuns {
         const result = await def.run({ ...toOperationObject(row), params: row.params }, helpers);
         if (this.ops.isStopping && ac.signal.aborted) return;
         if (this.ops.isCancelRequested(row.id)) {
-          await this.ops.finish(row.id, 'cancelled', result ?? null, { code: 'cancelled', message: 'Cancelled while running.' });
+          this.ops.finishEventually(row.id, 'cancelled', result ?? null, { code: 'cancelled', message: 'Cancelled while running.' });
         } else {
-          await this.ops.finish(row.id, 'succeeded', result ?? null, null);
+          this.ops.finishEventually(row.id, 'succeeded', result ?? null, null);
         }
       } catch (err) {
         // Left running on shutdown: the next start applies the kind's onServerRestart.
         if (ac.signal.reason instanceof ShutdownAbort) return;
         if (this.ops.isCancelRequested(row.id)) {
-          await this.ops.finish(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
+          this.ops.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
         } else {
           const { error, result } = operationErrorOf(err);
           if (error.code === 'internal_error') log.error({ err, op_id: row.id, kind: row.kind }, 'operation run failed unexpectedly');
-          await this.ops.finish(row.id, 'failed', result, error);
+          this.ops.finishEventually(row.id, 'failed', result, error);
         }
       } finally {
         this.runs.delete(row.id);

@@ -100,6 +100,14 @@ export async function saveParams(db: Db, id: number, params: Record<string, unkn
     .where(eq(operations.id, id));
 }
 
+/** Notes in a running operation's params that a cancel was asked for (it outlives a restart). */
+export async function markCancelRequested(db: Db, id: number): Promise<void> {
+  await db
+    .update(operations)
+    .set({ params: sql`${operations.params} || ${JSON.stringify({ cancel_requested: true })}::jsonb` })
+    .where(eq(operations.id, id));
+}
+
 /** The operation a board is running, if any (at most one by construction). */
 export async function runningOperationOf(db: Db, boardId: string): Promise<OperationRow | undefined> {
   const [row] = await db

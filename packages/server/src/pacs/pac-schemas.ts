@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { safeString } from '../http/safe-string.ts';
 
 /** One PAC configuration as `xlnx-config -q` lists it (docs/api.md, "PACs"). */
 export const PacRecordSchema = z
@@ -25,8 +26,7 @@ export const PacInstallAnswerSchema = z
 export type PacInstallAnswer = z.infer<typeof PacInstallAnswerSchema>;
 
 /** A PAC name as the API takes it: what `xlnx-config -q` lists in its first column. */
-export const PacName = z
-  .string()
+export const PacName = safeString()
   .min(1, 'must not be empty')
   .max(255, 'must be at most 255 characters')
   .openapi({ description: 'A PAC configuration name as the query lists it', example: 'zcu104-platform-cfg1' });

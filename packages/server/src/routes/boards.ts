@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { safeString } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toBoardObject, type BoardRow } from '../agent-link/board-store.ts';
@@ -20,7 +21,7 @@ const ListQuery = z.object({
 });
 
 const CreateBoardBody = z
-  .object({ name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') })
+  .object({ name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') })
   .openapi('CreateBoard', { example: { name: 'zcu104-lab-1' } });
 
 const NewBoard = BoardSchema.extend({

@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { safeString } from '../http/safe-string.ts';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
@@ -19,7 +20,7 @@ const BoardChoice = z
   .openapi('BoardChoice');
 
 const preferHeader = z.object({
-  prefer: z.string().optional().openapi({ description: '`respond-async` answers 202 at once; `wait=<s>` caps the wait', example: 'respond-async' }),
+  prefer: safeString().optional().openapi({ description: '`respond-async` answers 202 at once; `wait=<s>` caps the wait', example: 'respond-async' }),
 });
 
 const responses = {

@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { safeString, INT4_MAX } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { notFound } from '../errors.ts';
@@ -11,14 +12,14 @@ import { setAuditTarget } from '../auth/request-auth.ts';
 
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
-  offset: z.coerce.number().int().min(0).default(0),
-  q: z.string().max(200).optional().openapi({ description: 'Only invocations whose name contains this (case-insensitive).' }),
+  offset: z.coerce.number().int().min(0).max(INT4_MAX).default(0),
+  q: safeString().max(200).optional().openapi({ description: 'Only invocations whose name contains this (case-insensitive).' }),
 });
 
 const CreateInvocationBody = z
   .object({
-    name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
-    description: z.string().max(10_000, 'must be at most 10000 characters'),
+    name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+    description: safeString().max(10_000, 'must be at most 10000 characters'),
   })
   .openapi('CreateInvocation', { example: { name: 'yolo-test', description: '' } });
 

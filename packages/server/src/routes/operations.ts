@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { safeString, INT4_MAX } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
@@ -16,11 +17,11 @@ const OperationIdParams = z.object({
 
 const ListQuery = z.object({
   board_id: z.string().uuid().optional(),
-  invocation_id: z.coerce.number().int().positive().optional(),
-  kind: z.string().min(1).max(100).optional().openapi({ example: 'execute' }),
+  invocation_id: z.coerce.number().int().positive().max(INT4_MAX).optional(),
+  kind: safeString().min(1).max(100).optional().openapi({ example: 'execute' }),
   status: z.enum(OPERATION_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(INT4_MAX).default(0),
 });
 
 const OperationList = z.object({ operations: z.array(OperationSchema), total: z.number().int() }).openapi('OperationList');

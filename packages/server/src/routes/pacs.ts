@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { safeString } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
@@ -20,7 +21,7 @@ const QueryBody = z.object({ board_id: boardIdField.optional() }).openapi('PacQu
 const ActivateBody = z.object({ board_id: boardIdField.optional(), pac: PacName }).openapi('PacActivateRequest');
 
 const preferHeader = z.object({
-  prefer: z.string().optional().openapi({ description: '`respond-async` answers 202 at once; `wait=<s>` caps the wait', example: 'respond-async' }),
+  prefer: safeString().optional().openapi({ description: '`respond-async` answers 202 at once; `wait=<s>` caps the wait', example: 'respond-async' }),
 });
 
 const OperationProblem = { description: 'Problem details; `operation` holds the operation' };

@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
+import { safeString } from '../http/safe-string.ts';
 
 /**
  * The fields of a device-script catalogue entry and their rules (docs/api.md, "Device scripts"). JSON
  * types are taken as they come: a port of "80" (a string) is refused, not coerced.
  */
-const name = z
-  .string()
+const name = safeString()
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .regex(/\S/, 'must not be blank')
@@ -17,7 +17,7 @@ export const deviceTypeField = z
   .regex(/^[a-z][a-z0-9_-]*$/, 'must be a lowercase word: a letter, then letters, digits, "_" or "-"')
   .openapi({ example: 'gpio' });
 
-const description = z.string().max(10_000, 'must be at most 10000 characters');
+const description = safeString().max(10_000, 'must be at most 10000 characters');
 
 const scriptFilename = z
   .string()
