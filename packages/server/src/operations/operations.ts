@@ -323,7 +323,7 @@ export class Operations implements OperationLifecycle {
   /**
    * Cancels an operation: a queued one at once; a running one on an online board is asked
    * to stop and becomes `cancelled` when the board (or the server-side run) confirms, or
-   * after CANCEL_GRACE_MS; a running one on an offline board at once (the agent is told
+   * after MM_CANCEL_GRACE_S; a running one on an offline board at once (the agent is told
    * when it comes back). 409 `operation_finished` if it already ended.
    */
   async cancel(id: number): Promise<OperationObject> {
