@@ -106,7 +106,9 @@ export function FileSlot({
       )}
       {st?.phase === 'done' && (
         <p class="small ok" aria-live="polite">
-          {st.deduplicated ? 'The server already had this file: attached without sending it.' : 'Uploaded.'}
+          {st.deduplicated
+            ? 'The server already had this file: attached without sending it.'
+            : `Uploaded${st.resumedFrom ? ` (resumed at ${formatBytes(st.resumedFrom)})` : ''}.`}
         </p>
       )}
       <ErrorBox error={error} />
