@@ -66,10 +66,10 @@ describe.skipIf(!mounted)('faults: the board\'s disk is full (ENOSPC on a 20 MiB
 
   });
 
-  // Hole (found by this suite; not in issue 11's list): the failed transfer's partial file is
-  // kept for a resume and nothing gives the space back, so the disk stays full and every later
-  // operation fails with `agent_error` (ENOSPC) until someone frees space on the board by hand.
-  it.fails('after ENOSPC the space is given back and the next operation works from the cache', async () => {
+  // Found by this suite: the failed transfer's partial file used to be kept for a resume, so
+  // the disk stayed full and every later operation failed until someone freed space by hand.
+  // A write the disk refuses now removes the partial file (disk_full).
+  it('after ENOSPC the space is given back and the next operation works from the cache', async () => {
     const small = await createInvocation('fits');
     const data = randomBytes(2 * 1024 * 1024);
     expect((await upload(cluster.current().url, small, 'input_video', 'small.mp4', data)).status).toBe(201);

@@ -18,6 +18,8 @@ export class PartialPull {
   private pending: Promise<unknown> = Promise.resolve();
   private closed = false;
   private committed = false;
+  /** The first write the disk refused (ENOSPC, EIO…), if any. */
+  private writeError: NodeJS.ErrnoException | undefined;
 
   private constructor(
     readonly sha256: string,
@@ -64,7 +66,12 @@ export class PartialPull {
           while (at < chunk.byteLength) at += (await handle.write(chunk, at, chunk.byteLength - at)).bytesWritten;
         })();
         this.hash.update(chunk);
-        await writing;
+        try {
+          await writing;
+        } catch (err) {
+          this.writeError ??= err as NodeJS.ErrnoException;
+          throw err;
+        }
         this.written += chunk.byteLength;
       });
       this.pending = next.catch(() => {});
@@ -103,6 +110,20 @@ export class PartialPull {
     } finally {
       await this.close();
     }
+  }
+
+  /** The write error that ended this attempt, when the board's own disk refused the bytes. */
+  get writeFailure(): NodeJS.ErrnoException | undefined {
+    return this.writeError;
+  }
+
+  /**
+   * Ends this attempt and removes its partial file: for a write the disk refused, where a
+   * kept partial would only keep the disk full for a resume that cannot succeed.
+   */
+  async discard(): Promise<void> {
+    await this.close();
+    await fs.rm(this.partialPath, { force: true });
   }
 
   /** Ends this attempt, keeping what is on disk (the link dropped, the op was cancelled…). */

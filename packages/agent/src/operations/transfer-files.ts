@@ -83,6 +83,17 @@ export async function transferFiles(opts: {
         await pull.commit();
         return;
       } catch (err) {
+        const refused = pull.writeFailure;
+        if (refused) {
+          // The board's own disk refused the bytes: give the space back rather than keep a
+          // partial file for a resume that cannot succeed (the disk would stay full).
+          await pull.discard();
+          if (signal.aborted) throw new OperationStopped('stopped');
+          throw new OperationError(
+            refused.code === 'ENOSPC' ? 'disk_full' : 'write_failed',
+            `${file.kind} ${file.filename}: the board could not store it (${refused.message}); its partial file was removed`,
+          );
+        }
         await pull.close();
         if (signal.aborted) throw new OperationStopped('stopped');
         if (err instanceof CacheError) throw new OperationError(err.code, `${file.kind} ${file.filename}: ${err.message}`);
