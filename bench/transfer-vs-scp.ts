@@ -16,21 +16,13 @@
  * server runs on a scratch database of that PostgreSQL; without it on the embedded one,
  * whose own memory (~250–700 MB) then dominates the server's RSS.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { buildBundle, repoRoot } from '../test/deploy/bundles.ts';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { eventually, serverCluster, startAgent } from '../test/support/processes.ts';
-
-const run = promisify(execFile);
-const MiB = 1024 * 1024;
+import { cpuSeconds, cpuSince, freePort, MiB, run, scp, sha256File, startSshd, upload, writeRandomFile, type Sshd } from './support/bench-kit.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,25 +36,6 @@ const rounds = arg('rounds', 3);
  */
 const useBundle = process.argv.includes('--bundle');
 
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 4 * MiB })) h.update(chunk as Buffer);
-  return h.digest('hex');
-}
-
-async function writeRandomFile(file: string, bytes: number): Promise<void> {
-  const handle = await fs.open(file, 'w');
-  try {
-    const block = randomBytes(4 * MiB);
-    for (let at = 0, i = 0; at < bytes; at += block.length, i++) {
-      block.writeUInt32BE(i, 0);
-      await handle.write(block, 0, Math.min(block.length, bytes - at));
-    }
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Makes the file new content: its first 16 bytes name the round. */
 async function stamp(file: string, round: number): Promise<void> {
   const handle = await fs.open(file, 'r+');
@@ -71,17 +44,6 @@ async function stamp(file: string, round: number): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 async function vmHWM(pid: number): Promise<number> {
@@ -96,114 +58,11 @@ async function vmRSS(pid: number): Promise<number> {
   return m ? Number(m[1]) * 1024 : NaN;
 }
 
-/** CPU seconds (user and system, every thread) a process has used so far. */
-async function cpuSeconds(pid: number): Promise<{ user: number; sys: number }> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { user: Number(fields[11]) / 100, sys: Number(fields[12]) / 100 }; // clock ticks (USER_HZ = 100)
-}
-
-const cpuSince = (from: { user: number; sys: number }, to: { user: number; sys: number }) => ({ user: to.user - from.user, sys: to.sys - from.sys });
 const fmtCpu = (c: { user: number; sys: number }) => `${(c.user + c.sys).toFixed(2)} s (user ${c.user.toFixed(2)}, sys ${c.sys.toFixed(2)})`;
 
 /** Resets a process's peak RSS (Linux: `echo 5 > /proc/<pid>/clear_refs`). */
 async function resetHWM(pid: number): Promise<void> {
   await fs.writeFile(`/proc/${pid}/clear_refs`, '5');
-}
-
-async function upload(baseUrl: string, invocationId: number, kind: string, file: string, filename: string): Promise<void> {
-  const boundary = `----mm-bench-${randomBytes(6).toString('hex')}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file_type"\r\n\r\n${kind}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-  );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const size = (await fs.stat(file)).size;
-  await new Promise<void>((resolve, reject) => {
-    const req = http.request(new URL(`/api/invocations/${invocationId}/upload/`, baseUrl), {
-      method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + size + tail.length },
-    });
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`upload answered ${res.statusCode}`))));
-    });
-    req.on('error', reject);
-    req.write(head);
-    const stream = createReadStream(file, { highWaterMark: MiB });
-    stream.on('end', () => req.end(tail));
-    stream.pipe(req, { end: false });
-  });
-}
-
-interface Sshd {
-  port: number;
-  key: string;
-  proc: ChildProcess;
-}
-
-async function startSshd(dir: string): Promise<Sshd> {
-  await fs.mkdir('/run/sshd', { recursive: true });
-  const hostKey = path.join(dir, 'host_ed25519');
-  const key = path.join(dir, 'client_ed25519');
-  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
-  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
-  const authorized = path.join(dir, 'authorized_keys');
-  await fs.copyFile(`${key}.pub`, authorized);
-  await fs.chmod(authorized, 0o600);
-  const port = await freePort();
-  const config = path.join(dir, 'sshd_config');
-  await fs.writeFile(
-    config,
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${hostKey}`,
-      `AuthorizedKeysFile ${authorized}`,
-      `PidFile ${path.join(dir, 'sshd.pid')}`,
-      'PermitRootLogin prohibit-password',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'StrictModes no',
-      'Subsystem sftp internal-sftp',
-      '',
-    ].join('\n'),
-  );
-  const proc = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await eventually(
-    () =>
-      new Promise<void>((resolve, reject) => {
-        const s = net.connect(port, '127.0.0.1', () => {
-          s.end();
-          resolve();
-        });
-        s.on('error', reject);
-      }),
-    10_000,
-  );
-  return { port, key, proc };
-}
-
-async function scp(sshd: Sshd, file: string, dest: string): Promise<number> {
-  const t0 = performance.now();
-  await run('scp', [
-    '-q',
-    '-P',
-    String(sshd.port),
-    '-i',
-    sshd.key,
-    '-o',
-    'StrictHostKeyChecking=no',
-    '-o',
-    'UserKnownHostsFile=/dev/null',
-    '-o',
-    'LogLevel=ERROR',
-    file,
-    `root@127.0.0.1:${dest}`,
-  ]);
-  return performance.now() - t0;
 }
 
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
