@@ -73,6 +73,18 @@ export class OperationManager {
     return [...this.running.keys()];
   }
 
+  /**
+   * Ended operations whose log (or last progress) the link missed. The hello lists them
+   * as running, not finished, so the server keeps taking their log: `onLinkReady` sends
+   * the log first and the outcome after it, as it would have gone live. (Reported as
+   * finished, the server would settle them from the hello and drop the late log.)
+   */
+  endedWithUnsentReports(): Set<number> {
+    const ids = new Set<number>();
+    for (const reporter of this.unsentReports) if (reporter.hasUnsent) ids.add(reporter.opId);
+    return ids;
+  }
+
   /** Resolves once every operation in progress has ended. */
   async idle(): Promise<void> {
     await Promise.all([...this.running.values()].map((r) => r.done));
@@ -96,7 +108,7 @@ export class OperationManager {
       reporter.flush();
       if (!reporter.hasUnsent) this.unsentReports.delete(reporter);
     }
-    // Outcomes that came after the hello was built are not in it: send them now.
+    // Outcomes not in the hello (they came after it was built, or their log went first, just above): now.
     const inHello = new Set(hello.finished.map((o) => o.op_id));
     for (const outcome of this.opts.journal.outcomes()) {
       if (!inHello.has(outcome.op_id)) connection.sendMessage({ type: 'op.result', outcome });
