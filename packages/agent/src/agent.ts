@@ -157,9 +157,9 @@ export class Agent {
     };
   }
 
-  /** `running` and `finished` of the hello: an ended operation whose log is still unsent counts as running. */
+  /** `running` and `finished` of the hello: an ended operation whose log goes again first counts as running. */
   private operationsForHello(): Pick<HelloMessage, 'running' | 'finished'> {
-    const logPending = this.operations.endedWithUnsentReports();
+    const logPending = this.operations.endedAwaitingAck();
     return {
       running: [...new Set([...this.operations.runningIds(), ...logPending])],
       finished: this.journal.outcomes().filter((o) => !logPending.has(o.op_id)),
