@@ -115,8 +115,8 @@ describe('faults: the agent link is cut, silent and slow', () => {
   it('a link cut mid-run: what the runner printed while the link was down reaches the log', () => {
     expect(logOfCutRun).toMatch(/wrote output\.mp4/);
     // What the agent sent again after the reconnect (it may have died in flight) is stored once.
-    expect(logOfCutRun.match(/simulated runner: invocation/g)).toHaveLength(1);
-    expect(logOfCutRun.match(/progress 100%/g)).toHaveLength(1);
+    expect(logOfCutRun?.match(/simulated runner: invocation/g)).toHaveLength(1);
+    expect(logOfCutRun?.match(/progress 100%/g)).toHaveLength(1);
   });
 
   it('a link cut mid-transfer: the transfer resumes from the bytes on the board when the link returns', async () => {

@@ -161,7 +161,7 @@ describe.each(dbKinds)('faults: the server is killed with SIGKILL and started ag
   it('mid-run: what the runner printed while the server was away reaches the log', () => {
     expect(logOfCrashedRun).toMatch(/wrote output\.mp4/);
     // What the agent sent again after the reconnect (it may have died in flight) is stored once.
-    expect(logOfCrashedRun.match(/simulated runner: invocation/g)).toHaveLength(1);
-    expect(logOfCrashedRun.match(/progress 100%/g)).toHaveLength(1);
+    expect(logOfCrashedRun?.match(/simulated runner: invocation/g)).toHaveLength(1);
+    expect(logOfCrashedRun?.match(/progress 100%/g)).toHaveLength(1);
   });
 });
