@@ -1,5 +1,6 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { BoardLinks } from '../agent-link/board-links.ts';
+import type { Db } from '../db/database.ts';
 import { operations as operationsTable } from '../db/schema.ts';
 import { ConflictError, notFound } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -85,9 +86,29 @@ export class Operations implements OperationLifecycle {
     this.server = new ServerRuns(this, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log });
     // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
     ctx.bus.subscribe('board.status', undefined, ({ boardId, status }) => {
-      if (status === 'offline') this.onBoardOffline(boardId);
-      else this.queue.kick(boardId);
+      // (Another replica's link closing says nothing about a link here.)
+      if (status === 'offline') {
+        if (!ctx.agents.connection(boardId)) this.onBoardOffline(boardId);
+      } else this.queue.kick(boardId);
     });
+    // Work queued through any replica: the one holding the board's link starts it.
+    ctx.bus.subscribe('board.work', undefined, ({ boardId }) => this.queue.kick(boardId));
+    // A cancel asked for through another replica, of a run this one holds.
+    ctx.bus.subscribe('operation.cancel', undefined, ({ operationId }) => {
+      this.onCancelAsked(operationId).catch((err: unknown) => ctx.log.warn({ err, op_id: operationId }, 'could not pass a cancel on to the board'));
+    });
+  }
+
+  /** Asks the replica holding the board's link (this one included) to look at its queue. */
+  private announceWork(boardId: string): void {
+    this.ctx.bus.publish('board.work', boardId, { boardId });
+  }
+
+  /** After missed bus messages: every board linked here looks at its queue again. */
+  async resync(): Promise<void> {
+    for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) {
+      if (this.ctx.agents.canRun(boardId)) this.queue.kick(boardId);
+    }
   }
 
   get isStopping(): boolean {
@@ -104,6 +125,9 @@ export class Operations implements OperationLifecycle {
   async recover(): Promise<void> {
     for (const op of await runningOperations(this.ctx.database.db)) {
       if (isAgentKind(op.kind)) continue;
+      // Another replica's run (several replicas on one database): not this restart's to settle.
+      const runner = (op.params as { runner_replica?: unknown }).runner_replica;
+      if (typeof runner === 'string' && runner !== this.ctx.agents.replicaId && (await this.ctx.agents.isReplicaAlive(runner))) continue;
       const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
       if (policy === 'requeue') {
         const [row] = await this.ctx.database.db
@@ -149,7 +173,7 @@ export class Operations implements OperationLifecycle {
     });
     this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
-    this.queue.kick(input.boardId);
+    this.announceWork(input.boardId);
     return toOperationObject(row);
   }
 
@@ -206,20 +230,31 @@ export class Operations implements OperationLifecycle {
 
   // ── the board queue ──────────────────────────────────────────────────────────────
 
+  /**
+   * Claims the board's oldest queued operation if it runs nothing, under a per-board
+   * advisory lock held for the transaction: two replicas that both think they hold the
+   * board's link (a link moving) never start two operations of one board.
+   */
   private async startNext(boardId: string): Promise<void> {
     if (this.stopping || !this.ctx.agents.canRun(boardId)) return;
-    const db = this.ctx.database.db;
-    if (await runningOperationOf(db, boardId)) return;
-    for (;;) {
-      const next = await oldestQueuedOf(db, boardId);
-      if (!next) return;
-      const claimed = await claimQueued(db, next.id);
-      if (!claimed) continue; // cancelled in between: look again
-      await this.events.append(claimed.id, 'status', { status: 'running' });
-      if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
-      else this.server.begin(claimed);
-      return;
-    }
+    const replica = this.ctx.agents.replicaId;
+    const claimed = await this.ctx.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
+      const db = tx as unknown as Db;
+      if (await runningOperationOf(db, boardId)) return undefined;
+      for (;;) {
+        const next = await oldestQueuedOf(db, boardId);
+        if (!next) return undefined;
+        // Server-side runs note their replica: a restart of another one leaves them alone.
+        const row = await claimQueued(db, next.id, isAgentKind(next.kind) ? undefined : replica);
+        if (row) return row;
+        // cancelled in between: look again
+      }
+    });
+    if (!claimed) return;
+    await this.events.append(claimed.id, 'status', { status: 'running' });
+    if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
+    else this.server.begin(claimed);
   }
 
   // ── progress, log, end ───────────────────────────────────────────────────────────
@@ -292,7 +327,7 @@ export class Operations implements OperationLifecycle {
     // Queued together, so they are stored in one write.
     await Promise.all([this.events.append(id, 'status', { status, ...(error ? { error } : {}) }), this.events.append(id, 'end', op)]);
     this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
-    if (row.boardId) this.queue.kick(row.boardId);
+    if (row.boardId) this.announceWork(row.boardId);
     return op;
   }
 
@@ -357,8 +392,13 @@ export class Operations implements OperationLifecycle {
     const cancelledError = { code: 'cancelled', message: 'Cancelled while running.' };
     const onAgent = isAgentKind(row.kind);
     const conn = onAgent && row.boardId ? this.ctx.agents.connection(row.boardId) : undefined;
-    // Nobody to ask (board offline, or a run this process does not have): cancelled now.
     if (onAgent ? !conn : !this.server.isRunning(row.id)) {
+      const elsewhere = await this.runnerElsewhere(row);
+      if (elsewhere) {
+        await this.cancelElsewhere(row);
+        return;
+      }
+      // Nobody to ask (board offline, or a run no live replica has): cancelled now.
       await this.finish(row.id, 'cancelled', null, cancelledError);
       return;
     }
@@ -374,6 +414,43 @@ export class Operations implements OperationLifecycle {
     if (conn) conn.sendMessage({ type: 'op.cancel', op_id: row.id });
     else this.server.abort(row.id);
     await this.appendLog(row.id, 'server', 'cancel requested\n');
+  }
+
+  /**
+   * Whether another live replica runs it: an agent operation's board is linked there; a
+   * server-side run was claimed by a replica that still holds the board's link.
+   */
+  private async runnerElsewhere(row: OperationRow): Promise<boolean> {
+    if (!row.boardId) return false;
+    const holder = await this.ctx.agents.holderElsewhere(row.boardId);
+    if (!holder) return false;
+    if (isAgentKind(row.kind)) return true;
+    const runner = (row.params as { runner_replica?: unknown }).runner_replica;
+    return runner === undefined || runner === holder;
+  }
+
+  /**
+   * The run lives on another replica: the request is stored (cancel_requested), then that
+   * replica is told (`operation.cancel`) and asks the board. This one keeps the same grace
+   * timer, so the operation ends even if that replica dies meanwhile.
+   */
+  private async cancelElsewhere(row: OperationRow): Promise<void> {
+    await markCancelRequested(this.ctx.database.db, row.id);
+    const timer = setTimeout(() => {
+      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
+    }, this.ctx.config.cancelGraceMs);
+    timer.unref();
+    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent: false, timer });
+    this.ctx.bus.publish('operation.cancel', row.id, { operationId: row.id, boardId: row.boardId });
+  }
+
+  /** Another replica asked to cancel a run: if this one holds it, the board (or the run) is asked to stop. */
+  private async onCancelAsked(id: number): Promise<void> {
+    if (this.cancelRequested.has(id)) return; // asked here (or already passed on)
+    const row = await findOperation(this.ctx.database.db, id);
+    if (!row || row.status !== 'running') return;
+    const mine = isAgentKind(row.kind) ? row.boardId !== null && this.ctx.agents.connection(row.boardId) !== undefined : this.server.isRunning(id);
+    if (mine) await this.cancelRunning(row);
   }
 
   isCancelRequested(id: number): boolean {

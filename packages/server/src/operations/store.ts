@@ -56,11 +56,16 @@ export async function listOperationRows(
   return { rows, total: count?.n ?? 0 };
 }
 
-/** Queued → running; undefined if someone else moved it first. */
-export async function claimQueued(db: Db, id: number): Promise<OperationRow | undefined> {
+/** Queued → running (noting the replica that runs it, for server-side runs); undefined if someone else moved it first. */
+export async function claimQueued(db: Db, id: number, runnerReplica?: string): Promise<OperationRow | undefined> {
   const [row] = await db
     .update(operations)
-    .set({ status: 'running', startedAt: new Date(), progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 } })
+    .set({
+      status: 'running',
+      startedAt: new Date(),
+      progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 },
+      ...(runnerReplica !== undefined ? { params: sql`${operations.params} || ${JSON.stringify({ runner_replica: runnerReplica })}::jsonb` } : {}),
+    })
     .where(and(eq(operations.id, id), eq(operations.status, 'queued')))
     .returning();
   return row;
