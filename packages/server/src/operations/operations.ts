@@ -1,6 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { BoardLinks } from '../agent-link/board-links.ts';
-import type { Db } from '../db/database.ts';
 import { operations as operationsTable } from '../db/schema.ts';
 import { ConflictError, notFound } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -23,7 +22,7 @@ import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   boardsWithQueuedWork,
-  claimQueued,
+  claimNextQueued,
   findOperation,
   finishOperation,
   insertOperation,
@@ -230,27 +229,11 @@ export class Operations implements OperationLifecycle {
 
   // ── the board queue ──────────────────────────────────────────────────────────────
 
-  /**
-   * Claims the board's oldest queued operation if it runs nothing, under a per-board
-   * advisory lock held for the transaction: two replicas that both think they hold the
-   * board's link (a link moving) never start two operations of one board.
-   */
+  /** Starts the board's oldest queued operation if it runs nothing (claimNextQueued: safe across replicas). */
   private async startNext(boardId: string): Promise<void> {
     if (this.stopping || !this.ctx.agents.canRun(boardId)) return;
-    const replica = this.ctx.agents.replicaId;
-    const claimed = await this.ctx.database.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
-      const db = tx as unknown as Db;
-      if (await runningOperationOf(db, boardId)) return undefined;
-      for (;;) {
-        const next = await oldestQueuedOf(db, boardId);
-        if (!next) return undefined;
-        // Server-side runs note their replica: a restart of another one leaves them alone.
-        const row = await claimQueued(db, next.id, isAgentKind(next.kind) ? undefined : replica);
-        if (row) return row;
-        // cancelled in between: look again
-      }
-    });
+    // Server-side runs note their replica: a restart of another one leaves them alone.
+    const claimed = await claimNextQueued(this.ctx.database.db, boardId, this.ctx.agents.replicaId);
     if (!claimed) return;
     await this.events.append(claimed.id, 'status', { status: 'running' });
     if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
