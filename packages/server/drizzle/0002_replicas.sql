@@ -9,6 +9,8 @@ CREATE TABLE "board_calls" (
 	"answered_at" timestamp (3) with time zone,
 	"result" jsonb,
 	"error" jsonb,
+	"request_body" "bytea",
+	"response_body" "bytea",
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"expires_at" timestamp (3) with time zone NOT NULL
 );

@@ -107,7 +107,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus });
-  const deviceRelay = new DeviceRelay({ hub, links: agents, bus }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
+  const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const metrics = new ServerMetrics(
     bus,
     {

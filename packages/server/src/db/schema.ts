@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
+  customType,
   index,
   integer,
   jsonb,
@@ -278,8 +279,15 @@ export const boardReboots = pgTable('board_reboots', {
   expiresAt: ts('expires_at').notNull(),
 });
 
+/** Raw bytes (both drivers hand back a Uint8Array/Buffer). */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType() {
+    return 'bytea';
+  },
+});
+
 /**
- * A synchronous call (an agent RPC) asked of a board whose link lives on another replica:
+ * A synchronous call (an agent RPC, or a request for a device script) asked of a board whose link lives on another replica:
  * the asking replica inserts the row, the holder runs it and writes the answer; the asker
  * reads it and deletes the row (expired rows are removed by any replica).
  */
@@ -301,6 +309,9 @@ export const boardCalls = pgTable(
     answeredAt: ts('answered_at'),
     result: jsonb('result').$type<unknown>(),
     error: jsonb('error').$type<{ status: number; code: string; message: string } | null>(),
+    /** A proxied request's body and its answer's (1 MiB at most each). */
+    requestBody: bytea('request_body'),
+    responseBody: bytea('response_body'),
     createdAt: ts('created_at').notNull().defaultNow(),
     expiresAt: ts('expires_at').notNull(),
   },

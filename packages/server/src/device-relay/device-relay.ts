@@ -2,7 +2,9 @@ import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardLink, RelayMessage } from '../agent-link/board-link.ts';
 import type { AgentHub } from '../agent-link/hub.ts';
 import type { EventBus } from '../events/event-bus.ts';
+import type { BoardCalls } from '../replicas/board-calls.ts';
 import { ProxyRelay } from './proxy-relay.ts';
+import { RemoteScriptProxy } from './remote-proxy.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS, StreamRelay, type StreamRelayOptions } from './stream-relay.ts';
 
 /** The relay's messages from agents (the catalog's A→S `http.*` and `sse.*`). */
@@ -16,10 +18,13 @@ const RELAY_MESSAGE_TYPES = ['http.response', 'http.error', 'sse.event', 'sse.st
 export class DeviceRelay {
   readonly proxy = new ProxyRelay();
   readonly streams: StreamRelay;
+  /** The proxy for boards linked to another replica (through board_calls). */
+  readonly remoteProxy: RemoteScriptProxy;
 
-  constructor(deps: { hub: AgentHub; links: BoardLinks; bus: EventBus }, streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS) {
+  constructor(deps: { hub: AgentHub; links: BoardLinks; bus: EventBus; calls: BoardCalls }, streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS) {
     const { hub, links, bus } = deps;
     this.streams = new StreamRelay(links, streamOptions);
+    this.remoteProxy = new RemoteScriptProxy(deps.calls, links, this.proxy);
     hub.handleMessages(RELAY_MESSAGE_TYPES, (conn, m) => this.onMessage(conn, m));
     // The agent pulls a relayed request's body from us.
     hub.registerSource('http.request_body', async (conn, pull) => this.proxy.openRequestBody(conn, pull));

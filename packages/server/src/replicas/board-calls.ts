@@ -13,6 +13,12 @@ export interface LocalBoardCaller {
   callLocal(boardId: string, method: string, params: unknown, timeoutMs: number): Promise<unknown>;
 }
 
+/** Runs a call of one method on the link here: its result (JSON) and, for proxied requests, a body. */
+export type LocalCallHandler = (boardId: string, params: unknown, body: Uint8Array | null, timeoutMs: number) => Promise<{ result: unknown; body?: Uint8Array }>;
+
+/** Bodies carried through the table (a proxied request's and its answer's). */
+export const MAX_CALL_BODY_BYTES = 1024 * 1024;
+
 /** The asker waits this much longer than the call's own timeout (the holder answers 504 itself first). */
 const ANSWER_MARGIN_MS = 3000;
 
@@ -26,17 +32,47 @@ const ANSWER_MARGIN_MS = 3000;
  */
 export class BoardCalls {
   private readonly waiting = new Map<number, () => void>();
+  private readonly handlers = new Map<string, LocalCallHandler>();
 
   constructor(
     private readonly deps: { db: Db; bus: EventBus; replicaId: string; log: Logger; links: LocalBoardCaller },
   ) {
     deps.bus.subscribe('board.call', undefined, ({ callId, boardId }) => {
-      if (deps.links.isLocal(boardId)) void this.serve(callId);
+      if (deps.links.isLocal(boardId)) void this.run(callId);
     });
     deps.bus.subscribe('board.call.answer', undefined, ({ callId }) => this.waiting.get(callId)?.());
   }
 
+  /** Calls of `method` are run by `handler` on the replica holding the link (e.g. the device-script proxy). */
+  serve(method: string, handler: LocalCallHandler): void {
+    this.handlers.set(method, handler);
+  }
+
+  /** An agent RPC on the board's link elsewhere: its result. */
   async call(boardId: string, method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    return (await this.ask(boardId, method, params, null, timeoutMs, signal)).result;
+  }
+
+  /** A call with a body both ways (the device-script proxy): the result and the answer's body. */
+  async request(
+    boardId: string,
+    method: string,
+    params: unknown,
+    body: Uint8Array | null,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ result: unknown; body: Uint8Array | null }> {
+    return this.ask(boardId, method, params, body, timeoutMs, signal);
+  }
+
+  private async ask(
+    boardId: string,
+    method: string,
+    params: unknown,
+    body: Uint8Array | null,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ result: unknown; body: Uint8Array | null }> {
     const { db } = this.deps;
     signal?.throwIfAborted();
     const [row] = await db
@@ -46,6 +82,7 @@ export class BoardCalls {
         originReplica: this.deps.replicaId,
         method,
         params: params ?? {},
+        requestBody: body,
         timeoutMs,
         expiresAt: sql`now() + ${Math.round(timeoutMs + 2 * ANSWER_MARGIN_MS)}::int * interval '1 millisecond'`,
       })
@@ -68,7 +105,7 @@ export class BoardCalls {
         throw new GatewayTimeoutError('board_timeout', `The board did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`);
       }
       if (answer.error) throw errorOf(answer.error);
-      return answer.result;
+      return { result: answer.result, body: answer.responseBody ?? null };
     } finally {
       this.waiting.delete(id);
       clearTimeout(timer);
@@ -80,7 +117,7 @@ export class BoardCalls {
   }
 
   /** Takes the call if nobody did yet, runs it on the local link, stores the answer and says so. */
-  private async serve(callId: number): Promise<void> {
+  private async run(callId: number): Promise<void> {
     const { db, links, log } = this.deps;
     try {
       const [row] = await db
@@ -90,16 +127,24 @@ export class BoardCalls {
         .returning();
       if (!row) return;
       let result: unknown = null;
+      let responseBody: Uint8Array | null = null;
       let error: { status: number; code: string; message: string } | null = null;
       try {
-        result = (await links.callLocal(row.boardId, row.method, row.params, row.timeoutMs)) ?? null;
+        const handler = this.handlers.get(row.method);
+        if (handler) {
+          const answer = await handler(row.boardId, row.params, row.requestBody ?? null, row.timeoutMs);
+          result = answer.result ?? null;
+          responseBody = answer.body ?? null;
+        } else {
+          result = (await links.callLocal(row.boardId, row.method, row.params, row.timeoutMs)) ?? null;
+        }
       } catch (err) {
         error =
           err instanceof ApiError
             ? { status: err.status, code: err.code, message: err.message }
             : { status: 502, code: 'board_error', message: err instanceof Error ? err.message : String(err) };
       }
-      await db.update(boardCalls).set({ answeredAt: sql`now()`, result, error }).where(eq(boardCalls.id, callId));
+      await db.update(boardCalls).set({ answeredAt: sql`now()`, result, error, responseBody }).where(eq(boardCalls.id, callId));
       this.deps.bus.publish('board.call.answer', callId, { callId });
     } catch (err) {
       log.warn({ err, call_id: callId }, 'could not serve a board call from another replica');
@@ -115,7 +160,7 @@ export class BoardCalls {
       .where(gt(boardCalls.expiresAt, sql`now()`));
     for (const c of open) {
       if (c.answeredAt && c.originReplica === this.deps.replicaId) this.waiting.get(c.id)?.();
-      else if (!c.answeredAt && links.isLocal(c.boardId)) void this.serve(c.id);
+      else if (!c.answeredAt && links.isLocal(c.boardId)) void this.run(c.id);
     }
   }
 }
