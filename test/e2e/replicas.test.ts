@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { upload } from '../faults/fault-support.ts';
+import { freePort, openSse, upstreamState, type SseBlock, type SseReader } from './device-scripts-support.ts';
 import { startBalancer, type Balancer } from '../support/balancer.ts';
 import { createScratchDatabase, realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
@@ -62,6 +63,8 @@ describe.skipIf(!realDatabaseUrl)('several replicas on one PostgreSQL', () => {
   let A: ServerProcess;
   let B: ServerProcess;
   let C: ServerProcess;
+  let motorId: string;
+  const sseClients: SseReader[] = [];
 
   const post = (s: ServerProcess, p: string, body?: unknown, headers: Record<string, string> = {}) =>
     s.api(p, {
@@ -101,12 +104,28 @@ describe.skipIf(!realDatabaseUrl)('several replicas on one PostgreSQL', () => {
     replicas.push(A, B, C);
     balancer = await startBalancer(replicas.map((r) => ({ host: '127.0.0.1', port: r.port })));
     board = await json(await post(B, '/api/boards/', { name: 'replicated-board' }));
+    // The seeded GPIO motor script, on a port free on this machine; the simulated board runs it there.
+    const { scripts } = await json(await C.api('/api/device-scripts/?device_type=gpio'));
+    motorId = scripts[0].id;
+    const gpioPort = await freePort();
+    const patched = await B.api(`/api/device-scripts/${motorId}/`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ port: gpioPort }),
+    });
+    expect(patched.status).toBe(200);
     // The balancer's first connection goes to A.
-    agent = await startAgent({ serverUrl: balancer.url, token: board.token, agentDir: path.join(sharedDir, 'agent') });
+    agent = await startAgent({
+      serverUrl: balancer.url,
+      token: board.token,
+      agentDir: path.join(sharedDir, 'agent'),
+      env: { MM_SIM_GPIO_PORT: String(gpioPort) },
+    });
     await A.output.waitFor((l) => l.msg === 'agent online', 'agent online on A', 60_000);
   });
 
   afterAll(async () => {
+    for (const c of sseClients) c.close();
     await agent?.stop();
     await balancer?.close();
     for (const c of clusters) await c.cleanup();
@@ -170,6 +189,30 @@ describe.skipIf(!realDatabaseUrl)('several replicas on one PostgreSQL', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     const log = await (await A.api(`/api/operations/${op.id}/log/`)).text();
     expect(log).toContain('cancel requested');
+  });
+
+  it('the motor proxied through C drives the board linked to A; its event reaches stream clients of all three replicas', async () => {
+    // The motor script runs inside the agent: ready once it answers through the relay.
+    await eventually(async () => expect((await A.api(`/api/device-scripts/${motorId}/proxy/state`)).status).toBe(200), 30_000, 200);
+    const clients = await Promise.all(replicas.map((r) => openSse(`${r.url}/api/device-scripts/${motorId}/stream/`)));
+    sseClients.push(...clients);
+    for (const c of clients) expect(c.status).toBe(200);
+    await Promise.all(clients.map((c) => c.waitFor((b: SseBlock) => upstreamState(b) === 'up', { timeoutMs: 30_000 })));
+
+    const res = await C.api(`/api/device-scripts/${motorId}/proxy/motor/forward`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const answer = await json(res);
+    expect(answer.motion).toBe('forward');
+    const events = await Promise.all(clients.map((c) => c.waitFor((b: SseBlock) => b.event === 'state' && b.id === String(answer.event_id), { timeoutMs: 30_000 })));
+    for (const e of events) expect(JSON.parse(e.data!)).toMatchObject({ cause: 'motor', motion: 'forward' });
+    // One upstream subscription on the board, whatever the number of replicas with clients.
+    const state = await json(await B.api(`/api/device-scripts/${motorId}/proxy/state`));
+    expect(state.stream_clients).toBe(1);
+    // A body passed across replicas is held in memory: 1 MiB at most.
+    const big = await B.api(`/api/device-scripts/${motorId}/proxy/motor/forward`, { method: 'POST', body: Buffer.alloc(1024 * 1024 + 1) });
+    expect(big.status).toBe(413);
+    for (const c of clients) c.close();
   });
 
   it('two operations for one board posted to two replicas at once run one after the other', async () => {

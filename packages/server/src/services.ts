@@ -107,7 +107,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus });
-  const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
+  const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const metrics = new ServerMetrics(
     bus,
     {
@@ -160,6 +160,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
       await hub.shutdown();
       await operations.drain();
+      await deviceRelay.stop();
       await sessions.stop();
       await pgBus?.close();
       metrics.close();

@@ -317,3 +317,42 @@ export const boardCalls = pgTable(
   },
   (t) => [index('board_calls_expires_idx').on(t.expiresAt)],
 );
+
+/**
+ * Device-script streams wanted by a replica whose clients watch a board linked elsewhere: the
+ * replica holding the link keeps ONE upstream subscription while any fresh row wants it.
+ */
+export const relaySubscriptions = pgTable(
+  'relay_subscriptions',
+  {
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    scriptId: text('script_id').notNull(),
+    replicaId: text('replica_id').notNull(),
+    port: integer('port').notNull(),
+    path: text('path').notNull(),
+    heartbeatAt: ts('heartbeat_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.boardId, t.scriptId, t.replicaId] })],
+);
+
+/** What the upstream of a relayed stream sent, for the other replicas' clients (pruned after a minute). */
+export const relayEvents = pgTable(
+  'relay_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    scriptId: text('script_id').notNull(),
+    /** The SSE frame as the holder formatted it. */
+    frame: bytea('frame').notNull(),
+    /** The script's last event id after it (SSE ids stick). */
+    lastEventId: text('last_event_id'),
+    /** For the relay's own `upstream` events: the state it announces. */
+    state: text('state'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('relay_events_stream_idx').on(t.boardId, t.scriptId, t.id), index('relay_events_created_idx').on(t.createdAt)],
+);

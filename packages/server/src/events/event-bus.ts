@@ -32,6 +32,10 @@ export interface BusMessages {
   'board.call': { callId: number; boardId: string };
   /** The answer of a board_calls row is stored (scope: the call id). */
   'board.call.answer': { callId: number };
+  /** A replica's clients want a device-script stream of a board linked elsewhere (relay_subscriptions). */
+  'relay.want': { boardId: string; scriptId: string; port: number; path: string };
+  /** The upstream of a shared device-script stream sent something (relay_events). */
+  'relay.event': { boardId: string; scriptId: string };
 }
 
 export type BusTopic = keyof BusMessages;

@@ -169,7 +169,8 @@ export function deviceScriptRelayRoutes(ctx: Services) {
   });
 
   app.get('/api/device-scripts/:id/stream/', async (c) => {
-    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
+    // Linked to another replica: that replica's upstream feeds this one (with several replicas).
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'), relay.remoteStreams !== undefined);
     const headers = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
