@@ -20,6 +20,9 @@ interface ScriptAnswer {
   headers: HttpHeader[];
 }
 
+/** A body over the cap is read to its end (and dropped) up to this size, then the connection is cut. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+
 const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
 
 /**
@@ -90,11 +93,15 @@ export class RemoteScriptProxy {
       let size = 0;
       for await (const chunk of req.body as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > MAX_CALL_BODY_BYTES) {
+        // Past the cap the rest is read and dropped (so the client reads the 413), up to a point.
+        if (size > DRAIN_LIMIT_BYTES) {
           req.body.destroy();
-          throw new PayloadTooLargeError('A request for a device script on a board linked to another replica may carry at most 1 MiB.');
+          break;
         }
-        chunks.push(chunk);
+        if (size <= MAX_CALL_BODY_BYTES) chunks.push(chunk);
+      }
+      if (size > MAX_CALL_BODY_BYTES) {
+        throw new PayloadTooLargeError('A request for a device script on a board linked to another replica may carry at most 1 MiB.');
       }
       body = Buffer.concat(chunks);
     }
