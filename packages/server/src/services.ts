@@ -128,6 +128,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     calls.resync().catch((err: unknown) => replicaLog.warn({ err }, 'could not look at the board calls again'));
   });
   await operations.recover();
+  // Several replicas: server-side runs of a replica that died are settled by the others.
+  const orphanWatch = config.databaseUrl
+    ? setInterval(() => {
+        operations.settleOrphanedRuns().catch((err: unknown) => replicaLog.warn({ err }, 'could not look for runs of dead replicas'));
+      }, 15_000)
+    : undefined;
+  orphanWatch?.unref();
   const resumableUploads = new ResumableUploads(store);
   resumableUploads.start();
   const auth = new AuthService(config, database, log);
@@ -156,6 +163,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
       operationStreams.close();
+      clearInterval(orphanWatch);
       operations.stop();
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
       await hub.shutdown();

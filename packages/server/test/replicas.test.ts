@@ -4,14 +4,14 @@
  * for a board linked to the other replica, operation events and cancels across replicas,
  * and the event bus healing a dropped notification and a lost listening connection.
  */
-import { count } from 'drizzle-orm';
+import { count, inArray } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
-import { boardCalls, operationEvents } from '../src/db/schema.ts';
+import { boardCalls, operationEvents, operations } from '../src/db/schema.ts';
 import type { OperationEvent } from '../src/operations/operation-event.ts';
 import { claimNextQueued, insertOperation } from '../src/operations/store.ts';
 import { replicaAppName } from '../src/replicas/board-sessions.ts';
@@ -127,6 +127,22 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(seen.at(-1)!.type).toBe('end');
     await agent.close();
+  });
+
+  it('settles a server-side run of a replica that is gone, at the second look (its kind says how)', async () => {
+    const b = await registerBoard(one, 'orphans');
+    const db = one.ctx.database.db;
+    const ghost = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'x', runner_replica: 'replica-gone' } });
+    const alive = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'y', runner_replica: 'replica-two' } });
+    await db.update(operations).set({ status: 'running', startedAt: new Date() }).where(inArray(operations.id, [ghost.id, alive.id]));
+    await one.ctx.operations.settleOrphanedRuns();
+    // Once is not enough: a replica reconnecting its listener is not taken for dead.
+    expect((await one.ctx.operations.get(ghost.id))?.status).toBe('running');
+    await one.ctx.operations.settleOrphanedRuns();
+    expect(await one.ctx.operations.get(ghost.id)).toMatchObject({ status: 'failed', error: { code: 'server_restarted' } });
+    // replica-two is alive (its listening connection is open): its run is left alone.
+    expect((await one.ctx.operations.get(alive.id))?.status).toBe('running');
+    await one.ctx.operations.finish(alive.id, 'cancelled', null, { code: 'cancelled', message: 'test over' });
   });
 
   it('heals a dropped notification with the next one, and a lost listening connection with a resync', async () => {

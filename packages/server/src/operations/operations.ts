@@ -127,19 +127,51 @@ export class Operations implements OperationLifecycle {
       // Another replica's run (several replicas on one database): not this restart's to settle.
       const runner = (op.params as { runner_replica?: unknown }).runner_replica;
       if (typeof runner === 'string' && runner !== this.ctx.agents.replicaId && (await this.ctx.agents.isReplicaAlive(runner))) continue;
-      const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
-      if (policy === 'requeue') {
-        const [row] = await this.ctx.database.db
-          .update(operationsTable)
-          .set({ status: 'queued', startedAt: null })
-          .where(and(eq(operationsTable.id, op.id), eq(operationsTable.status, 'running')))
-          .returning();
-        if (row) await this.events.append(op.id, 'status', { status: 'queued', reason: 'server_restarted' });
-      } else {
-        await this.finish(op.id, 'failed', null, { code: 'server_restarted', message: 'The server restarted while this operation ran on it.' });
-      }
+      await this.settleLostRun(op, 'The server restarted while this operation ran on it.');
     }
     for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) this.queue.kick(boardId);
+  }
+
+  /** A server-side run whose process is gone: failed (`server_restarted`) or queued again, as its kind says. */
+  private async settleLostRun(op: OperationRow, message: string): Promise<void> {
+    const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
+    if (policy === 'requeue') {
+      const [row] = await this.ctx.database.db
+        .update(operationsTable)
+        .set({ status: 'queued', startedAt: null })
+        .where(and(eq(operationsTable.id, op.id), eq(operationsTable.status, 'running')))
+        .returning();
+      if (row) {
+        await this.events.append(op.id, 'status', { status: 'queued', reason: 'server_restarted' });
+        if (row.boardId) this.announceWork(row.boardId);
+      }
+    } else {
+      await this.finish(op.id, 'failed', null, { code: 'server_restarted', message });
+    }
+  }
+
+  /** Runs seen orphaned once (their replica gone): settled if still so at the next look. */
+  private readonly orphanSuspects = new Set<number>();
+
+  /**
+   * Several replicas: server-side runs of a replica that died (its listening connection is
+   * gone, twice in a row, so a reconnecting replica is not mistaken for a dead one) are
+   * settled by whichever replica looks, as a restart would.
+   */
+  async settleOrphanedRuns(): Promise<void> {
+    const seen = new Set<number>();
+    for (const op of await runningOperations(this.ctx.database.db)) {
+      if (isAgentKind(op.kind)) continue;
+      const runner = (op.params as { runner_replica?: unknown }).runner_replica;
+      if (typeof runner !== 'string' || runner === this.ctx.agents.replicaId) continue;
+      if (await this.ctx.agents.isReplicaAlive(runner)) continue;
+      seen.add(op.id);
+      if (!this.orphanSuspects.has(op.id)) continue;
+      this.ctx.log.warn({ op_id: op.id, kind: op.kind, replica: runner }, 'the replica running this operation is gone; settling it');
+      await this.settleLostRun(op, 'The replica that ran this operation stopped.');
+    }
+    this.orphanSuspects.clear();
+    for (const id of seen) this.orphanSuspects.add(id);
   }
 
   /** Shutdown, part 1: no operation starts any more, server-side runs stop. */
