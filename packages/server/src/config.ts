@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -98,6 +99,8 @@ export interface Config {
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
   replicaId: string | undefined;
+  /** This replica's name in the board sessions table and on the bus: MM_REPLICA_ID, else host name and pid. */
+  replicaName: string;
   logMaxBytes: number;
   cancelGraceMs: number;
   outputPullTimeoutMs: number;
@@ -143,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,
+    replicaName: e.MM_REPLICA_ID ?? `${os.hostname()}-${process.pid}`,
     logMaxBytes: e.MM_LOG_MAX_BYTES,
     cancelGraceMs: Math.max(1, Math.round(e.MM_CANCEL_GRACE_S * 1000)),
     outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),

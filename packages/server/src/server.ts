@@ -36,7 +36,9 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
   const { config } = opts;
   const log = opts.log ?? createLogger(config.logLevel);
-  const lock = lockDataDir(config.dataDir);
+  // The lock guards the embedded database (one process per folder). With DATABASE_URL set,
+  // several replicas may share MM_DATA_DIR (a shared volume): no lock.
+  const lock = config.databaseUrl ? { release() {} } : lockDataDir(config.dataDir);
   let database;
   try {
     database = await openDatabase({

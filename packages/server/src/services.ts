@@ -10,6 +10,7 @@ import type { Database } from './db/database.ts';
 import { DeviceRelay } from './device-relay/device-relay.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS } from './device-relay/stream-relay.ts';
 import { InProcessEventBus, type EventBus } from './events/event-bus.ts';
+import { PgEventBus } from './events/pg-event-bus.ts';
 import type { Logger } from './logger.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
 import { OperationEventLog } from './operations/event-log.ts';
@@ -17,6 +18,8 @@ import { OperationKindRegistry, type OperationKind } from './operations/kinds.ts
 import { DEFAULT_OPERATION_STREAM_OPTIONS, OperationEventStreams } from './operations/operation-event-streams.ts';
 import { Operations } from './operations/operations.ts';
 import { ArchiveUploads } from './pacs/archive-uploads.ts';
+import { BoardCalls } from './replicas/board-calls.ts';
+import { BoardSessions } from './replicas/board-sessions.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
 import { discardIngestedContent, sweepContentStore } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
@@ -30,8 +33,10 @@ export interface Services extends StoreContext {
   version: string;
   /** Content-addressed bytes (`MM_DATA_DIR/content` today): invocation files, what boards return, PAC archives. */
   files: BlobStore;
-  /** Operation events and board status changes, in process today. */
+  /** Operation events, board status changes and work for other replicas: in process, or over PostgreSQL (DATABASE_URL). */
   bus: EventBus;
+  /** Where each board's link lives (board_sessions), across replicas. */
+  sessions: BoardSessions;
   /** Each board's live link: presence, reboot watches, RPC (`agents.call`). */
   agents: BoardLinks;
   /** Accepts agent connections, greets them, serves their pulls, routes their messages. */
@@ -76,9 +81,17 @@ export interface ServicesOptions {
 export async function createServices(config: Config, database: Database, log: Logger, opts: ServicesOptions = {}): Promise<Services> {
   const clock = opts.clock ?? systemClock;
   const files = new ContentStore(path.join(config.dataDir, 'content'));
-  const bus = new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
+  const replicaLog = log.child({ component: 'replicas', replica: config.replicaName });
+  // With a real PostgreSQL, several replicas may share it: the bus goes through LISTEN/NOTIFY.
+  const pgBus = config.databaseUrl
+    ? new PgEventBus({ databaseUrl: config.databaseUrl, db: database.db, replicaId: config.replicaName, log: replicaLog })
+    : undefined;
+  const bus: EventBus = pgBus ?? new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
-  const agents = new BoardLinks(bus, config.rebootTimeoutMs);
+  const sessions = new BoardSessions(database.db, config.replicaName, replicaLog);
+  const agents = new BoardLinks(bus, config.rebootTimeoutMs, sessions, log.child({ component: 'agent-link' }));
+  const calls = new BoardCalls({ db: database.db, bus, replicaId: config.replicaName, log: replicaLog, links: agents });
+  agents.useRemoteCalls(calls);
   const operationKinds = new OperationKindRegistry();
   const events = new OperationEventLog(database.db, log.child({ component: 'operations' }), bus);
   const operations = new Operations({ ...store, agents, bus, events, kinds: operationKinds });
@@ -93,8 +106,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
-  const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads });
-  const deviceRelay = new DeviceRelay({ hub, links: agents, bus }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
+  const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus });
+  const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const metrics = new ServerMetrics(
     bus,
     {
@@ -107,7 +120,21 @@ export async function createServices(config: Config, database: Database, log: Lo
   // The results folder and the content store exist from the start; leftovers of a crash go.
   await fs.mkdir(config.resultsDir, { recursive: true });
   await sweepContentStore(store);
+  await pgBus?.start();
+  // The embedded database has one process: every session row is a leftover of an earlier run.
+  await sessions.start({ exclusive: !config.databaseUrl });
+  pgBus?.onResync(() => {
+    operations.resync().catch((err: unknown) => replicaLog.warn({ err }, 'could not look at the queues again'));
+    calls.resync().catch((err: unknown) => replicaLog.warn({ err }, 'could not look at the board calls again'));
+  });
   await operations.recover();
+  // Several replicas: server-side runs of a replica that died are settled by the others.
+  const orphanWatch = config.databaseUrl
+    ? setInterval(() => {
+        operations.settleOrphanedRuns().catch((err: unknown) => replicaLog.warn({ err }, 'could not look for runs of dead replicas'));
+      }, 15_000)
+    : undefined;
+  orphanWatch?.unref();
   const resumableUploads = new ResumableUploads(store);
   resumableUploads.start();
   const auth = new AuthService(config, database, log);
@@ -117,6 +144,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ...store,
     version: SERVER_VERSION,
     bus,
+    sessions,
     agents,
     hub,
     uploads,
@@ -135,10 +163,14 @@ export async function createServices(config: Config, database: Database, log: Lo
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
       operationStreams.close();
+      clearInterval(orphanWatch);
       operations.stop();
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
       await hub.shutdown();
       await operations.drain();
+      await deviceRelay.stop();
+      await sessions.stop();
+      await pgBus?.close();
       metrics.close();
     },
   };

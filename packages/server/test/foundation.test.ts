@@ -76,8 +76,19 @@ describe.each(dbKinds)('service basics (%s database)', (kind) => {
     expect(await page.text()).toContain('/api/openapi.json');
   });
 
-  it('refuses a second server on the same data folder', async () => {
+  // The lock guards the embedded database; replicas on one real PostgreSQL share the folder (docs/replicas.md).
+  it.runIf(kind === 'embedded')('refuses a second server on the same data folder', async () => {
     await expect(startTestServer(kind, { MM_DATA_DIR: server.dataDir })).rejects.toThrow(/in use by/);
+  });
+
+  it.runIf(kind === 'postgres')('lets a second server on the same database share the data folder (a replica)', async () => {
+    const replica = await startTestServer(kind, { MM_DATA_DIR: server.dataDir }, { scratchDatabase: server.scratchDatabase!, keep: true });
+    try {
+      expect((await replica.api('/api/health/')).status).toBe(200);
+    } finally {
+      await replica.stop();
+    }
+    expect((await server.api('/api/health/')).status).toBe(200);
   });
 });
 

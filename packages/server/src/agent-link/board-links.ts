@@ -1,6 +1,9 @@
-import { rpcMethods, type RpcMethod, type RpcParams, type RpcResult } from '@mm/protocol';
+import { CloseCode, rpcMethods, type RpcMethod, type RpcParams, type RpcResult } from '@mm/protocol';
 import { BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
-import type { EventBus } from '../events/event-bus.ts';
+import type { BusMessages, EventBus } from '../events/event-bus.ts';
+import type { Logger } from '../logger.ts';
+import type { BoardCalls, LocalBoardCaller } from '../replicas/board-calls.ts';
+import type { BoardSessions } from '../replicas/board-sessions.ts';
 import type { BoardStatus, Presence } from './board-store.ts';
 import type { BoardLink } from './board-link.ts';
 
@@ -18,16 +21,49 @@ interface RebootWatch {
  * connection per board; the newest wins), reboot watches, and the RPC client
  * (`links.call`). The hub (hub.ts) accepts and greets connections and hands them here;
  * changes of presence go out on the event bus as `board.status`.
+ *
+ * With several replicas, the links of this one are written to `board_sessions` (and reboot
+ * watches to `board_reboots`), so `presenceOf` answers for boards linked elsewhere too, and
+ * `call` reaches a board linked elsewhere through `board_calls`. A board that said hello
+ * to another replica after its link here was opened closes its link here (a leftover).
  */
-export class BoardLinks {
+export class BoardLinks implements LocalBoardCaller {
   /** The connection that represents each board (after its hello). */
   private readonly live = new Map<string, BoardLink>();
   private readonly reboots = new Map<string, RebootWatch>();
+  private remoteCalls: BoardCalls | undefined;
+  /** board_reboots writes, one after the other (a watch may end before its row is in). */
+  private rebootRows: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly bus: EventBus,
     private readonly defaultRebootTimeoutMs: number,
-  ) {}
+    private readonly sessions: BoardSessions,
+    private readonly log: Logger,
+  ) {
+    bus.subscribe('board.status', undefined, (m) => this.onStatusElsewhere(m));
+  }
+
+  /** Calls to boards linked on other replicas go through these (services.ts wires them). */
+  useRemoteCalls(calls: BoardCalls): void {
+    this.remoteCalls = calls;
+  }
+
+  get replicaId(): string {
+    return this.sessions.replicaId;
+  }
+
+  /** Another replica greeted the board: a link here opened before that is a leftover; a reboot watched here may be over. */
+  private onStatusElsewhere(m: BusMessages['board.status']): void {
+    if (m.status !== 'online' || !m.replicaId || m.replicaId === this.replicaId) return;
+    const conn = this.live.get(m.boardId);
+    if (conn && m.connectedAt && conn.connectedAt.getTime() < Date.parse(m.connectedAt)) {
+      conn.log.info({ by_replica: m.replicaId }, 'replaced by a newer connection on another replica');
+      conn.close(CloseCode.replaced, 'replaced by a newer connection');
+    }
+    const watch = this.reboots.get(m.boardId);
+    if (watch && m.bootId && watch.bootId !== m.bootId) this.endRebootWatch(m.boardId, watch, { bootId: m.bootId });
+  }
 
   // ── presence ─────────────────────────────────────────────────────────────────────
 
@@ -49,6 +85,43 @@ export class BoardLinks {
 
   status(boardId: string): BoardStatus {
     return this.presence(boardId).status;
+  }
+
+  /** Presence of boards wherever they are linked: here (as `presence`), else from the session tables. */
+  async presenceOf(boardIds: string[]): Promise<Map<string, Presence>> {
+    const out = new Map<string, Presence>();
+    const elsewhere: string[] = [];
+    for (const id of boardIds) {
+      const p = this.presence(id);
+      out.set(id, p);
+      if (p.status === 'offline') elsewhere.push(id);
+    }
+    if (elsewhere.length) {
+      for (const [id, r] of await this.sessions.presence(elsewhere)) {
+        out.set(id, { status: r.status, ...(r.lastHeardAt ? { lastHeardAt: r.lastHeardAt } : {}) });
+      }
+    }
+    return out;
+  }
+
+  /** `status` wherever the board is linked. */
+  async statusAnywhere(boardId: string): Promise<BoardStatus> {
+    return (await this.presenceOf([boardId])).get(boardId)?.status ?? 'offline';
+  }
+
+  /** Whether a replica is alive (a server-side run it noted on an operation is still its own). */
+  isReplicaAlive(replicaId: string): Promise<boolean> {
+    return this.sessions.isReplicaAlive(replicaId);
+  }
+
+  /** The replica holding the board's link, if it is another live one. */
+  async holderElsewhere(boardId: string): Promise<string | undefined> {
+    const holder = await this.sessions.holder(boardId);
+    return holder === this.replicaId ? undefined : holder;
+  }
+
+  isLocal(boardId: string): boolean {
+    return this.connection(boardId) !== undefined;
   }
 
   onlineCount(): number {
@@ -79,18 +152,36 @@ export class BoardLinks {
   drop(conn: BoardLink): boolean {
     if (this.live.get(conn.boardId) !== conn) return false;
     this.live.delete(conn.boardId);
+    this.sessions.release(conn.boardId, conn.connectedAt).catch((err: unknown) => conn.log.warn({ err }, 'could not remove the board session'));
     this.bus.publish('board.status', conn.boardId, { boardId: conn.boardId, status: 'offline' });
     return true;
   }
 
-  /** The hello of the board's live connection is settled: it takes work. */
-  announceOnline(boardId: string): void {
-    this.bus.publish('board.status', boardId, { boardId, status: 'online' });
+  /** The hello of the board's live connection is settled: it takes work (its session row says where). */
+  async announceOnline(conn: BoardLink): Promise<void> {
+    const { boardId } = conn;
+    const bootId = conn.hello?.boot_id ?? null;
+    try {
+      await this.sessions.claim(boardId, conn.connectedAt, bootId);
+      // Closed meanwhile: drop() may have run before the row was in.
+      if (this.live.get(boardId) !== conn) await this.sessions.release(boardId, conn.connectedAt);
+    } catch (err) {
+      // The heartbeat writes it again; meanwhile other replicas see the board offline.
+      conn.log.warn({ err }, 'could not record the board session');
+    }
+    this.bus.publish('board.status', boardId, {
+      boardId,
+      status: 'online',
+      ...(bootId ? { bootId } : {}),
+      replicaId: this.replicaId,
+      connectedAt: conn.connectedAt.toISOString(),
+    });
   }
 
   /** The board was deleted: its presence and reboot watch go (the hub closes its connections). */
   forget(boardId: string): void {
     this.live.delete(boardId);
+    this.sessions.forget(boardId);
     const watch = this.reboots.get(boardId);
     if (watch) this.endRebootWatch(boardId, watch, new ServiceUnavailableError('board_not_found', 'The board was deleted.'));
   }
@@ -117,6 +208,7 @@ export class BoardLinks {
       w.timer.unref();
       this.reboots.set(boardId, w);
       watch = w;
+      this.writeRebootRow(() => this.sessions.rebootStarted(boardId, w.bootId, timeoutMs));
     }
     const back = new Promise<{ bootId: string }>((resolve, reject) => watch.waiters.push({ resolve, reject }));
     back.catch(() => {});
@@ -148,11 +240,16 @@ export class BoardLinks {
     if (this.reboots.get(boardId) !== watch) return;
     clearTimeout(watch.timer);
     this.reboots.delete(boardId);
+    this.writeRebootRow(() => this.sessions.rebootEnded(boardId));
     for (const w of watch.waiters) {
       if (outcome instanceof Error) w.reject(outcome);
       else w.resolve(outcome);
     }
     this.bus.publish('board.status', boardId, { boardId, status: 'ready' });
+  }
+
+  private writeRebootRow(write: () => Promise<void>): void {
+    this.rebootRows = this.rebootRows.then(write).catch((err: unknown) => this.log.warn({ err }, 'could not record a reboot watch'));
   }
 
   /** Shutdown: no reboot timer keeps running. */
@@ -177,13 +274,29 @@ export class BoardLinks {
     const spec = rpcMethods[method];
     const checkedParams = spec.params.parse(params);
     const conn = this.connection(boardId);
-    if (!conn) throw boardOffline(boardId);
-    const raw = await conn.request(method, checkedParams, opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS, opts.signal);
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+    const raw = conn
+      ? await conn.request(method, checkedParams, timeoutMs, opts.signal)
+      : await this.callElsewhere(boardId, method, checkedParams, timeoutMs, opts.signal);
     const parsed = spec.result.safeParse(raw);
     if (!parsed.success) {
-      conn.log.warn({ method, issues: parsed.error.issues }, 'agent answered an rpc with an invalid result');
+      (conn?.log ?? this.log).warn({ board_id: boardId, method, issues: parsed.error.issues }, 'agent answered an rpc with an invalid result');
       throw new BadGatewayError('bad_agent_response', `The board's answer to ${method} does not match its schema.`);
     }
     return parsed.data as RpcResult<M>;
+  }
+
+  /** The RPC for a board whose link lives on another replica (board_calls); 503 if none holds it. */
+  private async callElsewhere(boardId: string, method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    const holder = this.remoteCalls ? await this.sessions.holder(boardId) : undefined;
+    if (!this.remoteCalls || !holder || holder === this.replicaId) throw boardOffline(boardId);
+    return this.remoteCalls.call(boardId, method, params, timeoutMs, signal);
+  }
+
+  /** A call another replica asked for (board_calls): only on the link here, never forwarded again. */
+  async callLocal(boardId: string, method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+    if (!(method in rpcMethods)) throw new BadGatewayError('unknown_method', `No RPC method ${method}.`);
+    if (!this.connection(boardId)) throw boardOffline(boardId);
+    return this.call(boardId, method as RpcMethod, params as RpcParams<RpcMethod>, { timeoutMs });
   }
 }

@@ -5,6 +5,7 @@ import type WebSocket from 'ws';
 import { CloseCode, isCompatibleProtocol, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
@@ -30,6 +31,8 @@ export interface AgentHubDeps {
   blobs: BlobStore;
   /** Files offered for one RPC (`upload` sources). */
   uploads: UploadRegistry;
+  /** Board deletions reach every replica's links through it. */
+  bus: EventBus;
 }
 
 /**
@@ -44,7 +47,9 @@ export class AgentHub {
   private readonly extraSources = new Map<string, SourceOpener>();
   private readonly extraMessages = new Map<string, MessageHandler>();
 
-  constructor(private readonly deps: AgentHubDeps) {}
+  constructor(private readonly deps: AgentHubDeps) {
+    deps.bus.subscribe('board.revoked', undefined, ({ boardId }) => this.closeLinksOf(boardId));
+  }
 
   /** Takes over an upgraded socket of an authenticated board. */
   accept(socket: WebSocket, board: { id: string; name: string }): void {
@@ -61,8 +66,12 @@ export class AgentHub {
     conn.log.info('agent connected');
   }
 
-  /** The board was deleted: its connections close with 4003 and its presence goes. */
+  /** The board was deleted: its connections close with 4003 and its presence goes, on every replica. */
   revoke(boardId: string): void {
+    this.deps.bus.publish('board.revoked', boardId, { boardId });
+  }
+
+  private closeLinksOf(boardId: string): void {
     for (const c of this.open) if (c.boardId === boardId) c.close(CloseCode.revoked, 'board deleted');
     this.deps.links.forget(boardId);
   }
@@ -179,7 +188,7 @@ export class AgentHub {
     );
     const endReboot = links.rebootEndedBy(conn.boardId, hello.boot_id);
     await work.settleHello(conn, hello);
-    links.announceOnline(conn.boardId);
+    await links.announceOnline(conn);
     endReboot?.();
     log.debug({ board_id: conn.boardId }, 'hello settled');
   }

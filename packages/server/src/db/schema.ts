@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
+  customType,
   index,
   integer,
   jsonb,
@@ -242,4 +243,116 @@ export const auditEvents = pgTable(
     detail: jsonb('detail').$type<Record<string, unknown>>(),
   },
   (t) => [index('audit_events_at_idx').on(t.at), index('audit_events_username_idx').on(t.username, t.at), index('audit_events_action_idx').on(t.action, t.at)],
+);
+
+// ── several replicas (docs/replicas.md) ─────────────────────────────────────────────
+
+/**
+ * Where each board's agent link lives: one row per connected board, written by the replica
+ * holding the link (upserted on a settled hello, heartbeat refreshed, deleted on close). A
+ * row whose heartbeat is older than a few intervals belongs to a dead replica: offline.
+ */
+export const boardSessions = pgTable(
+  'board_sessions',
+  {
+    boardId: uuid('board_id')
+      .primaryKey()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    replicaId: text('replica_id').notNull(),
+    connectedAt: ts('connected_at').notNull(),
+    heartbeatAt: ts('heartbeat_at').notNull().defaultNow(),
+    bootId: text('boot_id'),
+  },
+  (t) => [index('board_sessions_replica_idx').on(t.replicaId)],
+);
+
+/** A board expected to reboot (PAC activation): every replica shows it `rebooting` until it is back or the wait ends. */
+export const boardReboots = pgTable('board_reboots', {
+  boardId: uuid('board_id')
+    .primaryKey()
+    .references(() => boards.id, { onDelete: 'cascade' }),
+  /** The replica whose operation waits for the reboot. */
+  replicaId: text('replica_id').notNull(),
+  /** The boot id before the reboot: a hello with another one means it is back. */
+  bootId: text('boot_id'),
+  startedAt: ts('started_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at').notNull(),
+});
+
+/** Raw bytes (both drivers hand back a Uint8Array/Buffer). */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType() {
+    return 'bytea';
+  },
+});
+
+/**
+ * A synchronous call (an agent RPC, or a request for a device script) asked of a board whose link lives on another replica:
+ * the asking replica inserts the row, the holder runs it and writes the answer; the asker
+ * reads it and deletes the row (expired rows are removed by any replica).
+ */
+export const boardCalls = pgTable(
+  'board_calls',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    /** The replica asking (it is told when the answer is in). */
+    originReplica: text('origin_replica').notNull(),
+    method: text('method').notNull(),
+    params: jsonb('params').$type<unknown>().notNull(),
+    timeoutMs: integer('timeout_ms').notNull(),
+    /** The replica that took the call (only one runs it). */
+    claimedBy: text('claimed_by'),
+    /** Set by the replica holding the link: its result, or the error it answered ({status, code, message}). */
+    answeredAt: ts('answered_at'),
+    result: jsonb('result').$type<unknown>(),
+    error: jsonb('error').$type<{ status: number; code: string; message: string } | null>(),
+    /** A proxied request's body and its answer's (1 MiB at most each). */
+    requestBody: bytea('request_body'),
+    responseBody: bytea('response_body'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('board_calls_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Device-script streams wanted by a replica whose clients watch a board linked elsewhere: the
+ * replica holding the link keeps ONE upstream subscription while any fresh row wants it.
+ */
+export const relaySubscriptions = pgTable(
+  'relay_subscriptions',
+  {
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    scriptId: text('script_id').notNull(),
+    replicaId: text('replica_id').notNull(),
+    port: integer('port').notNull(),
+    path: text('path').notNull(),
+    heartbeatAt: ts('heartbeat_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.boardId, t.scriptId, t.replicaId] })],
+);
+
+/** What the upstream of a relayed stream sent, for the other replicas' clients (pruned after a minute). */
+export const relayEvents = pgTable(
+  'relay_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    scriptId: text('script_id').notNull(),
+    /** The SSE frame as the holder formatted it. */
+    frame: bytea('frame').notNull(),
+    /** The script's last event id after it (SSE ids stick). */
+    lastEventId: text('last_event_id'),
+    /** For the relay's own `upstream` events: the state it announces. */
+    state: text('state'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('relay_events_stream_idx').on(t.boardId, t.scriptId, t.id), index('relay_events_created_idx').on(t.createdAt)],
 );

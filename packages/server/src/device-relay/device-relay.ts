@@ -1,8 +1,13 @@
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardLink, RelayMessage } from '../agent-link/board-link.ts';
 import type { AgentHub } from '../agent-link/hub.ts';
+import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
+import type { Logger } from '../logger.ts';
+import type { BoardCalls } from '../replicas/board-calls.ts';
 import { ProxyRelay } from './proxy-relay.ts';
+import { RemoteScriptProxy } from './remote-proxy.ts';
+import { RemoteStreams } from './remote-streams.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS, StreamRelay, type StreamRelayOptions } from './stream-relay.ts';
 
 /** The relay's messages from agents (the catalog's A→S `http.*` and `sse.*`). */
@@ -16,10 +21,30 @@ const RELAY_MESSAGE_TYPES = ['http.response', 'http.error', 'sse.event', 'sse.st
 export class DeviceRelay {
   readonly proxy = new ProxyRelay();
   readonly streams: StreamRelay;
+  /** The proxy for boards linked to another replica (through board_calls). */
+  readonly remoteProxy: RemoteScriptProxy;
+  /** Script streams of boards linked to other replicas, and of boards here for them (several replicas only). */
+  readonly remoteStreams: RemoteStreams | undefined;
 
-  constructor(deps: { hub: AgentHub; links: BoardLinks; bus: EventBus }, streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS) {
+  constructor(
+    deps: { hub: AgentHub; links: BoardLinks; bus: EventBus; calls: BoardCalls; db: Db; log: Logger; shared: boolean },
+    streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS,
+  ) {
     const { hub, links, bus } = deps;
     this.streams = new StreamRelay(links, streamOptions);
+    this.remoteProxy = new RemoteScriptProxy(deps.calls, links, this.proxy);
+    if (deps.shared) {
+      this.remoteStreams = new RemoteStreams({
+        db: deps.db,
+        bus,
+        replicaId: links.replicaId,
+        log: deps.log,
+        relay: this.streams,
+        isLocal: (boardId) => links.isLocal(boardId),
+      });
+      this.streams.useSharing(this.remoteStreams);
+      this.remoteStreams.start();
+    }
     hub.handleMessages(RELAY_MESSAGE_TYPES, (conn, m) => this.onMessage(conn, m));
     // The agent pulls a relayed request's body from us.
     hub.registerSource('http.request_body', async (conn, pull) => this.proxy.openRequestBody(conn, pull));
@@ -44,5 +69,10 @@ export class DeviceRelay {
   close(): void {
     this.streams.close();
     this.proxy.close();
+  }
+
+  /** Shutdown, after the links closed: this replica's wants go. */
+  async stop(): Promise<void> {
+    await this.remoteStreams?.stop();
   }
 }

@@ -43,6 +43,16 @@ export interface BoardLinks {
   connection(boardId: string): BoardLink | undefined;
 }
 
+/**
+ * Streams across replicas (remote-streams.ts): a stream whose board is linked elsewhere
+ * asks for it (`want`) instead of subscribing; a stream some other replica wants passes
+ * on what its upstream sends (`share`).
+ */
+export interface StreamSharing {
+  want(target: StreamTarget): void;
+  share(target: StreamTarget, frame: Buffer, lastEventId: string | undefined, state: 'up' | 'down' | undefined): void;
+}
+
 type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
 
 /** The relayed stream of one script on one board: its clients, its buffer, its one upstream subscription. */
@@ -58,6 +68,11 @@ interface ScriptStream {
   state: UpstreamState;
   sub: { id: number; conn: BoardLink } | undefined;
   linger: TimerHandle | undefined;
+  scriptId: string;
+  /** Its board is linked to another replica: events come from there (remote-streams.ts). */
+  remote: boolean;
+  /** Another replica's clients want it: its upstream stays open and its events are shared. */
+  wanted: boolean;
 }
 
 /**
@@ -75,11 +90,17 @@ export class StreamRelay {
   private readonly watched = new WeakSet<BoardLink>();
   private nextSubId = 1;
   private closed = false;
+  private sharing: StreamSharing | undefined;
 
   constructor(
     private readonly links: BoardLinks,
     private readonly opts: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS,
   ) {}
+
+  /** Streams across replicas go through this (services.ts wires it when there can be several). */
+  useSharing(sharing: StreamSharing): void {
+    this.sharing = sharing;
+  }
 
   /** Clients connected to the stream of this board and script (tests, diagnostics). */
   clientCount(boardId: string, scriptId: string): number {
@@ -105,7 +126,13 @@ export class StreamRelay {
     stream.linger = undefined;
     const intro = stream.state === 'up' || stream.state === 'down' ? [upstreamEvent(stream.state)] : [];
     const client = stream.channel.attach({ out: opts.out, lastEventId: opts.lastEventId, intro });
-    if (!this.closed && !stream.sub) this.subscribe(stream);
+    if (!this.closed && !stream.sub) {
+      if (!this.links.connection(target.boardId) && this.sharing) {
+        // Linked to another replica (or nowhere yet): that replica's upstream feeds this stream.
+        stream.remote = true;
+        this.sharing.want(this.targetOf(stream));
+      } else this.subscribe(stream);
+    }
     return client.body;
   }
 
@@ -113,7 +140,65 @@ export class StreamRelay {
     const stream = this.streamOf(conn, m.sub_id);
     if (!stream) return;
     if (m.id !== undefined) stream.lastId = m.id;
-    stream.channel.publish(formatEvent(m), { lastId: stream.lastId });
+    const frame = formatEvent(m);
+    stream.channel.publish(frame, { lastId: stream.lastId });
+    if (stream.wanted) this.sharing?.share(this.targetOf(stream), frame, stream.lastId, undefined);
+  }
+
+  // ── across replicas ──────────────────────────────────────────────────────────────
+
+  /** Streams of this replica fed by another one (their clients still here), as targets. */
+  remoteStreams(): StreamTarget[] {
+    return [...this.streams.values()].filter((s) => s.remote && s.channel.clientCount > 0).map((s) => this.targetOf(s));
+  }
+
+  /** Streams other replicas want from this one's links right now. */
+  wantedStreams(): StreamTarget[] {
+    return [...this.streams.values()].filter((s) => s.wanted).map((s) => this.targetOf(s));
+  }
+
+  /**
+   * Another replica's clients want (or no longer want) the stream of a board linked here:
+   * its upstream opens (or may close, once no client here is left either).
+   */
+  setWanted(target: StreamTarget, wanted: boolean): void {
+    if (this.closed) return;
+    if (!wanted) {
+      const stream = this.streams.get(streamKey(target.boardId, target.scriptId));
+      if (!stream || !stream.wanted) return;
+      stream.wanted = false;
+      if (stream.channel.clientCount === 0) this.lastClientLeft(stream);
+      return;
+    }
+    if (!this.links.connection(target.boardId)) return;
+    const stream = this.streamFor(target);
+    stream.wanted = true;
+    stream.remote = false;
+    this.opts.clock.clearTimeout(stream.linger);
+    stream.linger = undefined;
+    if (!stream.sub) this.subscribe(stream);
+    else if (stream.state === 'up' || stream.state === 'down') {
+      // The upstream was open already: the replica asking learns its state.
+      this.sharing?.share(target, upstreamEvent(stream.state), stream.lastId, stream.state);
+    }
+  }
+
+  /** What another replica's upstream sent, for this replica's clients of a stream fed from there. */
+  deliverShared(boardId: string, scriptId: string, frame: Buffer, lastEventId: string | null, state: string | null): void {
+    const stream = this.streams.get(streamKey(boardId, scriptId));
+    if (!stream || !stream.remote || stream.sub) return;
+    if (state === 'up' || state === 'down') {
+      if (stream.state === state) return;
+      stream.state = state;
+      stream.channel.publish(frame, { remember: false });
+      return;
+    }
+    if (lastEventId !== null) stream.lastId = lastEventId;
+    stream.channel.publish(frame, { lastId: stream.lastId });
+  }
+
+  private targetOf(stream: ScriptStream): StreamTarget {
+    return { boardId: stream.boardId, scriptId: stream.scriptId, port: stream.port, path: stream.path };
   }
 
   onStatus(conn: BoardLink, m: MessageOf<'sse.status'>): void {
@@ -127,7 +212,9 @@ export class StreamRelay {
     const conn = this.links.connection(boardId);
     if (!conn) return;
     for (const stream of this.streams.values()) {
-      if (stream.boardId !== boardId || stream.channel.clientCount === 0) continue;
+      if (stream.boardId !== boardId || (stream.channel.clientCount === 0 && !stream.wanted)) continue;
+      // Fed from another replica until now: the board is linked here.
+      stream.remote = false;
       if (stream.sub?.conn === conn) continue;
       this.forgetSubscription(stream);
       this.subscribe(stream);
@@ -163,6 +250,9 @@ export class StreamRelay {
         state: 'idle',
         sub: undefined,
         linger: undefined,
+        scriptId: target.scriptId,
+        remote: false,
+        wanted: false,
       };
       if (this.closed) created.channel.close();
       this.streams.set(key, created);
@@ -216,15 +306,15 @@ export class StreamRelay {
   }
 
   private lastClientLeft(stream: ScriptStream): void {
-    if (this.closed) return;
+    if (this.closed || stream.wanted) return;
     if (!stream.sub) {
-      stream.state = 'idle';
+      if (!stream.remote) stream.state = 'idle';
       return;
     }
     if (stream.linger) return;
     stream.linger = this.opts.clock.setTimeout(() => {
       stream.linger = undefined;
-      if (stream.channel.clientCount === 0) this.unsubscribe(stream);
+      if (stream.channel.clientCount === 0 && !stream.wanted) this.unsubscribe(stream);
     }, this.opts.lingerMs);
     stream.linger.unref();
   }
@@ -237,8 +327,10 @@ export class StreamRelay {
       for (const stream of this.streams.values()) {
         if (stream.sub?.conn !== conn) continue;
         this.forgetSubscription(stream);
-        if (stream.channel.clientCount > 0) this.setState(stream, 'down', 'the link to the board dropped');
+        if (stream.channel.clientCount > 0 || stream.wanted) this.setState(stream, 'down', 'the link to the board dropped');
         else stream.state = 'idle';
+        // Wanted by another replica: whichever replica the board links to next takes it over.
+        stream.wanted = false;
       }
     });
   }
@@ -247,7 +339,9 @@ export class StreamRelay {
     if (stream.state === state) return;
     stream.state = state;
     // Not kept for resumption: a client joining gets the current state anyway.
-    stream.channel.publish(upstreamEvent(state, message), { remember: false });
+    const frame = upstreamEvent(state, message);
+    stream.channel.publish(frame, { remember: false });
+    if (stream.wanted) this.sharing?.share(this.targetOf(stream), frame, stream.lastId, state);
   }
 }
 

@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events';
 import type { OperationEvent } from '../operations/operation-event.ts';
 
 /**
- * The small typed messages the server's parts tell each other about, and that several
- * server replicas will one day have to share: an operation's stored event (for its SSE
- * clients and whoever waits for its end), and a board's presence changing.
+ * The small typed messages the server's parts tell each other about, shared by every
+ * replica when there are several (pg-event-bus.ts): an operation's stored event (for its
+ * SSE clients and whoever waits for its end), a board's presence changing, and the work
+ * one replica asks of the replica that holds a board's link.
  */
 export interface BusMessages {
   /** Published once the event is stored, so replay-then-listen sees each event exactly once. */
@@ -13,7 +14,28 @@ export interface BusMessages {
    * `online`: the board said hello and it was settled; `offline`: its live link closed;
    * `ready`: it may take work again (back from a reboot, or the reboot wait ended).
    */
-  'board.status': { boardId: string; status: 'online' | 'offline' | 'ready' };
+  'board.status': {
+    boardId: string;
+    status: 'online' | 'offline' | 'ready';
+    /** `online`: the boot id of its hello, the replica holding the link and since when (ISO). */
+    bootId?: string;
+    replicaId?: string;
+    connectedAt?: string;
+  };
+  /** The board has queued work: whichever replica holds its link starts the next operation. */
+  'board.work': { boardId: string };
+  /** A running operation was asked to stop (cancel_requested is stored): its runner sends op.cancel. */
+  'operation.cancel': { operationId: number; boardId: string | null };
+  /** The board was deleted: every replica closes its links. */
+  'board.revoked': { boardId: string };
+  /** A synchronous call (board_calls row) waits for the replica holding the board's link. */
+  'board.call': { callId: number; boardId: string };
+  /** The answer of a board_calls row is stored (scope: the call id). */
+  'board.call.answer': { callId: number };
+  /** A replica's clients want a device-script stream of a board linked elsewhere (relay_subscriptions). */
+  'relay.want': { boardId: string; scriptId: string; port: number; path: string };
+  /** The upstream of a shared device-script stream sent something (relay_events). */
+  'relay.event': { boardId: string; scriptId: string };
 }
 
 export type BusTopic = keyof BusMessages;
@@ -46,6 +68,17 @@ export class InProcessEventBus implements EventBus {
         } catch (err) {
           this.onListenerError(err, topic);
         }
+      }
+    }
+  }
+
+  /** Delivers to the subscribers of this scope only, not to those of every scope (another replica's operation events). */
+  deliverScoped<T extends BusTopic>(topic: T, scope: string | number, message: BusMessages[T]): void {
+    for (const listener of this.emitter.listeners(channel(topic, scope)) as Array<(m: BusMessages[T]) => void>) {
+      try {
+        listener(message);
+      } catch (err) {
+        this.onListenerError(err, topic);
       }
     }
   }

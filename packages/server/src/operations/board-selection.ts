@@ -25,15 +25,16 @@ export async function resolveBoardId(ctx: { database: Database }, boardId: strin
  * queue until it is back): a POST for an offline board answers 503 `board_offline` and
  * starts nothing. Work already queued for a board that goes offline waits for it.
  */
-export function requireReachable(ctx: { agents: Pick<BoardLinks, 'status'> }, boardId: string): void {
-  if (ctx.agents.status(boardId) === 'offline') {
+export async function requireReachable(ctx: { agents: Pick<BoardLinks, 'statusAnywhere'> }, boardId: string): Promise<void> {
+  // Linked to this replica or another one (board_sessions).
+  if ((await ctx.agents.statusAnywhere(boardId)) === 'offline') {
     throw boardOffline(boardId);
   }
 }
 
 /** resolveBoardId + requireReachable: the board an operation-starting POST will use. */
-export async function boardForOperation(ctx: { database: Database; agents: Pick<BoardLinks, 'status'> }, boardId: string | undefined): Promise<string> {
+export async function boardForOperation(ctx: { database: Database; agents: Pick<BoardLinks, 'statusAnywhere'> }, boardId: string | undefined): Promise<string> {
   const id = await resolveBoardId(ctx, boardId);
-  requireReachable(ctx, id);
+  await requireReachable(ctx, id);
   return id;
 }

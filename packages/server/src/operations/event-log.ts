@@ -63,14 +63,8 @@ export class OperationEventLog {
   }
 
   /** At most `limit` stored events after `afterSeq`, in order. */
-  async read(operationId: number, afterSeq = 0, limit = EVENT_PAGE_SIZE): Promise<OperationEvent[]> {
-    const rows = await this.db
-      .select({ seq: operationEvents.seq, type: operationEvents.type, data: operationEvents.data })
-      .from(operationEvents)
-      .where(and(eq(operationEvents.operationId, operationId), gt(operationEvents.seq, afterSeq)))
-      .orderBy(asc(operationEvents.seq))
-      .limit(limit);
-    return rows.map((r) => ({ seq: r.seq, type: r.type as OperationEventType, data: r.data }));
+  read(operationId: number, afterSeq = 0, limit = EVENT_PAGE_SIZE): Promise<OperationEvent[]> {
+    return readOperationEvents(this.db, operationId, afterSeq, limit);
   }
 
   /** Every stored event after `afterSeq`, read a page at a time. */
@@ -122,6 +116,17 @@ export class OperationEventLog {
   async flush(): Promise<void> {
     await Promise.all([...this.writers.values()].map((w) => w.idle()));
   }
+}
+
+/** At most `limit` stored events of an operation after `afterSeq`, in order (also what other replicas read). */
+export async function readOperationEvents(db: Db, operationId: number, afterSeq = 0, limit = EVENT_PAGE_SIZE): Promise<OperationEvent[]> {
+  const rows = await db
+    .select({ seq: operationEvents.seq, type: operationEvents.type, data: operationEvents.data })
+    .from(operationEvents)
+    .where(and(eq(operationEvents.operationId, operationId), gt(operationEvents.seq, afterSeq)))
+    .orderBy(asc(operationEvents.seq))
+    .limit(limit);
+  return rows.map((r) => ({ seq: r.seq, type: r.type as OperationEventType, data: r.data }));
 }
 
 class OperationWriter {

@@ -22,7 +22,7 @@ import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   boardsWithQueuedWork,
-  claimQueued,
+  claimNextQueued,
   findOperation,
   finishOperation,
   insertOperation,
@@ -87,9 +87,29 @@ export class Operations implements OperationLifecycle {
     this.server = new ServerRuns(this, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log });
     // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
     ctx.bus.subscribe('board.status', undefined, ({ boardId, status }) => {
-      if (status === 'offline') this.onBoardOffline(boardId);
-      else this.queue.kick(boardId);
+      // (Another replica's link closing says nothing about a link here.)
+      if (status === 'offline') {
+        if (!ctx.agents.connection(boardId)) this.onBoardOffline(boardId);
+      } else this.queue.kick(boardId);
     });
+    // Work queued through any replica: the one holding the board's link starts it.
+    ctx.bus.subscribe('board.work', undefined, ({ boardId }) => this.queue.kick(boardId));
+    // A cancel asked for through another replica, of a run this one holds.
+    ctx.bus.subscribe('operation.cancel', undefined, ({ operationId }) => {
+      this.onCancelAsked(operationId).catch((err: unknown) => ctx.log.warn({ err, op_id: operationId }, 'could not pass a cancel on to the board'));
+    });
+  }
+
+  /** Asks the replica holding the board's link (this one included) to look at its queue. */
+  private announceWork(boardId: string): void {
+    this.ctx.bus.publish('board.work', boardId, { boardId });
+  }
+
+  /** After missed bus messages: every board linked here looks at its queue again. */
+  async resync(): Promise<void> {
+    for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) {
+      if (this.ctx.agents.canRun(boardId)) this.queue.kick(boardId);
+    }
   }
 
   get isStopping(): boolean {
@@ -106,19 +126,54 @@ export class Operations implements OperationLifecycle {
   async recover(): Promise<void> {
     for (const op of await runningOperations(this.ctx.database.db)) {
       if (isAgentKind(op.kind)) continue;
-      const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
-      if (policy === 'requeue') {
-        const [row] = await this.ctx.database.db
-          .update(operationsTable)
-          .set({ status: 'queued', startedAt: null })
-          .where(and(eq(operationsTable.id, op.id), eq(operationsTable.status, 'running')))
-          .returning();
-        if (row) await this.events.append(op.id, 'status', { status: 'queued', reason: 'server_restarted' });
-      } else {
-        await this.finish(op.id, 'failed', null, { code: 'server_restarted', message: 'The server restarted while this operation ran on it.' });
-      }
+      // Another replica's run (several replicas on one database): not this restart's to settle.
+      const runner = (op.params as { runner_replica?: unknown }).runner_replica;
+      if (typeof runner === 'string' && runner !== this.ctx.agents.replicaId && (await this.ctx.agents.isReplicaAlive(runner))) continue;
+      await this.settleLostRun(op, 'The server restarted while this operation ran on it.');
     }
     for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) this.queue.kick(boardId);
+  }
+
+  /** A server-side run whose process is gone: failed (`server_restarted`) or queued again, as its kind says. */
+  private async settleLostRun(op: OperationRow, message: string): Promise<void> {
+    const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
+    if (policy === 'requeue') {
+      const [row] = await this.ctx.database.db
+        .update(operationsTable)
+        .set({ status: 'queued', startedAt: null })
+        .where(and(eq(operationsTable.id, op.id), eq(operationsTable.status, 'running')))
+        .returning();
+      if (row) {
+        await this.events.append(op.id, 'status', { status: 'queued', reason: 'server_restarted' });
+        if (row.boardId) this.announceWork(row.boardId);
+      }
+    } else {
+      await this.finish(op.id, 'failed', null, { code: 'server_restarted', message });
+    }
+  }
+
+  /** Runs seen orphaned once (their replica gone): settled if still so at the next look. */
+  private readonly orphanSuspects = new Set<number>();
+
+  /**
+   * Several replicas: server-side runs of a replica that died (its listening connection is
+   * gone, twice in a row, so a reconnecting replica is not mistaken for a dead one) are
+   * settled by whichever replica looks, as a restart would.
+   */
+  async settleOrphanedRuns(): Promise<void> {
+    const seen = new Set<number>();
+    for (const op of await runningOperations(this.ctx.database.db)) {
+      if (isAgentKind(op.kind)) continue;
+      const runner = (op.params as { runner_replica?: unknown }).runner_replica;
+      if (typeof runner !== 'string' || runner === this.ctx.agents.replicaId) continue;
+      if (await this.ctx.agents.isReplicaAlive(runner)) continue;
+      seen.add(op.id);
+      if (!this.orphanSuspects.has(op.id)) continue;
+      this.ctx.log.warn({ op_id: op.id, kind: op.kind, replica: runner }, 'the replica running this operation is gone; settling it');
+      await this.settleLostRun(op, 'The replica that ran this operation stopped.');
+    }
+    this.orphanSuspects.clear();
+    for (const id of seen) this.orphanSuspects.add(id);
   }
 
   /** Shutdown, part 1: no operation starts any more, server-side runs stop. */
@@ -151,7 +206,7 @@ export class Operations implements OperationLifecycle {
     });
     this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
-    this.queue.kick(input.boardId);
+    this.announceWork(input.boardId);
     return toOperationObject(row);
   }
 
@@ -208,20 +263,15 @@ export class Operations implements OperationLifecycle {
 
   // ── the board queue ──────────────────────────────────────────────────────────────
 
+  /** Starts the board's oldest queued operation if it runs nothing (claimNextQueued: safe across replicas). */
   private async startNext(boardId: string): Promise<void> {
     if (this.stopping || !this.ctx.agents.canRun(boardId)) return;
-    const db = this.ctx.database.db;
-    if (await runningOperationOf(db, boardId)) return;
-    for (;;) {
-      const next = await oldestQueuedOf(db, boardId);
-      if (!next) return;
-      const claimed = await claimQueued(db, next.id);
-      if (!claimed) continue; // cancelled in between: look again
-      await this.events.append(claimed.id, 'status', { status: 'running' });
-      if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
-      else this.server.begin(claimed);
-      return;
-    }
+    // Server-side runs note their replica: a restart of another one leaves them alone.
+    const claimed = await claimNextQueued(this.ctx.database.db, boardId, this.ctx.agents.replicaId);
+    if (!claimed) return;
+    await this.events.append(claimed.id, 'status', { status: 'running' });
+    if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
+    else this.server.begin(claimed);
   }
 
   // ── progress, log, end ───────────────────────────────────────────────────────────
@@ -312,7 +362,7 @@ export class Operations implements OperationLifecycle {
     // Queued together, so they are stored in one write.
     await Promise.all([this.events.append(id, 'status', { status, ...(error ? { error } : {}) }), this.events.append(id, 'end', op)]);
     this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
-    if (row.boardId) this.queue.kick(row.boardId);
+    if (row.boardId) this.announceWork(row.boardId);
     return op;
   }
 
@@ -377,8 +427,13 @@ export class Operations implements OperationLifecycle {
     const cancelledError = { code: 'cancelled', message: 'Cancelled while running.' };
     const onAgent = isAgentKind(row.kind);
     const conn = onAgent && row.boardId ? this.ctx.agents.connection(row.boardId) : undefined;
-    // Nobody to ask (board offline, or a run this process does not have): cancelled now.
     if (onAgent ? !conn : !this.server.isRunning(row.id)) {
+      const elsewhere = await this.runnerElsewhere(row);
+      if (elsewhere) {
+        await this.cancelElsewhere(row);
+        return;
+      }
+      // Nobody to ask (board offline, or a run no live replica has): cancelled now.
       await this.finish(row.id, 'cancelled', null, cancelledError);
       return;
     }
@@ -394,6 +449,43 @@ export class Operations implements OperationLifecycle {
     if (conn) conn.sendMessage({ type: 'op.cancel', op_id: row.id });
     else this.server.abort(row.id);
     await this.appendLog(row.id, 'server', 'cancel requested\n');
+  }
+
+  /**
+   * Whether another live replica runs it: an agent operation's board is linked there; a
+   * server-side run was claimed by a replica that still holds the board's link.
+   */
+  private async runnerElsewhere(row: OperationRow): Promise<boolean> {
+    if (!row.boardId) return false;
+    const holder = await this.ctx.agents.holderElsewhere(row.boardId);
+    if (!holder) return false;
+    if (isAgentKind(row.kind)) return true;
+    const runner = (row.params as { runner_replica?: unknown }).runner_replica;
+    return runner === undefined || runner === holder;
+  }
+
+  /**
+   * The run lives on another replica: the request is stored (cancel_requested), then that
+   * replica is told (`operation.cancel`) and asks the board. This one keeps the same grace
+   * timer, so the operation ends even if that replica dies meanwhile.
+   */
+  private async cancelElsewhere(row: OperationRow): Promise<void> {
+    await markCancelRequested(this.ctx.database.db, row.id);
+    const timer = setTimeout(() => {
+      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
+    }, this.ctx.config.cancelGraceMs);
+    timer.unref();
+    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent: false, timer });
+    this.ctx.bus.publish('operation.cancel', row.id, { operationId: row.id, boardId: row.boardId });
+  }
+
+  /** Another replica asked to cancel a run: if this one holds it, the board (or the run) is asked to stop. */
+  private async onCancelAsked(id: number): Promise<void> {
+    if (this.cancelRequested.has(id)) return; // asked here (or already passed on)
+    const row = await findOperation(this.ctx.database.db, id);
+    if (!row || row.status !== 'running') return;
+    const mine = isAgentKind(row.kind) ? row.boardId !== null && this.ctx.agents.connection(row.boardId) !== undefined : this.server.isRunning(id);
+    if (mine) await this.cancelRunning(row);
   }
 
   isCancelRequested(id: number): boolean {

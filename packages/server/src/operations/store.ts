@@ -2,6 +2,7 @@ import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { operations } from '../db/schema.ts';
 import { currentActor } from '../auth/request-auth.ts';
+import { isAgentKind } from './kinds.ts';
 import type { OperationError, OperationProgress, OperationRow, OperationStatusName } from './operation-object.ts';
 
 /** Plain queries on the operations table; the state machine around them is in operations.ts. */
@@ -56,14 +57,40 @@ export async function listOperationRows(
   return { rows, total: count?.n ?? 0 };
 }
 
-/** Queued → running; undefined if someone else moved it first. */
-export async function claimQueued(db: Db, id: number): Promise<OperationRow | undefined> {
+/** Queued → running (noting the replica that runs it, for server-side runs); undefined if someone else moved it first. */
+export async function claimQueued(db: Db, id: number, runnerReplica?: string): Promise<OperationRow | undefined> {
   const [row] = await db
     .update(operations)
-    .set({ status: 'running', startedAt: new Date(), progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 } })
+    .set({
+      status: 'running',
+      startedAt: new Date(),
+      progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 },
+      ...(runnerReplica !== undefined ? { params: sql`${operations.params} || ${JSON.stringify({ runner_replica: runnerReplica })}::jsonb` } : {}),
+    })
     .where(and(eq(operations.id, id), eq(operations.status, 'queued')))
     .returning();
   return row;
+}
+
+/**
+ * Claims the board's oldest queued operation if the board runs nothing, in one transaction
+ * under a per-board advisory lock: two replicas that both believe they hold the board's link
+ * (a link moving between them) never start two operations of one board. Server-side kinds
+ * get `runner_replica` in their params (agent kinds run on whichever replica the board is linked to).
+ */
+export async function claimNextQueued(db: Db, boardId: string, runnerReplica: string): Promise<OperationRow | undefined> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
+    const t = tx as unknown as Db;
+    if (await runningOperationOf(t, boardId)) return undefined;
+    for (;;) {
+      const next = await oldestQueuedOf(t, boardId);
+      if (!next) return undefined;
+      const row = await claimQueued(t, next.id, isAgentKind(next.kind) ? undefined : runnerReplica);
+      if (row) return row;
+      // cancelled in between: look again
+    }
+  });
 }
 
 /** Running or queued → final; undefined if it had already ended (outcomes are idempotent). */

@@ -90,11 +90,10 @@ export function boardRoutes(ctx: Services) {
   const { db } = ctx.database;
 
   const present = async (rows: BoardRow[]) => {
-    const busy = await busyBoardIds(
-      db,
-      rows.map((r) => r.id),
-    );
-    return rows.map((r) => toBoardObject(r, ctx.agents.presence(r.id), busy.has(r.id)));
+    const ids = rows.map((r) => r.id);
+    // Presence wherever the board is linked: this replica or another (board_sessions).
+    const [busy, presence] = await Promise.all([busyBoardIds(db, ids), ctx.agents.presenceOf(ids)]);
+    return rows.map((r) => toBoardObject(r, presence.get(r.id) ?? ctx.agents.presence(r.id), busy.has(r.id)));
   };
 
   app.openapi(listRoute, async (c) => {

@@ -37,19 +37,23 @@ const boardProblems = {
  * The catalogue entry and the connected board a relay request means, looked up together
  * (they are independent); an unknown script is reported before any board problem.
  */
-async function scriptAndBoard(ctx: Services, scriptId: string, boardId: string | undefined) {
-  const [script, board] = await Promise.allSettled([getDeviceScript(ctx.database.db, scriptId), connectedBoard(ctx, boardId)]);
+async function scriptAndBoard(ctx: Services, scriptId: string, boardId: string | undefined, anywhere = false) {
+  const [script, board] = await Promise.allSettled([getDeviceScript(ctx.database.db, scriptId), connectedBoard(ctx, boardId, anywhere)]);
   if (script.status === 'rejected') throw script.reason;
   if (board.status === 'rejected') throw board.reason;
   return { script: script.value, boardId: board.value };
 }
 
-/** Returns the board a relay request means, connected: `?board_id=` or the only board. */
-async function connectedBoard(ctx: Services, boardId: string | undefined): Promise<string> {
+/**
+ * Returns the board a relay request means, connected: `?board_id=` or the only board. Linked
+ * here, or (`anywhere`: the proxy) to another replica.
+ */
+async function connectedBoard(ctx: Services, boardId: string | undefined, anywhere: boolean): Promise<string> {
   if (boardId !== undefined && !DEVICE_SCRIPT_ID_PATTERN.test(boardId)) throw notFound.board(boardId);
   const id = await resolveBoardId(ctx, boardId);
-  if (!ctx.agents.connection(id)) throw boardOffline(id);
-  return id;
+  if (ctx.agents.connection(id)) return id;
+  if (anywhere && (await ctx.agents.holderElsewhere(id))) return id;
+  throw boardOffline(id);
 }
 
 /** The query string without `board_id` (it chose the board; the script never sees it), other parameters untouched. */
@@ -131,15 +135,27 @@ export function deviceScriptRelayRoutes(ctx: Services) {
   });
 
   app.all('/api/device-scripts/:id/proxy/*', async (c) => {
-    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
-    const conn = ctx.agents.connection(boardId);
-    if (!conn) throw boardOffline(boardId);
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'), true);
     // The path as routed (dot segments already resolved); percent-escapes stay as sent, so
     // `..%2f..` is just a strange path on the script's port, like any other.
     const url = new URL(c.req.url);
     const path = (PROXY_PATH.exec(url.pathname)?.[1] || '/') + queryWithoutBoardId(url.search);
     if (!ScriptPath.safeParse(path).success) throw new BadRequestError('bad_proxy_path', 'The path cannot be relayed.');
     const incoming = c.env.incoming;
+    const conn = ctx.agents.connection(boardId);
+    if (!conn) {
+      // Linked to another replica: through board_calls (bodies of 1 MiB at most).
+      return relay.remoteProxy.forward({
+        boardId,
+        port: script.port,
+        method: c.req.method,
+        path,
+        headers: endToEndHeaders(pairsOfRawHeaders(incoming.rawHeaders)),
+        body: hasBody(incoming) ? incoming : undefined,
+        signal: c.req.raw.signal,
+        timeoutMs: ctx.config.relayTimeoutMs,
+      });
+    }
     return relay.proxy.forward({
       conn,
       port: script.port,
@@ -153,7 +169,8 @@ export function deviceScriptRelayRoutes(ctx: Services) {
   });
 
   app.get('/api/device-scripts/:id/stream/', async (c) => {
-    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
+    // Linked to another replica: that replica's upstream feeds this one (with several replicas).
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'), relay.remoteStreams !== undefined);
     const headers = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',

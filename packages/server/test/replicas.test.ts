@@ -1,0 +1,180 @@
+/**
+ * Two control planes in this process on one real PostgreSQL database (docs/replicas.md):
+ * the claim of a board's next operation under its advisory lock, presence and agent RPCs
+ * for a board linked to the other replica, operation events and cancels across replicas,
+ * and the event bus healing a dropped notification and a lost listening connection.
+ */
+import { count, inArray } from 'drizzle-orm';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
+import { eventually } from '../../../test/support/eventually.ts';
+import { json } from '../../../test/support/http.ts';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
+import { boardCalls, operationEvents, operations } from '../src/db/schema.ts';
+import type { OperationEvent } from '../src/operations/operation-event.ts';
+import { claimNextQueued, insertOperation } from '../src/operations/store.ts';
+import { replicaAppName } from '../src/replicas/board-sessions.ts';
+import { createInvocation } from './invocations-support.ts';
+import { registerBoard } from './support/boards.ts';
+import { FakeAgent } from './support/fake-agent.ts';
+
+function post(server: TestServer, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  return server.api(path, {
+    method: 'POST',
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let one: TestServer;
+  let two: TestServer;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase();
+    one = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-one', MM_CANCEL_GRACE_S: '30' }, { scratchDatabase: scratch, keep: true });
+    two = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-two', MM_CANCEL_GRACE_S: '30' }, { scratchDatabase: scratch, keep: true });
+  });
+
+  afterAll(async () => {
+    await two?.stop();
+    await one?.stop();
+    await scratch?.drop();
+  });
+
+  it('claims at most one operation of a board however many claims race, from two connection pools', async () => {
+    const b = await registerBoard(one, 'claims');
+    for (let i = 0; i < 3; i++) await insertOperation(one.ctx.database.db, { kind: 'transfer', boardId: b.id, invocationId: null, params: {} });
+    const dbs = [one.ctx.database.db, two.ctx.database.db];
+    const claims = await Promise.all(Array.from({ length: 16 }, (_, i) => claimNextQueued(dbs[i % 2]!, b.id, 'test')));
+    const claimed = claims.filter((c) => c !== undefined);
+    expect(claimed).toHaveLength(1);
+    const running = await json(await two.api(`/api/operations/?board_id=${b.id}&status=running`));
+    expect(running.total).toBe(1);
+    // The oldest one, FIFO.
+    const all = await json(await two.api(`/api/operations/?board_id=${b.id}`));
+    expect(claimed[0]!.id).toBe(Math.min(...all.operations.map((o: { id: number }) => o.id)));
+  });
+
+  it('shows a board linked to the other replica online, and offline once its link closes', async () => {
+    const b = await registerBoard(one, 'presence');
+    const agent = await FakeAgent.online(one.url, b.token);
+    await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('online'), 10_000, 50);
+    const listed = await json(await two.api('/api/boards/'));
+    expect(listed.boards.find((x: { id: string }) => x.id === b.id).status).toBe('online');
+    await agent.close();
+    await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('offline'), 10_000, 50);
+  });
+
+  it('calls agent RPCs on a board linked to the other replica, errors mapped as on its own', async () => {
+    const b = await registerBoard(one, 'remote-rpc');
+    const agents = two.ctx.agents;
+    await expect(agents.call(b.id, 'agent.info', {})).rejects.toMatchObject({ status: 503, code: 'board_offline' });
+    const agent = await FakeAgent.online(one.url, b.token);
+    await eventually(async () => expect(await agents.statusAnywhere(b.id)).toBe('online'), 10_000, 50);
+
+    const ok = agents.call(b.id, 'agent.info', {});
+    const req1 = await agent.next('rpc.request');
+    expect(req1).toMatchObject({ method: 'agent.info', params: {} });
+    agent.send({ type: 'rpc.response', id: req1.id, ok: true, result: { agent_version: '1', boot_id: 'boot-1', uptime_s: 5 } });
+    expect(await ok).toEqual({ agent_version: '1', boot_id: 'boot-1', uptime_s: 5 });
+
+    const failing = agents.call(b.id, 'pac.activate', { pac: 'nope' });
+    const req2 = await agent.next('rpc.request', (m) => m.id !== req1.id);
+    agent.send({ type: 'rpc.response', id: req2.id, ok: false, error: { code: 'pac_not_found', message: 'no PAC nope' } });
+    await expect(failing).rejects.toMatchObject({ status: 502, code: 'pac_not_found' });
+
+    await expect(agents.call(b.id, 'agent.info', {}, { timeoutMs: 300 })).rejects.toMatchObject({ status: 504, code: 'board_timeout' });
+    // Answered and expired calls leave no rows.
+    await eventually(async () => {
+      const [row] = await two.ctx.database.db.select({ n: count() }).from(boardCalls);
+      expect(row!.n).toBe(0);
+    }, 10_000, 100);
+    await agent.close();
+  });
+
+  it('runs work asked of the other replica on the board linked here; its events and a cancel go across', async () => {
+    const b = await registerBoard(two, 'remote-work');
+    const agent = await FakeAgent.online(one.url, b.token);
+    await eventually(async () => expect(await two.ctx.agents.statusAnywhere(b.id)).toBe('online'), 10_000, 50);
+    const inv = await createInvocation(two, 'remote-work');
+
+    // Asked of `two`: `one` holds the link and sends op.start.
+    const res = await post(two, `/api/invocations/${inv}/transfer/`, { board_id: b.id }, { prefer: 'respond-async' });
+    expect(res.status).toBe(202);
+    const op = await json(res);
+    const seen: OperationEvent[] = [];
+    const unsubscribe = two.ctx.operations.events.subscribe(op.id, (e) => seen.push(e));
+    const start = await agent.next('op.start');
+    expect(start.op_id).toBe(op.id);
+    agent.send({ type: 'op.log', op_id: op.id, stream: 'stdout', data: 'hello from the board\n' });
+    await eventually(() => expect(seen.some((e) => e.type === 'log' && (e.data as { data: string }).data.includes('hello from the board'))).toBe(true), 10_000, 50);
+
+    // Cancelled through `two`: `one` tells the board.
+    const waiting = two.ctx.operations.waitForEnd(op.id, 20_000);
+    const cancel = await post(two, `/api/operations/${op.id}/cancel/`);
+    expect(cancel.status).toBe(202);
+    await agent.next('op.cancel', (m) => m.op_id === op.id);
+    agent.send({ type: 'op.result', outcome: agent.outcome(op.id, 'cancelled') });
+    const ended = await waiting;
+    expect(ended).toMatchObject({ id: op.id, status: 'cancelled' });
+    unsubscribe();
+    // Events in order, each once, the end last.
+    const seqs = seen.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seen.at(-1)!.type).toBe('end');
+    await agent.close();
+  });
+
+  it('settles a server-side run of a replica that is gone, at the second look (its kind says how)', async () => {
+    const b = await registerBoard(one, 'orphans');
+    const db = one.ctx.database.db;
+    const ghost = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'x', runner_replica: 'replica-gone' } });
+    const alive = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'y', runner_replica: 'replica-two' } });
+    await db.update(operations).set({ status: 'running', startedAt: new Date() }).where(inArray(operations.id, [ghost.id, alive.id]));
+    await one.ctx.operations.settleOrphanedRuns();
+    // Once is not enough: a replica reconnecting its listener is not taken for dead.
+    expect((await one.ctx.operations.get(ghost.id))?.status).toBe('running');
+    await one.ctx.operations.settleOrphanedRuns();
+    expect(await one.ctx.operations.get(ghost.id)).toMatchObject({ status: 'failed', error: { code: 'server_restarted' } });
+    // replica-two is alive (its listening connection is open): its run is left alone.
+    expect((await one.ctx.operations.get(alive.id))?.status).toBe('running');
+    await one.ctx.operations.finish(alive.id, 'cancelled', null, { code: 'cancelled', message: 'test over' });
+  });
+
+  it('heals a dropped notification with the next one, and a lost listening connection with a resync', async () => {
+    const b = await registerBoard(one, 'bus');
+    const op = await insertOperation(one.ctx.database.db, { kind: 'transfer', boardId: b.id, invocationId: null, params: {} });
+    const seen: number[] = [];
+    const unsubscribe = two.ctx.bus.subscribe('operation.event', op.id, ({ event }) => seen.push(event.seq));
+    one.ctx.operations.events.startNew(op.id);
+    await one.ctx.operations.events.append(op.id, 'log', { stream: 'server', data: 'one\n' });
+    await eventually(() => expect(seen).toEqual([1]), 10_000, 20);
+
+    // Stored without a notification (as if it was lost): the next notification brings both.
+    const silently = (seq: number) =>
+      one.ctx.database.db.insert(operationEvents).values({ operationId: op.id, seq, type: 'log', data: { stream: 'server', data: `${seq}\n` } });
+    await silently(2);
+    await silently(3);
+    one.ctx.bus.publish('operation.event', op.id, { operationId: op.id, event: { seq: 3, type: 'log', data: { stream: 'server', data: '3\n' } } });
+    await eventually(() => expect(seen).toEqual([1, 2, 3]), 10_000, 20);
+
+    // Stored, never notified: nothing arrives…
+    await silently(4);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(seen).toEqual([1, 2, 3]);
+    // …until `two` loses its listening connection and catches up once it listens again.
+    const admin = postgres(scratch.url, { max: 1, onnotice: () => {} });
+    try {
+      const killed = await admin`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${replicaAppName('replica-two')}`;
+      expect(killed.length).toBe(1);
+    } finally {
+      await admin.end();
+    }
+    await eventually(() => expect(seen).toEqual([1, 2, 3, 4]), 30_000, 50);
+    unsubscribe();
+  });
+});
