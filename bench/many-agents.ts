@@ -305,8 +305,14 @@ async function main(): Promise<void> {
     };
 
     const t1 = performance.now();
+    const cpuL0 = server ? await cpuSeconds(server.pid) : undefined;
     const linkMs = await waitAll(t1, 'first linking');
-    say(`all ${tokens.length} linked in ${(linkMs / 1000).toFixed(1)} s (at most 100 handshakes in flight per generator; load ${load()})`);
+    const cpuL = server && cpuL0 ? cpuSince(cpuL0, await cpuSeconds(server.pid)) : undefined;
+    say(
+      `all ${tokens.length} linked in ${(linkMs / 1000).toFixed(1)} s (at most 100 handshakes in flight per generator)` +
+        (cpuL ? `; server CPU ${(cpuL.user + cpuL.sys).toFixed(1)} s, ${(((cpuL.user + cpuL.sys) / tokens.length) * 1000).toFixed(2)} ms per link` : '') +
+        ` (load ${load()})`,
+    );
     if (!server || !cluster) return;
 
     await sleep(10_000);
@@ -339,16 +345,20 @@ async function main(): Promise<void> {
     const cpuR = cpuSince(cpuR0, await cpuSeconds(server.pid));
     say(
       `all ${tokens.length} linked again ${(relinkMs / 1000).toFixed(1)} s after the ${restart} (${((relinkMs - upMs) / 1000).toFixed(1)} s after the server was back); ` +
-        `server CPU meanwhile ${(cpuR.user + cpuR.sys).toFixed(1)} s (load ${load()})`,
+        `server CPU meanwhile ${(cpuR.user + cpuR.sys).toFixed(1)} s, ${(((cpuR.user + cpuR.sys) / tokens.length) * 1000).toFixed(2)} ms per board (load ${load()})`,
     );
     await sleep(1500);
-    const buckets = [...totals.attemptsPerBucket.entries()].filter(([s]) => s * 1000 >= killAt - 1000).sort((a, b) => a[0] - b[0]);
-    const upSecond = Math.floor((killAt + upMs) / 1000);
-    const after = buckets.filter(([s]) => s >= upSecond);
-    const peak = Math.max(...after.map(([, n]) => n));
+    // Per second from the kill on (reports arrive every 250 ms; a second with none counts 0).
+    const killSecond = Math.floor(killAt / 1000);
+    const lastSecond = Math.max(...totals.attemptsPerBucket.keys());
+    const series: number[] = [];
+    for (let sec = killSecond; sec <= lastSecond; sec++) series.push(totals.attemptsPerBucket.get(sec) ?? 0);
+    const backAt = Math.ceil(upMs / 1000);
+    const afterBack = series.slice(backAt);
     say(
-      `connection attempts per second from the ${restart} on: ${buckets.map(([, n]) => n).join(' ')}; ` +
-        `once the server was back: peak ${peak}/s, ${after.reduce((a, [, n]) => a + n, 0)} attempts in all for ${tokens.length} boards`,
+      `connection attempts per second from the ${restart} on (the server answered again from second ${backAt}): ${series.join(' ')}; ` +
+        `while down: ${series.slice(0, backAt).reduce((a, n) => a + n, 0)} (refused, cheap); once back: peak ${Math.max(0, ...afterBack)}/s, ` +
+        `${afterBack.reduce((a, n) => a + n, 0)} attempts for ${tokens.length} boards`,
     );
     const memAfter = await treeMemory(server.pid);
     say(`server after relinking: RSS ${memAfter.rssMB} MB, PSS ${memAfter.pssMB} MB (load ${load()})`);
