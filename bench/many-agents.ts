@@ -1,0 +1,388 @@
+/**
+ * Many boards on one control plane (run by hand, prints figures; not a test):
+ *
+ *   npx tsx bench/many-agents.ts [--agents 10000] [--generators 2] [--rest-s 60]
+ *                                [--restart kill|term] [--urls http://a,http://b] [--node-arg=ARG ...]
+ *
+ * Without --urls it starts one control plane process: on the real PostgreSQL when DATABASE_URL or
+ * MM_TEST_DATABASE_URL is set (a scratch database, dropped at the end; the boards are inserted
+ * into it directly, tokens hashed as the API does: 10,000 API calls would take minutes), otherwise
+ * on the embedded one (the boards registered through the API). A light load generator then links them all: `--generators`
+ * child processes, each holding its share of WebSockets that speak the agent link as the agent
+ * does (packages/protocol's LinkPeer: hello, welcome, pings and the silence timeout), and
+ * reconnect as the agent does (its capped backoff with full jitter, packages/agent/src/link/backoff.ts,
+ * reset after a link that was up). It is not an agent: it answers no operation.
+ *
+ * Figures: time to link them all; the server's RSS/PSS with every board linked; the server's CPU
+ * over `--rest-s` seconds at rest (pings both ways, nothing else); after the server is killed
+ * (`--restart kill`: SIGKILL, a crash; `term`: a graceful stop) and started again, the time until
+ * every board is linked again and the connection attempts per second the server saw meanwhile
+ * (spread by the jitter, not a wall at one instant).
+ *
+ * With --urls (several replicas behind no balancer, e.g. when replicas exist): the boards must
+ * already exist, their tokens in --tokens FILE (one per line); agent i prefers url i mod n and
+ * moves to the next one after a failed attempt. No restart is done then.
+ *
+ * Timings on a shared machine are upper bounds: the load average is printed with them.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import WebSocket from 'ws';
+import { AGENT_CONNECT_PATH, AGENT_PULL_IDS, LinkPeer, parseServerMessage, PROTOCOL_VERSION, type AgentMessage, type ServerMessage } from '@mm/protocol';
+import { fullJitterDelay } from '../packages/agent/src/link/backoff.ts';
+import { cpuSeconds, cpuSince } from './support/bench-kit.ts';
+import { createScratchDatabase, realDatabaseUrl } from '../test/support/databases.ts';
+import { serverCluster, type ServerCluster, type ServerProcess } from '../test/support/processes.ts';
+
+const self = fileURLToPath(import.meta.url);
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+};
+
+/** The agent's defaults (packages/agent/src/config.ts, server-link.ts). */
+const HEARTBEAT_INTERVAL_MS = 15_000;
+const HEARTBEAT_TIMEOUT_MS = 45_000;
+const RECONNECT_BASE_MS = 500;
+const RECONNECT_MAX_DELAY_MS = 30_000;
+
+// ── the generator (a child process) ───────────────────────────────────────────────────
+
+interface GeneratorStart {
+  kind: 'start';
+  urls: string[];
+  tokens: string[];
+  /** Index of this generator's first agent among all (for url preference). */
+  firstIndex: number;
+  localAddress: string;
+  /** At most this many handshakes in flight during the first linking (a ramp, not the reconnects). */
+  rampConcurrency: number;
+}
+
+/** Sent to the parent every 250 ms. */
+interface GeneratorReport {
+  kind: 'report';
+  at: number;
+  ready: number;
+  /** Connection attempts and welcomes since the previous report. */
+  attempts: number;
+  welcomes: number;
+  failures: number;
+}
+
+const quietLog = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function generator(): Promise<void> {
+  const start = await new Promise<GeneratorStart>((resolve) => process.once('message', (m) => resolve(m as GeneratorStart)));
+  let ready = 0;
+  let attempts = 0;
+  let welcomes = 0;
+  let failures = 0;
+  let inRamp = true;
+  let rampSlots = start.rampConcurrency;
+  const rampWaiters: Array<() => void> = [];
+  const takeSlot = async () => {
+    if (!inRamp) return;
+    if (rampSlots > 0) {
+      rampSlots--;
+      return;
+    }
+    await new Promise<void>((r) => rampWaiters.push(r));
+  };
+  const giveSlot = () => {
+    const next = rampWaiters.shift();
+    if (next) next();
+    else rampSlots++;
+  };
+
+  /** One connection: resolves when it ends, with whether it reached welcome. */
+  const session = (url: string, token: string, index: number, onReady: () => void): Promise<boolean> =>
+    new Promise((resolve) => {
+      attempts++;
+      let welcomed = false;
+      let settled = false;
+      const end = () => {
+        if (settled) return;
+        settled = true;
+        if (welcomed) ready--;
+        else failures++;
+        resolve(welcomed);
+      };
+      const ws = new WebSocket(new URL(AGENT_CONNECT_PATH, url.replace(/^http/, 'ws')), {
+        headers: { authorization: `Bearer ${token}` },
+        perMessageDeflate: false,
+        localAddress: start.localAddress,
+        handshakeTimeout: HEARTBEAT_TIMEOUT_MS,
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        res.resume();
+        ws.terminate();
+        end();
+      });
+      ws.on('error', () => {
+        if (ws.readyState !== WebSocket.OPEN) end();
+      });
+      new LinkPeer<ServerMessage, AgentMessage>({
+        socket: ws,
+        parse: parseServerMessage,
+        pullIds: AGENT_PULL_IDS,
+        peerName: 'the server',
+        log: quietLog,
+        heartbeat: { intervalMs: HEARTBEAT_INTERVAL_MS, timeoutMs: HEARTBEAT_TIMEOUT_MS },
+        handlers: {
+          opened: () => {
+            ws.send(
+              JSON.stringify({
+                type: 'hello',
+                protocol_version: PROTOCOL_VERSION,
+                agent_version: '0.0.0-load',
+                hostname: `load-${index}`,
+                platform: 'linux',
+                arch: 'arm64',
+                boot_id: `load-boot-${index}`,
+                active_pac: null,
+                cached: [],
+                running: [],
+                finished: [],
+              }),
+            );
+          },
+          message: (m) => {
+            if (m.type === 'welcome' && !welcomed) {
+              welcomed = true;
+              ready++;
+              welcomes++;
+              onReady();
+            }
+          },
+          closed: end,
+        },
+      });
+    });
+
+  /** One simulated agent: the agent's reconnect loop (ServerLink.run) without the agent. */
+  const agent = async (token: string, i: number) => {
+    const index = start.firstIndex + i;
+    let attempt = 0;
+    let urlIndex = index % start.urls.length;
+    for (;;) {
+      await takeSlot();
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        if (inRamp) giveSlot();
+      };
+      const wasReady = await session(start.urls[urlIndex]!, token, index, release);
+      release();
+      if (wasReady) attempt = 0;
+      else urlIndex = (urlIndex + 1) % start.urls.length; // through a balancer: another replica
+      const delay = fullJitterDelay(attempt, RECONNECT_BASE_MS, RECONNECT_MAX_DELAY_MS);
+      attempt++;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  };
+
+  start.tokens.forEach((t, i) => void agent(t, i));
+  const timer = setInterval(() => {
+    if (inRamp && ready === start.tokens.length) inRamp = false;
+    const report: GeneratorReport = { kind: 'report', at: Date.now(), ready, attempts, welcomes, failures };
+    attempts = 0;
+    welcomes = 0;
+    failures = 0;
+    process.send?.(report);
+  }, 250);
+  process.on('disconnect', () => {
+    clearInterval(timer);
+    process.exit(0);
+  });
+}
+
+// ── the parent ────────────────────────────────────────────────────────────────────────
+
+interface Totals {
+  ready: number;
+  attemptsPerBucket: Map<number, number>;
+  failures: number;
+}
+
+async function main(): Promise<void> {
+  const agents = Number(arg('agents', '10000'));
+  const generators = Number(arg('generators', '2'));
+  const restSeconds = Number(arg('rest-s', '60'));
+  const restart = arg('restart', 'kill');
+  const urlsArg = arg('urls', '');
+  const nodeArgs = process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
+  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const say = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+  let cluster: ServerCluster | undefined;
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
+  let server: ServerProcess | undefined;
+  let urls: string[];
+  let tokens: string[];
+  const children: ChildProcess[] = [];
+  try {
+    if (urlsArg) {
+      urls = urlsArg.split(',');
+      tokens = (await fs.readFile(arg('tokens', 'tokens.txt'), 'utf8')).split('\n').filter(Boolean).slice(0, agents);
+    } else {
+      // The server is started as 'embedded' with DATABASE_URL set: the scratch database is ours, to insert into.
+      scratch = realDatabaseUrl ? await createScratchDatabase() : undefined;
+      const heartbeat = { MM_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS), MM_HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS) };
+      cluster = await serverCluster('embedded', { LOG_LEVEL: 'warn', ...heartbeat, ...(scratch ? { DATABASE_URL: scratch.url } : {}) }, nodeArgs);
+      // 'control plane listening' is an info line: the test support waits for it.
+      server = await cluster.start({ LOG_LEVEL: 'info' });
+      say(`server pid ${server.pid} on the ${scratch ? 'real PostgreSQL' : 'embedded database'} at ${server.url}${nodeArgs.length ? ` (node ${nodeArgs.join(' ')})` : ''}`);
+      urls = [server.url];
+      tokens = [];
+      const t0 = performance.now();
+      if (scratch) {
+        const sql = postgres(scratch.url, { max: 1, onnotice: () => {} });
+        try {
+          for (let from = 0; from < agents; from += 1000) {
+            const rows = [];
+            for (let i = from; i < Math.min(agents, from + 1000); i++) {
+              tokens[i] = randomBytes(32).toString('base64url');
+              rows.push({ name: `load-${i}`, token_hash: createHash('sha256').update(tokens[i]!).digest('hex') });
+            }
+            await sql`insert into boards ${sql(rows, 'name', 'token_hash')}`;
+          }
+        } finally {
+          await sql.end();
+        }
+      } else {
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            while (next < agents) {
+              const i = next++;
+              const res = await server!.api('/api/boards/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `load-${i}` }) });
+              if (res.status !== 201) throw new Error(`registering board ${i} answered ${res.status}: ${await res.text()}`);
+              tokens[i] = ((await res.json()) as { token: string }).token;
+            }
+          }),
+        );
+      }
+      say(`registered ${agents} boards ${scratch ? 'in the database' : 'through the API'} in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${load()})`);
+    }
+
+    const totals: Totals = { ready: 0, attemptsPerBucket: new Map(), failures: 0 };
+    const readyBy = new Map<ChildProcess, number>();
+    const per = Math.ceil(tokens.length / generators);
+    for (let g = 0; g < generators; g++) {
+      const child = fork(self, ['--generator'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      children.push(child);
+      readyBy.set(child, 0);
+      child.on('message', (m: GeneratorReport) => {
+        readyBy.set(child, m.ready);
+        totals.ready = [...readyBy.values()].reduce((a, b) => a + b, 0);
+        const bucket = Math.floor(m.at / 1000);
+        totals.attemptsPerBucket.set(bucket, (totals.attemptsPerBucket.get(bucket) ?? 0) + m.attempts);
+        totals.failures += m.failures;
+      });
+      const slice = tokens.slice(g * per, (g + 1) * per);
+      const start: GeneratorStart = { kind: 'start', urls, tokens: slice, firstIndex: g * per, localAddress: `127.0.0.${10 + g}`, rampConcurrency: 100 };
+      child.send(start);
+    }
+
+    const waitAll = async (since: number, what: string, timeoutMs = 600_000): Promise<number> => {
+      let lastSay = performance.now();
+      while (totals.ready < tokens.length) {
+        if (performance.now() - since > timeoutMs) throw new Error(`${what}: only ${totals.ready} of ${tokens.length} linked after ${timeoutMs / 1000} s`);
+        if (performance.now() - lastSay > 10_000) {
+          say(`  ${what}: ${totals.ready} linked`);
+          lastSay = performance.now();
+        }
+        await sleep(100);
+      }
+      return performance.now() - since;
+    };
+
+    const t1 = performance.now();
+    const cpuL0 = server ? await cpuSeconds(server.pid) : undefined;
+    const linkMs = await waitAll(t1, 'first linking');
+    const cpuL = server && cpuL0 ? cpuSince(cpuL0, await cpuSeconds(server.pid)) : undefined;
+    say(
+      `all ${tokens.length} linked in ${(linkMs / 1000).toFixed(1)} s (at most 100 handshakes in flight per generator)` +
+        (cpuL ? `; server CPU ${(cpuL.user + cpuL.sys).toFixed(1)} s, ${(((cpuL.user + cpuL.sys) / tokens.length) * 1000).toFixed(2)} ms per link` : '') +
+        ` (load ${load()})`,
+    );
+    if (!server || !cluster) return;
+
+    await sleep(10_000);
+    const mem = await treeMemory(server.pid);
+    say(`server with ${tokens.length} links: RSS ${mem.rssMB} MB, PSS ${mem.pssMB} MB (load ${load()})`);
+    const cpu0 = await cpuSeconds(server.pid);
+    const attempts0 = sumAttempts(totals);
+    await sleep(restSeconds * 1000);
+    const cpu = cpuSince(cpu0, await cpuSeconds(server.pid));
+    const perMinute = (s: number) => ((s / restSeconds) * 60).toFixed(1);
+    say(
+      `at rest for ${restSeconds} s: server CPU ${(cpu.user + cpu.sys).toFixed(1)} s (user ${cpu.user.toFixed(1)}, sys ${cpu.sys.toFixed(1)}) = ` +
+        `${perMinute(cpu.user + cpu.sys)} CPU-s per minute, ${(((cpu.user + cpu.sys) / restSeconds) * 100).toFixed(1)}% of one core; ` +
+        `${sumAttempts(totals) - attempts0} reconnects meanwhile (load ${load()})`,
+    );
+    const memRest = await treeMemory(server.pid);
+    say(`server after the rest: RSS ${memRest.rssMB} MB, PSS ${memRest.pssMB} MB`);
+
+    // Restart: the boards see their links drop and come back by their backoff.
+    const tKill = performance.now();
+    const killAt = Date.now();
+    if (restart === 'term') await server.stop();
+    else await server.kill();
+    say(`server stopped (${restart}); starting it again`);
+    server = await cluster.start({ LOG_LEVEL: 'info' });
+    const upMs = performance.now() - tKill;
+    say(`server back (pid ${server.pid}) ${(upMs / 1000).toFixed(1)} s after the ${restart}`);
+    const cpuR0 = await cpuSeconds(server.pid);
+    const relinkMs = await waitAll(tKill, 'relinking');
+    const cpuR = cpuSince(cpuR0, await cpuSeconds(server.pid));
+    say(
+      `all ${tokens.length} linked again ${(relinkMs / 1000).toFixed(1)} s after the ${restart} (${((relinkMs - upMs) / 1000).toFixed(1)} s after the server was back); ` +
+        `server CPU meanwhile ${(cpuR.user + cpuR.sys).toFixed(1)} s, ${(((cpuR.user + cpuR.sys) / tokens.length) * 1000).toFixed(2)} ms per board (load ${load()})`,
+    );
+    await sleep(1500);
+    // Per second from the kill on (reports arrive every 250 ms; a second with none counts 0).
+    const killSecond = Math.floor(killAt / 1000);
+    const lastSecond = Math.max(...totals.attemptsPerBucket.keys());
+    const series: number[] = [];
+    for (let sec = killSecond; sec <= lastSecond; sec++) series.push(totals.attemptsPerBucket.get(sec) ?? 0);
+    const backAt = Math.ceil(upMs / 1000);
+    const afterBack = series.slice(backAt);
+    say(
+      `connection attempts per second from the ${restart} on (the server answered again from second ${backAt}): ${series.join(' ')}; ` +
+        `while down: ${series.slice(0, backAt).reduce((a, n) => a + n, 0)} (refused, cheap); once back: peak ${Math.max(0, ...afterBack)}/s, ` +
+        `${afterBack.reduce((a, n) => a + n, 0)} attempts for ${tokens.length} boards`,
+    );
+    const memAfter = await treeMemory(server.pid);
+    say(`server after relinking: RSS ${memAfter.rssMB} MB, PSS ${memAfter.pssMB} MB (load ${load()})`);
+  } finally {
+    for (const c of children) c.disconnect();
+    await cluster?.cleanup();
+    await scratch?.drop();
+  }
+}
+
+function sumAttempts(t: Totals): number {
+  let n = 0;
+  for (const v of t.attemptsPerBucket.values()) n += v;
+  return n;
+}
+
+async function treeMemory(pid: number): Promise<{ rssMB: number; pssMB: number }> {
+  const text = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { rssMB: Math.round(kb('Rss') / 1024), pssMB: Math.round(kb('Pss') / 1024) };
+}
+
+if (process.argv.includes('--generator')) await generator();
+else {
+  await main();
+  process.exit(0);
+}
