@@ -17,12 +17,18 @@ export class ApiProblem extends Error {
   }
 
   static async fromResponse(res: Response): Promise<ApiProblem> {
-    let body: Record<string, unknown> = {};
+    let body: unknown = {};
     try {
-      body = (await res.clone().json()) as Record<string, unknown>;
+      body = await res.clone().json();
     } catch {
       // not JSON (a proxy's error page): status only
     }
+    return ApiProblem.fromBody(res, body);
+  }
+
+  /** From an answer whose body was already parsed (openapi-fetch reads it before we see it). */
+  static fromBody(res: Response, parsed: unknown): ApiProblem {
+    const body = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
     const str = (v: unknown, d: string) => (typeof v === 'string' ? v : d);
     return new ApiProblem(
       res.status,

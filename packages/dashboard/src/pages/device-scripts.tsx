@@ -214,7 +214,11 @@ export function DeviceScriptPage({ id }: { id: string }) {
 
   if (error && !script) return <ErrorBox error={error} />;
   if (!script) return <p aria-busy="true">Loading…</p>;
-  const proxy = (path: string) => `/api/device-scripts/${id}/proxy/${path}${query}`;
+  const proxy = (path: string, params: Record<string, string> = {}) => {
+    const sp = new URLSearchParams(params);
+    if (query) sp.set('board_id', boardId);
+    return `/api/device-scripts/${id}/proxy/${path}${sp.size ? `?${sp}` : ''}`;
+  };
   const isMotor = script.device_type === 'gpio';
   const servo = state?.servo as { angle?: number } | undefined;
   return (
