@@ -75,7 +75,7 @@ const BY_CODE: Record<string, (p: ApiProblem) => Explanation> = {
   checksum_mismatch: () => ({ what: 'The uploaded file was damaged on the way (its checksum did not match).', next: 'Upload it again.' }),
   validation_failed: (p) => ({
     what: p.errors.length ? p.errors.map((e) => `${e.field}: ${e.message}`).join('; ') : p.detail || 'Some fields are not valid.',
-    next: 'Correct the highlighted fields and submit again.',
+    next: 'Correct the field(s) named above and submit again.',
   }),
   payload_too_large: () => ({ what: 'The file is larger than the server accepts.', next: 'Ask an administrator to raise MM_MAX_UPLOAD_BYTES, or use a smaller file.' }),
 };

@@ -71,25 +71,27 @@ export function DeviceScriptsPage() {
                 <td>{s.port}</td>
                 <td>{formatTime(s.updated_at)}</td>
                 {isAdmin.value && (
-                  <td class="row">
-                    <button type="button" onClick={() => setEditing(s)}>
-                      Edit <span class="visually-hidden">{s.name}</span>
-                    </button>
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={async () => {
-                        if (!confirm(`Delete “${s.name}” from the catalogue?`)) return;
-                        try {
-                          await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
-                          void load();
-                        } catch (err) {
-                          setError(err);
-                        }
-                      }}
-                    >
-                      Delete <span class="visually-hidden">{s.name}</span>
-                    </button>
+                  <td>
+                    <div class="row">
+                      <button type="button" onClick={() => setEditing(s)}>
+                        Edit <span class="visually-hidden">{s.name}</span>
+                      </button>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={async () => {
+                          if (!confirm(`Delete “${s.name}” from the catalogue?`)) return;
+                          try {
+                            await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
+                            void load();
+                          } catch (err) {
+                            setError(err);
+                          }
+                        }}
+                      >
+                        Delete <span class="visually-hidden">{s.name}</span>
+                      </button>
+                    </div>
                   </td>
                 )}
               </tr>
