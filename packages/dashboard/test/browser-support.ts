@@ -49,10 +49,17 @@ async function ensureBuilt(): Promise<void> {
   if (r.status !== 0 || !existsSync(path.join(dashboardDir, 'dist', 'index.html'))) throw new Error('the dashboard could not be built');
 }
 
-export async function startHarness(): Promise<Harness> {
+export interface HarnessOptions {
+  /** More settings for the control plane (e.g. MM_LOG_MAX_BYTES). */
+  serverEnv?: Record<string, string>;
+  /** More settings for the simulated board's agent (e.g. its own MM_RUNNER). */
+  agentEnv?: Record<string, string>;
+}
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   await ensureBuilt();
   await fs.mkdir(SHOTS_DIR, { recursive: true });
-  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { MM_API_TOKEN: ADMIN_TOKEN });
+  const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { MM_API_TOKEN: ADMIN_TOKEN, ...opts.serverEnv });
   const server = await cluster.start();
   const api = (pathname: string, init: RequestInit & { json?: unknown } = {}) => {
     const headers = new Headers(init.headers);
@@ -86,7 +93,7 @@ export async function startHarness(): Promise<Harness> {
     serverUrl: server.url,
     token: board.token,
     agentDir: await fs.mkdtemp(path.join(os.tmpdir(), 'mm-browser-agent-')),
-    env: { MM_SIM_GPIO_PORT: String(gpioPort), MM_SIM_REBOOT_DELAY_MS: '1500', LOG_LEVEL: 'warn' },
+    env: { MM_SIM_GPIO_PORT: String(gpioPort), MM_SIM_REBOOT_DELAY_MS: '1500', LOG_LEVEL: 'warn', ...opts.agentEnv },
   });
   await eventually(async () => {
     const b = (await (await api(`/api/boards/${board.id}/`)).json()) as { status: string };

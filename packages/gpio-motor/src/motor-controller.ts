@@ -24,7 +24,8 @@ export interface MotorState {
   lines: Record<string, Bit>;
 }
 
-export type ChangeCause = 'motor' | 'servo';
+/** `timeout`: a drive command's hold ran out with no renewal (the dead-man stop). */
+export type ChangeCause = 'motor' | 'servo' | 'timeout';
 
 /**
  * Owns the GPIO lines: applies motion and servo commands one at a time (a command waits
@@ -66,7 +67,7 @@ export class MotorController {
     };
   }
 
-  setMotion(motion: Motion): Promise<MotorState> {
+  setMotion(motion: Motion, cause: ChangeCause = 'motor'): Promise<MotorState> {
     return this.serialized(async () => {
       const target = motorLineValues(motion);
       // Break before make: every line that ends up off is switched off before any line
@@ -75,7 +76,7 @@ export class MotorController {
         for (const [line, value] of target) if (value === want) await this.write(line, value);
       }
       this.motion = motion;
-      return this.changed('motor');
+      return this.changed(cause);
     });
   }
 

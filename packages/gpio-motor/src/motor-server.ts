@@ -17,6 +17,13 @@ export interface MotorServerOptions {
   simulated?: boolean;
   /** How long a `/stream` client may go without output before it gets a heartbeat comment. */
   heartbeatMs?: number;
+  /**
+   * The dead-man hold: a drive command (forward, backward, left, right) keeps the motors
+   * running this long unless it is renewed (the same command again) or replaced; then they
+   * stop by themselves (a `timeout` event). A command's `?hold_ms=` sets its own hold.
+   * 0 or unset: a drive command without `hold_ms` holds until the next command.
+   */
+  driveTimeoutMs?: number;
   /** One line per notable thing (start, each command, failures). Default: silent. */
   log?: (line: string) => void;
 }
@@ -32,6 +39,10 @@ export interface MotorServer {
 export const STATE_EVENT = 'state';
 
 const MAX_BODY_BYTES = 4096;
+
+/** The `?hold_ms=` a drive command may ask for: long enough to survive a relay round trip, at most a minute. */
+export const MIN_HOLD_MS = 50;
+export const MAX_HOLD_MS = 60_000;
 
 /** `POST /servo` body: the steering angle in degrees. No coercion: "90" is refused. */
 const ServoCommand = z.strictObject({
@@ -78,14 +89,52 @@ export async function startMotorServer(opts: MotorServerOptions): Promise<MotorS
   });
   const answer = (state: MotorState) => ({ event_id: eventIds.get(state) ?? stream.lastEventId, ...state });
 
+  // The dead-man: the drive command now holding the motors, and when its hold runs out. Every
+  // motion command bumps `generation`, so a hold armed for an older command never fires.
+  const driveTimeoutMs = opts.driveTimeoutMs ?? 0;
+  let held: { motion: Motion; timer: NodeJS.Timeout } | undefined;
+  let generation = 0;
+  const release = () => {
+    clearTimeout(held?.timer);
+    held = undefined;
+  };
+  const hold = (motion: Motion, ms: number) => {
+    release();
+    const armed = ++generation;
+    held = {
+      motion,
+      timer: setTimeout(() => {
+        if (armed !== generation) return;
+        held = undefined;
+        generation++;
+        controller.setMotion('stop', 'timeout').then(
+          () => log(`motor stop: the ${motion} command was not renewed within ${ms} ms`),
+          (err: unknown) => log(`error: the dead-man stop failed: ${(err as Error).message}`),
+        );
+      }, ms),
+    };
+  };
+
   const routes = new Map<string, Partial<Record<string, Handler>>>();
   for (const motion of MOTIONS) {
     routes.set(`/motor/${motion}`, {
       POST: async (req, res) => {
         req.resume(); // no payload expected; whatever was sent is ignored
+        const asked = holdParam(req);
+        const holdMs = motion === 'stop' ? 0 : (asked ?? driveTimeoutMs);
+        if (held && held.motion === motion && holdMs > 0) {
+          // A renewal: the lines are already set; only the hold is extended (no event, no writes).
+          hold(motion as Motion, holdMs);
+          sendJson(res, 200, { ...answer(controller.state()), hold_ms: holdMs });
+          return;
+        }
+        release();
+        const issued = ++generation;
         const state = await controller.setMotion(motion as Motion);
-        log(`motor ${motion}`);
-        sendJson(res, 200, answer(state));
+        // Armed only if no later command came meanwhile (a stop must not be undone by it).
+        if (holdMs > 0 && issued === generation) hold(motion as Motion, holdMs);
+        log(`motor ${motion}${holdMs > 0 ? ` (holds ${holdMs} ms unless renewed)` : ''}`);
+        sendJson(res, 200, { ...answer(state), hold_ms: holdMs });
       },
     });
   }
@@ -147,6 +196,8 @@ export async function startMotorServer(opts: MotorServerOptions): Promise<MotorS
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      release();
+      generation++;
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       try {
         await controller.stopMotors();
@@ -162,6 +213,18 @@ export async function startMotorServer(opts: MotorServerOptions): Promise<MotorS
     })());
 
   return { port: address.port, url, close };
+}
+
+/** `?hold_ms=N` on a motion command: its own dead-man hold; undefined when absent. */
+function holdParam(req: IncomingMessage): number | undefined {
+  const raw = new URL(req.url ?? '/', 'http://script').searchParams.get('hold_ms');
+  if (raw === null) return undefined;
+  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= MIN_HOLD_MS && n <= MAX_HOLD_MS)) {
+    const message = `hold_ms must be a whole number of milliseconds from ${MIN_HOLD_MS} to ${MAX_HOLD_MS}`;
+    throw new HttpProblem(400, 'validation_failed', message, [{ field: 'hold_ms', message }]);
+  }
+  return n;
 }
 
 async function readJsonBody(req: IncomingMessage): Promise<unknown> {

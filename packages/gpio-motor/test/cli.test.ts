@@ -57,6 +57,28 @@ describe('mm-gpio-motor CLI', () => {
     expect(cli.output()).toContain('SIGTERM');
   });
 
+  it('stops a drive command that is not renewed after its dead-man hold (default 1000 ms, or the setting)', async () => {
+    const cli = startCli(['--port', '0', '--simulate', '--gpio-root', root], { MM_GPIO_DRIVE_TIMEOUT_MS: '200' });
+    running = cli.child;
+    const url = await cli.url;
+    const sysfs = await createSimulatedSysfs(root);
+    expect((await json(await fetch(`${url}/motor/forward`, { method: 'POST' }))).hold_ms).toBe(200);
+    const deadline = Date.now() + 10_000;
+    // Polled through /state (set once the writes are done): a line file read mid-write is empty.
+    while ((await json(await fetch(`${url}/state`))).motion !== 'stop' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const line of MOTOR_LINES) expect(await sysfs.value(line)).toBe(0);
+    expect(cli.output()).toMatch(/motor stop: the forward command was not renewed within 200 ms/);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+
+    const byDefault = startCli(['--port', '0', '--simulate', '--gpio-root', root]);
+    running = byDefault.child;
+    const url2 = await byDefault.url;
+    expect((await json(await fetch(`${url2}/motor/left`, { method: 'POST' }))).hold_ms).toBe(1000);
+    byDefault.child.kill('SIGTERM');
+    expect(await byDefault.exited).toBe(0);
+  });
+
   it('takes its settings from the environment too', async () => {
     const cli = startCli([], { MM_GPIO_PORT: '0', MM_GPIO_SIMULATE: '1', MM_GPIO_ROOT: root });
     running = cli.child;
@@ -70,6 +92,8 @@ describe('mm-gpio-motor CLI', () => {
     [['--port', 'eighty'], /port/],
     [['--port', '70000'], /port/],
     [['--speed', '3'], /speed/],
+    [['--drive-timeout-ms', '10'], /drive-timeout-ms/],
+    [['--drive-timeout-ms', 'soon'], /drive-timeout-ms/],
   ])('refuses %j with exit status 2', (args, message) => {
     const r = spawnSync(process.execPath, [bin, ...args, '--simulate', '--gpio-root', root], { encoding: 'utf8', timeout: 30_000 });
     expect(r.status).toBe(2);

@@ -246,6 +246,23 @@ describe('GPIO motor script on a simulated sysfs folder', () => {
     }
   });
 
+  it('holds a motion until the next command when no dead-man hold is set', async () => {
+    expect((await json(await post('/motor/forward'))).hold_ms).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.forward);
+  });
+
+  it('refuses a hold_ms outside 50–60000 ms, changing nothing', async () => {
+    for (const bad of ['0', '49', '60001', 'abc', '1.5', '-1']) {
+      const res = await post(`/motor/forward?hold_ms=${bad}`);
+      expect(res.status, bad).toBe(400);
+      const body = await json(res);
+      expect(body.code).toBe('validation_failed');
+      expect(body.errors[0].field).toBe('hold_ms');
+    }
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+  });
+
   it('stops the motors and ends the streams when closed', async () => {
     await post('/motor/forward');
     await post('/servo', JSON.stringify({ angle: 20 }));
@@ -272,3 +289,100 @@ describe('GPIO motor script on an unwritable GPIO root', () => {
     await expect(startMotorServer({ port: 0, gpioRoot: path.join(root, 'missing') })).rejects.toThrow(/ENOENT/);
   });
 });
+
+describe('the dead-man hold: a drive command stops by itself unless renewed', () => {
+  // Long enough that a loaded machine still renews in time (the renewals come every 100 ms).
+  const HOLD_MS = 1000;
+  let root: string;
+  let sysfs: SimulatedSysfs;
+  let server: MotorServer;
+  const post = (p: string) => fetch(`${server.url}${p}`, { method: 'POST' });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeEach(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-gpio-deadman-'));
+    server = await startMotorServer({ port: 0, gpioRoot: root, simulated: true, driveTimeoutMs: HOLD_MS });
+    sysfs = await createSimulatedSysfs(root);
+  });
+  afterEach(async () => {
+    await server?.close();
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('stops the motors after the hold with a timeout event when no stop and no renewal arrive', async () => {
+    const stream = await openSse(`${server.url}/stream`);
+    try {
+      await stream.nextEvent();
+      const t0 = Date.now();
+      const answer = await json(await post('/motor/forward'));
+      expect(answer).toMatchObject({ motion: 'forward', hold_ms: HOLD_MS });
+      expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.forward);
+      expect(JSON.parse((await stream.nextEvent()).data)).toMatchObject({ cause: 'motor', motion: 'forward' });
+      const stopped = await stream.nextEvent();
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(HOLD_MS - 20);
+      expect(JSON.parse(stopped.data)).toMatchObject({ cause: 'timeout', motion: 'stop', motors: { left: 'coast', right: 'coast' } });
+      expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('keeps driving while the same command is renewed, without an event per renewal, and stops once renewals end', async () => {
+    const stream = await openSse(`${server.url}/stream`);
+    try {
+      await stream.nextEvent();
+      await post('/motor/left');
+      const moved = await stream.nextEvent();
+      // Renew every 100 ms for two and a half holds' time: the motors never stop meanwhile.
+      const until = Date.now() + 2.5 * HOLD_MS;
+      while (Date.now() < until) {
+        const renewed = await json(await post('/motor/left'));
+        expect(renewed).toMatchObject({ motion: 'left', hold_ms: HOLD_MS, event_id: Number(moved.id) });
+        expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.left);
+        await sleep(100);
+      }
+      const next = await stream.nextEvent();
+      expect(Number(next.id)).toBe(Number(moved.id) + 1);
+      expect(JSON.parse(next.data)).toMatchObject({ cause: 'timeout', motion: 'stop' });
+      expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('a stop or another motion replaces the hold: an old hold never stops a newer command', async () => {
+    await post('/motor/forward');
+    await post('/motor/stop');
+    await post('/servo'); // refused (no body): touches nothing
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+    // A long hold asked for by the command itself outlives the script's default.
+    await post(`/motor/backward?hold_ms=${HOLD_MS * 4}`);
+    await sleep(HOLD_MS * 2);
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.backward);
+    expect((await json(await fetch(`${server.url}/state`))).motion).toBe('backward');
+    // The timer that follows this right turn is the one that counts, not backward's.
+    await post('/motor/right');
+    await sleep(HOLD_MS / 2);
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.right);
+    await eventuallyStopped(server.url);
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+  });
+
+  it('a hold never fires after the script closed', async () => {
+    await post('/motor/forward');
+    await server.close();
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+    await sleep(HOLD_MS * 2); // no write into a closed script's lines, no unhandled error
+    expect(await motorFiles(sysfs)).toEqual(expectedMotorLines.stop);
+  });
+});
+
+/** Polls /state (set once the writes are done: a line file read mid-write is empty). */
+async function eventuallyStopped(url: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    if ((await json(await fetch(`${url}/state`))).motion === 'stop') return;
+    if (Date.now() > deadline) throw new Error('the motors did not stop');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

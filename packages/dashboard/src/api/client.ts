@@ -50,7 +50,8 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
     throw ApiProblem.network(err);
   }
   if (!r.response.ok) {
-    const p = await ApiProblem.fromResponse(r.response);
+    // openapi-fetch has read the body already: its parsed problem is `r.error`.
+    const p = r.error !== undefined ? ApiProblem.fromBody(r.response, r.error) : await ApiProblem.fromResponse(r.response);
     if (p.status === 401) onUnauthorized.handler();
     throw p;
   }

@@ -17,12 +17,18 @@ export class ApiProblem extends Error {
   }
 
   static async fromResponse(res: Response): Promise<ApiProblem> {
-    let body: Record<string, unknown> = {};
+    let body: unknown = {};
     try {
-      body = (await res.clone().json()) as Record<string, unknown>;
+      body = await res.clone().json();
     } catch {
       // not JSON (a proxy's error page): status only
     }
+    return ApiProblem.fromBody(res, body);
+  }
+
+  /** From an answer whose body was already parsed (openapi-fetch reads it before we see it). */
+  static fromBody(res: Response, parsed: unknown): ApiProblem {
+    const body = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
     const str = (v: unknown, d: string) => (typeof v === 'string' ? v : d);
     return new ApiProblem(
       res.status,
@@ -69,7 +75,7 @@ const BY_CODE: Record<string, (p: ApiProblem) => Explanation> = {
   checksum_mismatch: () => ({ what: 'The uploaded file was damaged on the way (its checksum did not match).', next: 'Upload it again.' }),
   validation_failed: (p) => ({
     what: p.errors.length ? p.errors.map((e) => `${e.field}: ${e.message}`).join('; ') : p.detail || 'Some fields are not valid.',
-    next: 'Correct the highlighted fields and submit again.',
+    next: 'Correct the field(s) named above and submit again.',
   }),
   payload_too_large: () => ({ what: 'The file is larger than the server accepts.', next: 'Ask an administrator to raise MM_MAX_UPLOAD_BYTES, or use a smaller file.' }),
 };

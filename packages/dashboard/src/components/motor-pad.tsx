@@ -5,40 +5,63 @@ import { ErrorBox } from './error-box.tsx';
 type Direction = 'forward' | 'backward' | 'left' | 'right';
 const KEYS: Record<string, Direction> = { ArrowUp: 'forward', ArrowDown: 'backward', ArrowLeft: 'left', ArrowRight: 'right' };
 const ARROWS: Record<Direction, string> = { forward: '▲', backward: '▼', left: '◀', right: '▶' };
+/**
+ * The dead-man hold each drive command asks the script for, and how often the pad renews it
+ * while a button or key is held: if renewals stop arriving (connection lost, browser
+ * frozen, tab killed) the script stops the motor itself within HOLD_MS, stop or no stop.
+ */
+export const HOLD_MS = 1000;
+const RENEW_MS = 250;
+type Proxy = (path: string, params?: Record<string, string>) => string;
 
 /**
  * Press and hold to drive, release to stop. Arrow keys do the same (press/release). Anything
  * that means the person may no longer be in control stops the motor: the tab hidden, the
  * window losing focus, the browser going offline, or the live event feed dropping (`linkUp`).
  */
-export function MotorPad({ proxy, linkUp }: { proxy: (path: string) => string; linkUp: boolean }) {
+export function MotorPad({ proxy, linkUp }: { proxy: Proxy; linkUp: boolean }) {
   const [driving, setDriving] = useState<Direction | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const drivingRef = useRef<Direction | null>(null);
+  const renewal = useRef<number>();
 
-  async function send(path: string) {
-    try {
-      await api(proxy(path), { method: 'POST' });
-      setError(null);
-    } catch (err) {
-      setError(err);
-    }
+  // Commands go one at a time, in order: a stop never overtakes a renewal still on its way
+  // (which the script would otherwise take as a new drive command after the stop).
+  const queue = useRef<Promise<void>>(Promise.resolve());
+  const inFlight = useRef(0);
+  function send(path: string, params?: Record<string, string>): void {
+    inFlight.current++;
+    queue.current = queue.current.then(async () => {
+      try {
+        await api(proxy(path, params), { method: 'POST' });
+        setError(null);
+      } catch (err) {
+        setError(err);
+      } finally {
+        inFlight.current--;
+      }
+    });
   }
   function drive(dir: Direction) {
     if (drivingRef.current === dir) return;
     drivingRef.current = dir;
     setDriving(dir);
     setNotice('');
-    void send(`motor/${dir}`);
+    const command = () => send(`motor/${dir}`, { hold_ms: String(HOLD_MS) });
+    command();
+    clearInterval(renewal.current);
+    // A renewal is skipped while an earlier command has not been answered (a slow link).
+    renewal.current = window.setInterval(() => drivingRef.current === dir && inFlight.current === 0 && command(), RENEW_MS);
   }
   /** `always`: the explicit Stop button sends stop even when we think the motor is idle. */
   function stop(why = '', always = false) {
+    clearInterval(renewal.current);
     if (drivingRef.current === null && !always) return;
     drivingRef.current = null;
     setDriving(null);
     if (why) setNotice(why);
-    void send('motor/stop');
+    send('motor/stop');
   }
 
   useEffect(() => {
@@ -124,7 +147,7 @@ export function MotorPad({ proxy, linkUp }: { proxy: (path: string) => string; l
 }
 
 /** 0–180°: sends while dragging (at most every 100 ms) and the final angle on release. */
-export function ServoSlider({ proxy, angle }: { proxy: (path: string) => string; angle: number | undefined }) {
+export function ServoSlider({ proxy, angle }: { proxy: Proxy; angle: number | undefined }) {
   const [value, setValue] = useState(angle ?? 90);
   const [error, setError] = useState<unknown>(null);
   const last = useRef(0);

@@ -4,8 +4,21 @@ import { formatBytes, formatTime } from '../lib/format.ts';
 import { followEvents } from '../lib/sse.ts';
 import { StatusBadge } from './status-badge.tsx';
 
-/** Only the end of a long log is kept and drawn; the whole log is a download away. */
-const TAIL_CHARS = 256 * 1024;
+/**
+ * Only the end of a long log is kept and drawn (about 650 lines of 100 characters, cut at a
+ * line start); the whole log is a download away. Drawing is throttled to DRAW_EVERY_MS, so
+ * a log arriving at megabytes per second costs one small text update every few frames.
+ */
+const TAIL_CHARS = 64 * 1024;
+const DRAW_EVERY_MS = 150;
+
+/** The last TAIL_CHARS of `text`, starting at a line start when there is one in range. */
+function tailOf(text: string): string {
+  if (text.length <= TAIL_CHARS) return text;
+  const from = text.length - TAIL_CHARS;
+  const nl = text.indexOf('\n', from);
+  return nl >= 0 && nl < text.length - 1 ? text.slice(nl + 1) : text.slice(from);
+}
 
 /** A phase or a notable status change, in the order the events came. */
 interface TimelineEntry {
@@ -23,7 +36,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
   const [timeline, setTimeline] = useState<TimelineEntry[]>([]);
   const [connected, setConnected] = useState(true);
   const [logView, setLogView] = useState({ text: '', total: 0 });
-  const tail = useRef({ text: '', total: 0, frame: 0 });
+  const tail = useRef({ text: '', total: 0, timer: 0, frame: 0 });
   const pre = useRef<HTMLPreElement>(null);
   const follow = useRef(true);
   const onEndRef = useRef(onEnd);
@@ -35,10 +48,12 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
     t.total = 0;
     setTimeline([]);
     const flush = () => {
+      t.timer = 0;
       t.frame = 0;
+      t.text = tailOf(t.text);
       setLogView({ text: t.text, total: t.total });
     };
-    return followEvents(`/api/operations/${operation.id}/events/`, {
+    const stop = followEvents(`/api/operations/${operation.id}/events/`, {
       endEvent: 'end',
       onConnection: setConnected,
       onEvent(e) {
@@ -47,8 +62,9 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           const chunk = String(data.data ?? '');
           t.total += chunk.length;
           t.text += chunk;
-          if (t.text.length > TAIL_CHARS * 1.5) t.text = t.text.slice(t.text.length - TAIL_CHARS);
-          t.frame ||= requestAnimationFrame(flush);
+          // Trimmed as it grows (amortised: at twice the tail), drawn at most every DRAW_EVERY_MS.
+          if (t.text.length > TAIL_CHARS * 2) t.text = tailOf(t.text);
+          t.timer ||= window.setTimeout(() => (t.frame = requestAnimationFrame(flush)), DRAW_EVERY_MS);
         } else if (e.event === 'status') {
           setOp((o) => ({
             ...o,
@@ -68,6 +84,13 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
         }
       },
     });
+    return () => {
+      stop();
+      clearTimeout(t.timer);
+      cancelAnimationFrame(t.frame);
+      t.timer = 0;
+      t.frame = 0;
+    };
   }, [operation.id]);
 
   useEffect(() => {

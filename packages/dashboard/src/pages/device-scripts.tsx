@@ -71,25 +71,27 @@ export function DeviceScriptsPage() {
                 <td>{s.port}</td>
                 <td>{formatTime(s.updated_at)}</td>
                 {isAdmin.value && (
-                  <td class="row">
-                    <button type="button" onClick={() => setEditing(s)}>
-                      Edit <span class="visually-hidden">{s.name}</span>
-                    </button>
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={async () => {
-                        if (!confirm(`Delete “${s.name}” from the catalogue?`)) return;
-                        try {
-                          await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
-                          void load();
-                        } catch (err) {
-                          setError(err);
-                        }
-                      }}
-                    >
-                      Delete <span class="visually-hidden">{s.name}</span>
-                    </button>
+                  <td>
+                    <div class="row">
+                      <button type="button" onClick={() => setEditing(s)}>
+                        Edit <span class="visually-hidden">{s.name}</span>
+                      </button>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={async () => {
+                          if (!confirm(`Delete “${s.name}” from the catalogue?`)) return;
+                          try {
+                            await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
+                            void load();
+                          } catch (err) {
+                            setError(err);
+                          }
+                        }}
+                      >
+                        Delete <span class="visually-hidden">{s.name}</span>
+                      </button>
+                    </div>
                   </td>
                 )}
               </tr>
@@ -214,7 +216,11 @@ export function DeviceScriptPage({ id }: { id: string }) {
 
   if (error && !script) return <ErrorBox error={error} />;
   if (!script) return <p aria-busy="true">Loading…</p>;
-  const proxy = (path: string) => `/api/device-scripts/${id}/proxy/${path}${query}`;
+  const proxy = (path: string, params: Record<string, string> = {}) => {
+    const sp = new URLSearchParams(params);
+    if (query) sp.set('board_id', boardId);
+    return `/api/device-scripts/${id}/proxy/${path}${sp.size ? `?${sp}` : ''}`;
+  };
   const isMotor = script.device_type === 'gpio';
   const servo = state?.servo as { angle?: number } | undefined;
   return (

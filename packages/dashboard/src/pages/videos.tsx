@@ -39,13 +39,15 @@ export function VideosPage() {
                   <td>{v.source === 'invocation' ? 'invocation output' : 'results folder'}</td>
                   <td>{formatBytes(v.size)}</td>
                   <td>{formatTime(v.modified_at)}</td>
-                  <td class="row">
-                    <button type="button" aria-expanded={playing === v.url} onClick={() => setPlaying(playing === v.url ? null : v.url)}>
-                      {playing === v.url ? 'Close' : 'Play'} <span class="visually-hidden">{v.name}</span>
-                    </button>
-                    <a href={v.url} download={v.filename}>
-                      Download <span class="visually-hidden">{v.name}</span>
-                    </a>
+                  <td>
+                    <div class="row">
+                      <button type="button" aria-expanded={playing === v.url} onClick={() => setPlaying(playing === v.url ? null : v.url)}>
+                        {playing === v.url ? 'Close' : 'Play'} <span class="visually-hidden">{v.name}</span>
+                      </button>
+                      <a href={v.url} download={v.filename}>
+                        Download <span class="visually-hidden">{v.name}</span>
+                      </a>
+                    </div>
                   </td>
                 </tr>
                 {playing === v.url && (
