@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { systemClock, type Clock } from '@mm/protocol';
 import { BoardLinks } from './agent-link/board-links.ts';
 import { AuthService } from './auth/auth-service.ts';
@@ -21,7 +20,7 @@ import { registerPacKinds } from './pacs/pac-operations.ts';
 import { discardIngestedContent, sweepContentStore } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
 import type { BlobStore } from './storage/blob-store.ts';
-import { ContentStore } from './storage/content-store.ts';
+import { createBlobStore } from './storage/create-blob-store.ts';
 import { ResumableUploads } from './uploads/resumable-uploads.ts';
 import { SERVER_VERSION } from './version.ts';
 
@@ -75,7 +74,7 @@ export interface ServicesOptions {
  */
 export async function createServices(config: Config, database: Database, log: Logger, opts: ServicesOptions = {}): Promise<Services> {
   const clock = opts.clock ?? systemClock;
-  const files = new ContentStore(path.join(config.dataDir, 'content'));
+  const files = createBlobStore(config);
   const bus = new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
   const agents = new BoardLinks(bus, config.rebootTimeoutMs);
