@@ -17,7 +17,8 @@ import { DEFAULT_OPERATION_STREAM_OPTIONS, OperationEventStreams } from './opera
 import { Operations } from './operations/operations.ts';
 import { ArchiveUploads } from './pacs/archive-uploads.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
-import { discardIngestedContent, sweepContentStore } from './services/invocation-files.ts';
+import { RetentionPruner } from './retention/retention-pruner.ts';
+import { discardIngestedContent, sweepContentStore, sweepOrphanContent } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/create-blob-store.ts';
@@ -53,6 +54,8 @@ export interface Services extends StoreContext {
   resumableUploads: ResumableUploads;
   /** The Prometheus registry and its instruments (`GET /api/metrics/`). */
   metrics: ServerMetrics;
+  /** Removes old finished operations and unrecorded content (MM_RETENTION_DAYS), hourly. */
+  retention: RetentionPruner;
   /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
   shutdown(): Promise<void>;
 }
@@ -111,6 +114,14 @@ export async function createServices(config: Config, database: Database, log: Lo
   resumableUploads.start();
   const auth = new AuthService(config, database, log);
   auth.start();
+  const retention = new RetentionPruner({
+    db: database.db,
+    log: log.child({ component: 'retention' }),
+    retentionMs: config.retentionMs,
+    sweepContent: async () => (await sweepOrphanContent(store)).files,
+    onPruned: (kind, n) => metrics.countPruned(kind, n),
+  });
+  retention.start();
 
   return {
     ...store,
@@ -127,8 +138,10 @@ export async function createServices(config: Config, database: Database, log: Lo
     resumableUploads,
     auth,
     metrics,
+    retention,
     async shutdown() {
       auth.stop();
+      await retention.stop();
       // Appends still streaming stop (their bytes so far are kept for a resume).
       await resumableUploads.close();
       // Event streams end first, so the server does not wait for their connections to close.
@@ -139,6 +152,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       await hub.shutdown();
       await operations.drain();
       metrics.close();
+      files.close?.();
     },
   };
 }

@@ -86,4 +86,6 @@ export interface BlobStore {
   removeIfUnused(sha256: string, decide: (removeBytes: () => Promise<void>) => Promise<boolean>): Promise<boolean>;
   /** Every stored content, for pruning what the database no longer knows. */
   list(): AsyncIterable<ListedBlob>;
+  /** Lets go of connections (shutdown); the fs store has none. */
+  close?(): void;
 }
