@@ -86,6 +86,8 @@ export const configSchema = z.object({
   MM_S3_ACCESS_KEY_ID: optionalString,
   MM_S3_SECRET_ACCESS_KEY: optionalString,
   MM_S3_FORCE_PATH_STYLE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1', 'false', 'true'])).default('0'),
+  /** Downloads of stored files answer 302 to a presigned URL on the store (clients must reach it). */
+  MM_S3_REDIRECT_DOWNLOADS: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1', 'false', 'true'])).default('0'),
   /** Finished operations (with their events and logs) older than this many days are pruned; 0 keeps them forever. */
   MM_RETENTION_DAYS: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -108,6 +110,8 @@ export interface S3Settings {
   accessKeyId: string | undefined;
   secretAccessKey: string | undefined;
   forcePathStyle: boolean;
+  /** `MM_S3_REDIRECT_DOWNLOADS`: file and video downloads redirect to a presigned URL on the store. */
+  redirectDownloads: boolean;
 }
 
 export interface Config {
@@ -202,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             accessKeyId: e.MM_S3_ACCESS_KEY_ID,
             secretAccessKey: e.MM_S3_SECRET_ACCESS_KEY,
             forcePathStyle: e.MM_S3_FORCE_PATH_STYLE === '1' || e.MM_S3_FORCE_PATH_STYLE === 'true',
+            redirectDownloads: e.MM_S3_REDIRECT_DOWNLOADS === '1' || e.MM_S3_REDIRECT_DOWNLOADS === 'true',
           }
         : undefined,
     retentionMs: Math.round(e.MM_RETENTION_DAYS * 86_400_000),

@@ -232,7 +232,7 @@ describe.each([
   });
 
   it('rejects opening content it does not hold', async () => {
-    await expect(h.store.open('a'.repeat(64))).rejects.toBeDefined();
+    await expect(h.store.open('a'.repeat(64))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await h.store.has('a'.repeat(64))).toBe(false);
     await expect(h.store.open('../../etc/passwd')).rejects.toBeInstanceOf(TypeError);
   });

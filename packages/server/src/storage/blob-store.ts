@@ -86,6 +86,11 @@ export interface BlobStore {
   removeIfUnused(sha256: string, decide: (removeBytes: () => Promise<void>) => Promise<boolean>): Promise<boolean>;
   /** Every stored content, for pruning what the database no longer knows. */
   list(): AsyncIterable<ListedBlob>;
+  /**
+   * Where a client may fetch the content itself (a time-limited URL on the object store),
+   * or undefined to have the server stream it. Only the S3 store with MM_S3_REDIRECT_DOWNLOADS=1.
+   */
+  downloadUrl?(sha256: string, opts: { contentType: string; contentDisposition: string }): Promise<string | undefined>;
   /** Lets go of connections (shutdown); the fs store has none. */
   close?(): void;
 }

@@ -50,7 +50,12 @@ export interface S3BlobStoreOptions {
   multipartCopyThreshold?: number;
   /** Part size of such a copy. */
   copyPartSize?: number;
+  /** `MM_S3_REDIRECT_DOWNLOADS`: answer downloads with a redirect to a presigned URL (`downloadUrl`). */
+  redirectDownloads?: boolean;
 }
+
+/** How long a presigned download URL works: long enough for a player to keep seeking in a video. */
+export const PRESIGNED_URL_TTL_S = 3600;
 
 /**
  * The BlobStore on an S3-compatible object store. Content is the object `content/<sha256>`.
@@ -77,6 +82,7 @@ export class S3BlobStore implements BlobStore {
   private readonly tempGraceMs: number;
   private readonly multipartCopyThreshold: number;
   private readonly copyPartSize: number;
+  private readonly redirectDownloads: boolean;
 
   constructor(opts: S3BlobStoreOptions) {
     this.bucket = opts.bucket;
@@ -85,6 +91,7 @@ export class S3BlobStore implements BlobStore {
     this.tempGraceMs = opts.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS;
     this.multipartCopyThreshold = opts.multipartCopyThreshold ?? MAX_SINGLE_COPY_BYTES;
     this.copyPartSize = Math.max(5 * MiB, opts.copyPartSize ?? 1 * GiB);
+    this.redirectDownloads = opts.redirectDownloads ?? false;
     // Downloads (videos, board pulls) hold a socket each for their whole length: the SDK's
     // default of 50 sockets would queue the 51st behind them.
     const agentOptions = { keepAlive: true, maxSockets: 512 };
@@ -249,6 +256,8 @@ export class S3BlobStore implements BlobStore {
       // A range starting at the end (a board resuming a pull it already has whole; an empty
       // object) is 416 to S3, but an empty read to our callers.
       if (statusOf(err) === 416 && (await this.has(sha256))) return Readable.from([]);
+      // Callers treat missing content as the fs store reports it.
+      if (statusOf(err) === 404) throw Object.assign(new Error(`content ${sha256} is not in the store`), { code: 'ENOENT', cause: err });
       throw err;
     }
   }
@@ -317,6 +326,11 @@ export class S3BlobStore implements BlobStore {
       }),
       { expiresIn: opts.expiresInS },
     );
+  }
+
+  async downloadUrl(sha256: string, opts: { contentType: string; contentDisposition: string }): Promise<string | undefined> {
+    if (!this.redirectDownloads) return undefined;
+    return this.presignedUrl(sha256, { expiresInS: PRESIGNED_URL_TTL_S, ...opts });
   }
 
   /** Stops the client's sockets (shutdown, tests). */
