@@ -77,7 +77,7 @@ export interface ServicesOptions {
  */
 export async function createServices(config: Config, database: Database, log: Logger, opts: ServicesOptions = {}): Promise<Services> {
   const clock = opts.clock ?? systemClock;
-  const files = createBlobStore(config);
+  const files = await createBlobStore(config);
   const bus = new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
   const agents = new BoardLinks(bus, config.rebootTimeoutMs);

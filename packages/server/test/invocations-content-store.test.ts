@@ -113,12 +113,24 @@ describe('ContentStore', () => {
     expect(await temps()).toEqual(['in-flight.part']);
   });
 
-  it('names temp files uniquely per process, so replicas on a shared folder never write the same one', async () => {
+  it("init removes at once this host's temp files whose process is gone, not those of a running process", async () => {
+    const host = encodeURIComponent(os.hostname());
+    // A pid no process has (Linux pids stay below 2^22).
+    await fs.writeFile(path.join(store.tempDir, `${host}@4194999-x-y.part`), 'x');
+    await fs.writeFile(path.join(store.tempDir, `${host}@${process.ppid}-x-y.part`), 'x');
+    await fs.writeFile(path.join(store.tempDir, `other-host@4194999-x-y.part`), 'x');
+    await store.init();
+    expect((await temps()).sort()).toEqual([`${host}@${process.ppid}-x-y.part`, 'other-host@4194999-x-y.part'].sort());
+  });
+
+  it('names temp files uniquely per host and process, so replicas on a shared folder never write the same one', async () => {
     const source = new Readable({ read() {} });
     const ingest = store.ingest(source);
     source.push(patterned(1000));
     while ((await temps()).length === 0) await new Promise((r) => setTimeout(r, 10));
-    expect((await temps())[0]).toMatch(new RegExp(`^${process.pid}-[0-9a-z]+-[0-9a-f]{16}\\.part$`));
+    const name = (await temps())[0]!;
+    expect(name.startsWith(`${encodeURIComponent(os.hostname())}@${process.pid}-`)).toBe(true);
+    expect(name).toMatch(/-[0-9a-z]+-[0-9a-f]{16}\.part$/);
     source.push(null);
     await ingest;
   });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
 import type { BlobStore, BlobWriteOptions, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
+import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 /** Read chunk size for stored content: 64 KiB (Node's default) caps downloads near 0.5 GB/s. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
@@ -35,8 +36,8 @@ export class ContentMismatchError extends Error {
  * so that collecting unused content never removes bytes someone is about to record
  * (see `removeIfUnused`).
  *
- * Several replicas may share the folder (a shared volume): temp names carry the pid and
- * random bytes, the startup sweep leaves young temp files alone, the rename into place is
+ * Several replicas may share the folder (a shared volume): temp names carry the host, pid and
+ * random bytes, the startup sweep leaves other processes' young temp files alone, the rename into place is
  * atomic on one filesystem, and removals are decided by the database (see BlobStore).
  */
 export class ContentStore implements BlobStore {
@@ -55,17 +56,17 @@ export class ContentStore implements BlobStore {
   }
 
   /**
-   * Creates the folders and removes temp files a crash may have left, once they are older
-   * than the grace period (younger ones may belong to another replica on a shared volume).
+   * Creates the folders and removes temp files a crash may have left: this host's whose
+   * process is gone, and any older than the grace period (younger ones may belong to another
+   * replica on a shared volume).
    * Call once at startup.
    */
   async init(): Promise<void> {
     await fsp.mkdir(this.tempDir, { recursive: true });
-    const cutoff = Date.now() - this.tempGraceMs;
     for (const name of await fsp.readdir(this.tempDir)) {
       const file = path.join(this.tempDir, name);
       const st = await fsp.lstat(file).catch(() => undefined);
-      if (st && st.mtimeMs < cutoff) await fsp.rm(file, { force: true, recursive: true });
+      if (st && isAbandonedTemp(name, st.mtime, this.tempGraceMs)) await fsp.rm(file, { force: true, recursive: true });
     }
   }
 
@@ -96,7 +97,7 @@ export class ContentStore implements BlobStore {
     // Synchronous on purpose: nothing may be awaited before pipeline() listens to the
     // source, or an early source error would be emitted to nobody (an uncaught exception).
     fs.mkdirSync(this.tempDir, { recursive: true });
-    const tempPath = path.join(this.tempDir, `${process.pid}-${Date.now().toString(36)}-${randomBytes(8).toString('hex')}.part`);
+    const tempPath = path.join(this.tempDir, `${tempName()}.part`);
     const hash = createHash('sha256');
     let size = 0;
     // `flush` fsyncs before close: the rename below must never expose a partly written file.

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
@@ -24,6 +24,7 @@ import { PayloadTooLargeError } from '../errors.ts';
 import type { BlobStore, BlobWriteOptions, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { ContentMismatchError, DEFAULT_TEMP_GRACE_MS } from './content-store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
+import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const MiB = 1024 * 1024;
@@ -60,7 +61,7 @@ export const PRESIGNED_URL_TTL_S = 3600;
 /**
  * The BlobStore on an S3-compatible object store. Content is the object `content/<sha256>`.
  *
- * An ingest streams through a hash into a temporary object `tmp/<pid>-<random>` (a multipart
+ * An ingest streams through a hash into a temporary object `tmp/<host>@<pid>-…` (a multipart
  * upload with a bounded queue of parts, so memory stays flat whatever the size and nothing
  * is spooled to local disk), then, once the hash is known and checked, copies it server-side
  * to `content/<sha256>` (S3 has no rename: CopyObject, or UploadPartCopy above 5 GiB) and
@@ -68,8 +69,8 @@ export const PRESIGNED_URL_TTL_S = 3600;
  * multipart upload is aborted or the temporary object deleted.
  *
  * Pins and the per-content lock are in this process only (see BlobStore). Crashed writes
- * leave temporary objects and unfinished multipart uploads; `init` removes those older than
- * the grace period, and a bucket lifecycle rule (AbortIncompleteMultipartUpload, expire
+ * leave temporary objects and unfinished multipart uploads; `init` removes this host's whose
+ * process is gone and any older than the grace period, and a bucket lifecycle rule (AbortIncompleteMultipartUpload, expire
  * `tmp/`) is the belt to these braces on stores that support one.
  */
 export class S3BlobStore implements BlobStore {
@@ -116,9 +117,8 @@ export class S3BlobStore implements BlobStore {
 
   /** Removes temporary objects and unfinished multipart uploads older than the grace period. */
   async init(): Promise<void> {
-    const cutoff = Date.now() - this.tempGraceMs;
     for await (const obj of this.listObjects('tmp/')) {
-      if (obj.modifiedAt.getTime() < cutoff) await this.deleteObject(obj.key);
+      if (isAbandonedTemp(obj.key.slice('tmp/'.length), obj.modifiedAt, this.tempGraceMs)) await this.deleteObject(obj.key);
     }
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
@@ -128,7 +128,7 @@ export class S3BlobStore implements BlobStore {
           new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: 'tmp/', KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
         );
         for (const u of page.Uploads ?? []) {
-          if (u.Key && u.UploadId && (u.Initiated?.getTime() ?? 0) < cutoff) {
+          if (u.Key && u.UploadId && isAbandonedTemp(u.Key.slice('tmp/'.length), u.Initiated ?? new Date(0), this.tempGraceMs)) {
             await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId })).catch(() => {});
           }
         }
@@ -145,7 +145,7 @@ export class S3BlobStore implements BlobStore {
 
   async ingest(source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>, opts: BlobWriteOptions = {}): Promise<StoredBlob> {
     const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
-    const tempKey = `tmp/${process.pid}-${Date.now().toString(36)}-${randomBytes(8).toString('hex')}`;
+    const tempKey = `tmp/${tempName()}`;
     const hash = createHash('sha256');
     let size = 0;
     const body = new PassThrough({ highWaterMark: MiB });
@@ -312,7 +312,7 @@ export class S3BlobStore implements BlobStore {
 
   /**
    * A time-limited URL a client can GET the content from directly (Range works on it), with
-   * the download's Content-Type and Content-Disposition. See docs/data-plane.md for when the
+   * the download's Content-Type and Content-Disposition. See docs/storage.md for when the
    * server redirects to it instead of streaming.
    */
   async presignedUrl(sha256: string, opts: { expiresInS: number; contentType?: string; contentDisposition?: string }): Promise<string> {
