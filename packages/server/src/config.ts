@@ -79,7 +79,41 @@ export const configSchema = z.object({
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
+  /** Where file content lives (storage/create-blob-store.ts): the data folder (`fs`) or an S3-compatible store. */
+  MM_BLOB_STORE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['fs', 's3'])).default('fs'),
+  MM_S3_ENDPOINT: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), 'must be an http:// or https:// URL'),
+  MM_S3_BUCKET: optionalString,
+  MM_S3_REGION: optionalString.default('us-east-1'),
+  MM_S3_ACCESS_KEY_ID: optionalString,
+  MM_S3_SECRET_ACCESS_KEY: optionalString,
+  MM_S3_FORCE_PATH_STYLE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1', 'false', 'true'])).default('0'),
+  /** Downloads of stored files answer 302 to a presigned URL on the store (clients must reach it). */
+  MM_S3_REDIRECT_DOWNLOADS: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1', 'false', 'true'])).default('0'),
+  /** Finished operations (with their events and logs) older than this many days are pruned; 0 keeps them forever. */
+  MM_RETENTION_DAYS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of days').min(0, 'must not be negative'),
+  ).default(90),
+}).superRefine((e, ctx) => {
+  if (e.MM_BLOB_STORE === 's3' && !e.MM_S3_BUCKET) {
+    ctx.addIssue({ code: 'custom', path: ['MM_S3_BUCKET'], message: 'must be set when MM_BLOB_STORE=s3' });
+  }
+  if ((e.MM_S3_ACCESS_KEY_ID === undefined) !== (e.MM_S3_SECRET_ACCESS_KEY === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['MM_S3_SECRET_ACCESS_KEY'], message: 'MM_S3_ACCESS_KEY_ID and MM_S3_SECRET_ACCESS_KEY go together' });
+  }
 });
+
+/** The S3-compatible store's settings (`MM_S3_*`), when `MM_BLOB_STORE=s3`. */
+export interface S3Settings {
+  endpoint: string | undefined;
+  bucket: string;
+  region: string;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  forcePathStyle: boolean;
+  /** `MM_S3_REDIRECT_DOWNLOADS`: file and video downloads redirect to a presigned URL on the store. */
+  redirectDownloads: boolean;
+}
 
 export interface Config {
   host: string;
@@ -115,6 +149,11 @@ export interface Config {
   trustProxy: boolean;
   sessionIdleMs: number;
   sessionMaxMs: number;
+  /** `MM_BLOB_STORE`: `fs` (`$MM_DATA_DIR/content`) or `s3` (then `s3` is set). */
+  blobStore: 'fs' | 's3';
+  s3: S3Settings | undefined;
+  /** `MM_RETENTION_DAYS` in ms; 0 keeps everything forever. */
+  retentionMs: number;
 }
 
 export class ConfigError extends Error {
@@ -161,5 +200,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.MM_TRUST_PROXY === '1',
     sessionIdleMs: e.MM_SESSION_IDLE_S * 1000,
     sessionMaxMs: e.MM_SESSION_MAX_S * 1000,
+    blobStore: e.MM_BLOB_STORE,
+    s3:
+      e.MM_BLOB_STORE === 's3'
+        ? {
+            endpoint: e.MM_S3_ENDPOINT,
+            bucket: e.MM_S3_BUCKET!,
+            region: e.MM_S3_REGION,
+            accessKeyId: e.MM_S3_ACCESS_KEY_ID,
+            secretAccessKey: e.MM_S3_SECRET_ACCESS_KEY,
+            forcePathStyle: e.MM_S3_FORCE_PATH_STYLE === '1' || e.MM_S3_FORCE_PATH_STYLE === 'true',
+            redirectDownloads: e.MM_S3_REDIRECT_DOWNLOADS === '1' || e.MM_S3_REDIRECT_DOWNLOADS === 'true',
+          }
+        : undefined,
+    retentionMs: Math.round(e.MM_RETENTION_DAYS * 86_400_000),
   };
 }

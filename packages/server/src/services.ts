@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { systemClock, type Clock } from '@mm/protocol';
 import { BoardLinks } from './agent-link/board-links.ts';
 import { AuthService } from './auth/auth-service.ts';
@@ -21,10 +20,11 @@ import { ArchiveUploads } from './pacs/archive-uploads.ts';
 import { BoardCalls } from './replicas/board-calls.ts';
 import { BoardSessions } from './replicas/board-sessions.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
-import { discardIngestedContent, sweepContentStore } from './services/invocation-files.ts';
+import { RetentionPruner } from './retention/retention-pruner.ts';
+import { discardIngestedContent, sweepContentStore, sweepOrphanContent } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
 import type { BlobStore } from './storage/blob-store.ts';
-import { ContentStore } from './storage/content-store.ts';
+import { createBlobStore } from './storage/create-blob-store.ts';
 import { ResumableUploads } from './uploads/resumable-uploads.ts';
 import { SERVER_VERSION } from './version.ts';
 
@@ -59,6 +59,8 @@ export interface Services extends StoreContext {
   resumableUploads: ResumableUploads;
   /** The Prometheus registry and its instruments (`GET /api/metrics/`). */
   metrics: ServerMetrics;
+  /** Removes old finished operations and unrecorded content (MM_RETENTION_DAYS), hourly. */
+  retention: RetentionPruner;
   /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
   shutdown(): Promise<void>;
 }
@@ -80,7 +82,7 @@ export interface ServicesOptions {
  */
 export async function createServices(config: Config, database: Database, log: Logger, opts: ServicesOptions = {}): Promise<Services> {
   const clock = opts.clock ?? systemClock;
-  const files = new ContentStore(path.join(config.dataDir, 'content'));
+  const files = await createBlobStore(config);
   const replicaLog = log.child({ component: 'replicas', replica: config.replicaName });
   // With a real PostgreSQL, several replicas may share it: the bus goes through LISTEN/NOTIFY.
   const pgBus = config.databaseUrl
@@ -139,6 +141,14 @@ export async function createServices(config: Config, database: Database, log: Lo
   resumableUploads.start();
   const auth = new AuthService(config, database, log);
   auth.start();
+  const retention = new RetentionPruner({
+    db: database.db,
+    log: log.child({ component: 'retention' }),
+    retentionMs: config.retentionMs,
+    sweepContent: async () => (await sweepOrphanContent(store)).files,
+    onPruned: (kind, n) => metrics.countPruned(kind, n),
+  });
+  retention.start();
 
   return {
     ...store,
@@ -156,8 +166,10 @@ export async function createServices(config: Config, database: Database, log: Lo
     resumableUploads,
     auth,
     metrics,
+    retention,
     async shutdown() {
       auth.stop();
+      await retention.stop();
       // Appends still streaming stop (their bytes so far are kept for a resume).
       await resumableUploads.close();
       // Event streams end first, so the server does not wait for their connections to close.
@@ -172,6 +184,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       await sessions.stop();
       await pgBus?.close();
       metrics.close();
+      files.close?.();
     },
   };
 }

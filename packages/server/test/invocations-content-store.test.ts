@@ -4,11 +4,17 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PayloadTooLargeError } from '../src/errors.ts';
-import { attachInvocationFile, collectUnusedContent, sweepContentStore } from '../src/services/invocation-files.ts';
+import { attachInvocationFile, collectUnusedContent, sweepContentStore, sweepOrphanContent } from '../src/services/invocation-files.ts';
 import { ContentMismatchError, ContentStore } from '../src/storage/content-store.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { createInvocation, filesUnder, patterned, sha256 } from './invocations-support.ts';
+
+/** Moves a file's modification time `ageMs` into the past. */
+async function setAge(file: string, ageMs: number): Promise<void> {
+  const t = new Date(Date.now() - ageMs);
+  await fs.utimes(file, t, t);
+}
 
 describe('ContentStore', () => {
   let root: string;
@@ -98,10 +104,35 @@ describe('ContentStore', () => {
     expect(() => store.pathOf('../../etc/passwd')).toThrow(TypeError);
   });
 
-  it('init removes temp files a crash left behind', async () => {
+  it('init removes temp files a crash left behind once they are an hour old, not younger ones (another replica may be writing them)', async () => {
     await fs.writeFile(path.join(store.tempDir, 'leftover.part'), 'x');
+    await fs.writeFile(path.join(store.tempDir, 'in-flight.part'), 'x');
+    await setAge(path.join(store.tempDir, 'leftover.part'), 61 * 60_000);
+    await setAge(path.join(store.tempDir, 'in-flight.part'), 59 * 60_000);
     await store.init();
-    expect(await temps()).toEqual([]);
+    expect(await temps()).toEqual(['in-flight.part']);
+  });
+
+  it("init removes at once this host's temp files whose process is gone, not those of a running process", async () => {
+    const host = encodeURIComponent(os.hostname());
+    // A pid no process has (Linux pids stay below 2^22).
+    await fs.writeFile(path.join(store.tempDir, `${host}@4194999-x-y.part`), 'x');
+    await fs.writeFile(path.join(store.tempDir, `${host}@${process.ppid}-x-y.part`), 'x');
+    await fs.writeFile(path.join(store.tempDir, `other-host@4194999-x-y.part`), 'x');
+    await store.init();
+    expect((await temps()).sort()).toEqual([`${host}@${process.ppid}-x-y.part`, 'other-host@4194999-x-y.part'].sort());
+  });
+
+  it('names temp files uniquely per host and process, so replicas on a shared folder never write the same one', async () => {
+    const source = new Readable({ read() {} });
+    const ingest = store.ingest(source);
+    source.push(patterned(1000));
+    while ((await temps()).length === 0) await new Promise((r) => setTimeout(r, 10));
+    const name = (await temps())[0]!;
+    expect(name.startsWith(`${encodeURIComponent(os.hostname())}@${process.pid}-`)).toBe(true);
+    expect(name).toMatch(/-[0-9a-z]+-[0-9a-f]{16}\.part$/);
+    source.push(null);
+    await ingest;
   });
 });
 
@@ -164,15 +195,47 @@ describe.each(dbKinds)('content collection (%s database)', (kind) => {
     const id = await createInvocation(server, 'kept');
     const kept = await server.ctx.files.ingest(Readable.from([Buffer.from('kept content')]));
     await attachInvocationFile(server.ctx, id, 'parameter', { filename: 'p', ...kept });
-    const orphan = await server.ctx.files.ingest(Readable.from([Buffer.from('orphan content')]));
-    server.ctx.files.release(orphan.sha256);
-    await fs.writeFile(path.join((server.ctx.files as ContentStore).tempDir, 'crash.part'), 'half');
+    const store = server.ctx.files as ContentStore;
+    const orphan = await store.ingest(Readable.from([Buffer.from('orphan content')]));
+    store.release(orphan.sha256);
+    // Unrecorded content younger than the grace period may be another replica's upload in flight.
+    const young = await store.ingest(Readable.from([Buffer.from('young orphan content')]));
+    store.release(young.sha256);
+    await fs.writeFile(path.join(store.tempDir, 'crash.part'), 'half');
+    await setAge(path.join(store.tempDir, 'crash.part'), 2 * 3600_000);
+    await setAge(store.pathOf(orphan.sha256), 2 * 3600_000);
+    await setAge(store.pathOf(kept.sha256), 2 * 3600_000);
     await sweepContentStore(server.ctx);
     expect(await server.ctx.files.has(kept.sha256)).toBe(true);
     expect(await server.ctx.files.has(orphan.sha256)).toBe(false);
-    expect(await filesUnder((server.ctx.files as ContentStore).tempDir)).toEqual([]);
+    expect(await server.ctx.files.has(young.sha256)).toBe(true);
+    expect(await filesUnder(store.tempDir)).toEqual([]);
+    await sweepContentStore(server.ctx, { orphanGraceMs: 0 });
+    expect(await server.ctx.files.has(young.sha256)).toBe(false);
     // Collecting content that is still used is a no-op.
     await collectUnusedContent(server.ctx, [kept.sha256]);
     expect(await server.ctx.files.has(kept.sha256)).toBe(true);
+  });
+  it('a second replica sharing the content folder removes only what the database does not record and is past the grace period', async () => {
+    const a = server.ctx.files as ContentStore;
+    // Replica B: the same folder and database, its own process state (no view of A's pins).
+    const b = { ...server.ctx, files: new ContentStore(a.root) };
+    const id = await createInvocation(server, 'shared-volume');
+    const recorded = await a.ingest(Readable.from([Buffer.from('recorded on A')]));
+    await attachInvocationFile(server.ctx, id, 'weights', { filename: 'w', ...recorded });
+    const inFlight = await a.ingest(Readable.from([Buffer.from('uploaded on A, not yet recorded')]));
+    await setAge(a.pathOf(recorded.sha256), 2 * 3600_000);
+    await sweepOrphanContent(b);
+    expect(await a.has(recorded.sha256)).toBe(true);
+    expect(await a.has(inFlight.sha256)).toBe(true);
+    // Without a grace period B takes A's unrecorded bytes; A's attach then fails loudly
+    // instead of recording content that is not there.
+    await sweepOrphanContent(b, { orphanGraceMs: 0 });
+    expect(await a.has(recorded.sha256)).toBe(true);
+    expect(await a.has(inFlight.sha256)).toBe(false);
+    await expect(attachInvocationFile(server.ctx, id, 'parameter', { filename: 'p', ...inFlight })).rejects.toThrow(/missing from the store/);
+    const inv = (await (await server.api(`/api/invocations/${id}/`)).json()) as { files: Record<string, unknown> };
+    expect(inv.files.parameter).toBeNull();
+    expect(inv.files.weights).not.toBeNull();
   });
 });

@@ -17,6 +17,12 @@ export interface ServedFile {
    * 416. Opening before the headers go lets a vanished file still become a 404.
    */
   open(span: { start: number; end: number }): Readable | Promise<Readable>;
+  /**
+   * Where the client may fetch the bytes itself (a presigned object-store URL), or
+   * undefined to stream them. A GET is then answered 302 (Range and conditionals go to
+   * the store, which honours them); HEAD, 304 and 416 are still answered here.
+   */
+  redirect?(headers: { contentType: string; contentDisposition: string | undefined }): Promise<string | undefined>;
 }
 
 /**
@@ -55,6 +61,11 @@ export async function serveFile(c: Context, file: ServedFile): Promise<Response>
   headers['content-length'] = String(length);
 
   if (c.req.method === 'HEAD' || length === 0) return new Response(null, { status, headers });
+  const location = await file.redirect?.({ contentType: file.contentType, contentDisposition: headers['content-disposition'] });
+  if (location !== undefined) {
+    // The URL is a short-lived credential: never cached, never shared.
+    return new Response(null, { status: 302, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } });
+  }
   const source = await file.open(span);
   // A span no larger than one read (a player's or downloader's typical Range request) is
   // answered from one buffer: the Node adapter then writes it with a single `end()`

@@ -29,6 +29,7 @@ export class ServerMetrics {
   readonly registry = new Registry();
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly operationsEnded: Counter<'kind' | 'status'>;
+  private readonly retentionPruned: Counter<'kind'>;
   private readonly linkBytes = { received: 0, sent: 0 };
   /** Sockets of the agent links that are open now: their counts are read live at scrape time. */
   private readonly liveLinks = new Set<Socket>();
@@ -50,6 +51,12 @@ export class ServerMetrics {
       name: 'mm_operations_total',
       help: 'Operations that ended, by kind and final status',
       labelNames: ['kind', 'status'],
+      registers: [this.registry],
+    });
+    this.retentionPruned = new Counter({
+      name: 'mm_retention_pruned_total',
+      help: 'What retention removed: old finished operations, their events, stored content nothing records',
+      labelNames: ['kind'],
       registers: [this.registry],
     });
     new Gauge({
@@ -92,6 +99,11 @@ export class ServerMetrics {
   /** One answered request; `route` is the matched route's pattern (or UNMATCHED_ROUTE). */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** Retention removed `n` rows or files of a kind. */
+  countPruned(kind: 'operations' | 'operation_events' | 'content', n: number): void {
+    this.retentionPruned.inc({ kind }, n);
   }
 
   /** Counts the bytes of an agent link's socket (upgrade request included) until it closes. */

@@ -42,6 +42,7 @@ const hook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
 const binary = { schema: { type: 'string' as const, format: 'binary' } };
 const rangeResponses = {
   206: { description: 'The requested byte range (`Range` honoured; one range per response)' },
+  302: { description: 'With `MM_BLOB_STORE=s3` and `MM_S3_REDIRECT_DOWNLOADS=1`: `Location` is a presigned URL on the object store (valid 1 h) that serves the bytes and honours `Range`' },
   304: { description: 'Not modified (`If-None-Match` / `If-Modified-Since`)' },
   416: { description: 'Range not satisfiable (problem+json, `Content-Range: bytes */size`)' },
 };
@@ -146,6 +147,13 @@ function serveInvocationFile(c: Context, ctx: Services, row: InvocationFileRow) 
     contentType: row.contentType,
     disposition: { type: row.contentType.startsWith('video/') ? 'inline' : 'attachment', filename: row.filename },
     open: ({ start, end }) => ctx.files.open(row.sha256, { start, end }),
+    // MM_S3_REDIRECT_DOWNLOADS: the store serves the bytes (with Range) from a presigned URL.
+    ...(ctx.files.downloadUrl
+      ? {
+          redirect: ({ contentType, contentDisposition }: { contentType: string; contentDisposition: string | undefined }) =>
+            ctx.files.downloadUrl!(row.sha256, { contentType, contentDisposition: contentDisposition ?? 'attachment' }),
+        }
+      : {}),
   });
 }
 

@@ -3,6 +3,7 @@ import type { StoreContext } from '../store-context.ts';
 import { contents, invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
+import type { ListedBlob } from '../storage/blob-store.ts';
 import { type FileKind, type FileRecord, toFileRecord } from './invocation-records.ts';
 
 export type InvocationFileRow = typeof invocationFiles.$inferSelect;
@@ -92,16 +93,18 @@ export async function discardIngestedContent(ctx: StoreContext, sha256: string):
 
 /**
  * Deletes each content's row and file when no invocation file refers to it any more.
- * The check and the row delete run in one transaction holding the contents row lock, and
- * the file goes under the store's per-content lock (see ContentStore.removeIfUnused), so a
- * concurrent upload of the same bytes keeps them. Failures are logged, never thrown: the
- * caller's change has already happened, and the startup sweep catches what is left.
+ * The check, the row delete and the removal of the bytes run in one transaction holding the
+ * contents row lock (an attach of the same bytes on any replica waits for it, then finds
+ * the bytes gone and fails rather than recording missing content), under the store's
+ * per-content lock (see BlobStore.removeIfUnused), so a concurrent upload of the same
+ * bytes in this process keeps them. Failures are logged, never thrown: the caller's change
+ * has already happened, and the sweeps catch what is left.
  */
 export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<string>): Promise<void> {
   const { db } = ctx.database;
   for (const sha256 of new Set(shas)) {
     try {
-      await ctx.files.removeIfUnused(sha256, () =>
+      await ctx.files.removeIfUnused(sha256, (removeBytes) =>
         db.transaction(async (tx) => {
           await tx.select({ sha256: contents.sha256 }).from(contents).where(eq(contents.sha256, sha256)).for('update');
           const [used] = await tx
@@ -111,6 +114,7 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
             .limit(1);
           if (used) return false;
           await tx.delete(contents).where(eq(contents.sha256, sha256));
+          await removeBytes();
           return true;
         }),
       );
@@ -121,29 +125,64 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
 }
 
 /**
- * At startup, before anything else touches the store: removes leftover temp files,
- * content rows nothing refers to (with their files) and files that have no row.
+ * Stored content that no row records is left alone this long: it may be an upload (here or
+ * on another replica sharing the store) between its write and its row, or a PAC archive
+ * on its way to a board (those are never recorded).
  */
-export async function sweepContentStore(ctx: StoreContext): Promise<void> {
-  const { db } = ctx.database;
+export const ORPHAN_GRACE_MS = 60 * 60_000;
+
+export interface ContentSweepOptions {
+  /** Content without a row younger than this stays (ORPHAN_GRACE_MS). */
+  orphanGraceMs?: number;
+}
+
+/**
+ * At startup, before anything else touches the store: removes leftover temp files (the
+ * store's `init`, past its grace period) and then what `sweepOrphanContent` removes.
+ */
+export async function sweepContentStore(ctx: StoreContext, opts: ContentSweepOptions = {}): Promise<void> {
   await ctx.files.init();
+  await sweepOrphanContent(ctx, opts);
+}
+
+/**
+ * Removes content rows nothing refers to (their bytes go with them, or with the orphans
+ * below) and stored content without a row that is older than the grace period. Safe while
+ * the server runs and with several replicas on one store: each removal claims the content's
+ * row in a transaction (an attach of those bytes on any replica waits for it) and checks the
+ * age again there. Resolves to what it removed.
+ */
+export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOptions = {}): Promise<{ rows: number; files: number }> {
+  const { db } = ctx.database;
+  const graceMs = opts.orphanGraceMs ?? ORPHAN_GRACE_MS;
   const unused = await db
     .delete(contents)
     .where(notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))))
     .returning({ sha256: contents.sha256 });
   let orphans = 0;
-  const prune = async (batch: string[]) => {
-    const rows = await db.select({ sha256: contents.sha256 }).from(contents).where(inArray(contents.sha256, batch));
+  const prune = async (batch: ListedBlob[]) => {
+    const cutoff = Date.now() - graceMs;
+    const candidates = batch.filter((b) => b.modifiedAt.getTime() < cutoff);
+    if (!candidates.length) return;
+    const rows = await db
+      .select({ sha256: contents.sha256 })
+      .from(contents)
+      .where(inArray(contents.sha256, candidates.map((b) => b.sha256)));
     const known = new Set(rows.map((r) => r.sha256));
-    for (const sha256 of batch) {
+    for (const { sha256 } of candidates) {
       if (known.has(sha256)) continue;
-      await ctx.files.removeIfUnused(sha256, async () => true);
-      orphans++;
+      const gone = await ctx.files
+        .removeIfUnused(sha256, (removeBytes) => removeOrphan(ctx, sha256, graceMs, removeBytes))
+        .catch((err: unknown) => {
+          ctx.log.warn({ err, sha256 }, 'could not remove unrecorded content');
+          return false;
+        });
+      if (gone) orphans++;
     }
   };
-  let batch: string[] = [];
-  for await (const sha256 of ctx.files.list()) {
-    batch.push(sha256);
+  let batch: ListedBlob[] = [];
+  for await (const blob of ctx.files.list()) {
+    batch.push(blob);
     if (batch.length === 500) {
       await prune(batch);
       batch = [];
@@ -153,6 +192,24 @@ export async function sweepContentStore(ctx: StoreContext): Promise<void> {
   if (unused.length || orphans) {
     ctx.log.info({ rows: unused.length, files: orphans }, 'removed unused content');
   }
+  return { rows: unused.length, files: orphans };
+}
+
+/**
+ * Removes content no row records, holding a placeholder row for it meanwhile: any attach of
+ * the same bytes (its upsert of the row) waits for this transaction. The bytes must still be
+ * older than the grace period (an ingest of the same bytes refreshes them).
+ */
+async function removeOrphan(ctx: StoreContext, sha256: string, graceMs: number, removeBytes: () => Promise<void>): Promise<boolean> {
+  return ctx.database.db.transaction(async (tx) => {
+    const claimed = await tx.insert(contents).values({ sha256, size: 0 }).onConflictDoNothing().returning({ sha256: contents.sha256 });
+    if (!claimed.length) return false; // recorded meanwhile
+    const st = await ctx.files.stat(sha256);
+    const old = st !== undefined && st.modifiedAt.getTime() < Date.now() - graceMs;
+    if (old) await removeBytes();
+    await tx.delete(contents).where(eq(contents.sha256, sha256));
+    return old;
+  });
 }
 
 export async function invocationFileOf(ctx: StoreContext, invocationId: number, kind: FileKind): Promise<InvocationFileRow | undefined> {

@@ -14,6 +14,13 @@ export interface StoredBlob {
   size: number;
 }
 
+/** One stored content as `list` sees it. */
+export interface ListedBlob {
+  sha256: string;
+  /** When its bytes were last written (an ingest of the same bytes refreshes it). */
+  modifiedAt: Date;
+}
+
 /** Inclusive byte offsets, as in an HTTP Range (`end` defaults to the last byte). */
 export interface ByteRange {
   start?: number;
@@ -27,11 +34,21 @@ export interface ByteRange {
  * between its write and the row that records it, so collecting unused content never
  * removes bytes someone is about to record.
  *
- * Today's implementation keeps files on the local disk (`ContentStore`, storage/content-store.ts);
- * replicas need one that all of them share (an object store), behind this same interface.
+ * Two implementations (`createBlobStore`, storage/create-blob-store.ts): files on a local or
+ * shared disk (`ContentStore`) and an S3-compatible object store (`S3BlobStore`).
+ *
+ * Pins live in this process's memory: with several replicas on one store, a pin protects the
+ * content only from this replica's own collection. What keeps other replicas' collectors
+ * away is the database (a content row locked or referenced) and, for bytes no row records
+ * yet, the orphan grace period of the sweep (`sweepOrphanContent`): unrecorded content younger
+ * than it is never removed.
  */
 export interface BlobStore {
-  /** Prepares the store and drops what a crash left half-written. Once, at startup. */
+  /**
+   * Prepares the store and drops what a crash left half-written: temporary writes older
+   * than the store's grace period (younger ones may be another replica's writes in flight).
+   * Once, at startup.
+   */
   init(): Promise<void>;
   /**
    * Streams `source` in, hashing it on the way; resolves once it is durably stored. The
@@ -43,8 +60,8 @@ export interface BlobStore {
    * it reads the same bytes even if the content is removed meanwhile.
    */
   open(sha256: string, range?: ByteRange): Promise<Readable>;
-  /** The content's size, or undefined when it is not stored. */
-  stat(sha256: string): Promise<{ size: number } | undefined>;
+  /** The content's size and when its bytes were last written, or undefined when it is not stored. */
+  stat(sha256: string): Promise<{ size: number; modifiedAt: Date } | undefined>;
   has(sha256: string): Promise<boolean>;
   /** Ends one pin a write put on its content. */
   release(sha256: string): void;
@@ -59,11 +76,21 @@ export interface BlobStore {
    */
   adopt(file: string, sha256: string): Promise<void>;
   /**
-   * Deletes the content when it is not pinned and `dropRecord` confirms nothing uses it
-   * (`dropRecord` runs under the content's lock, so no write of the same bytes lands in
-   * between). Resolves to whether it went.
+   * Deletes the content when it is not pinned here and `decide` confirms nothing uses it.
+   * `decide` runs under the content's lock in this process (no write of the same bytes lands
+   * in between) and, when the content must go, calls `removeBytes` itself while it still
+   * holds the database lock that keeps other replicas' writers of those bytes waiting (inside
+   * its transaction, before it commits); it resolves to whether the content went (answering
+   * true without calling `removeBytes` removes the bytes right after).
    */
-  removeIfUnused(sha256: string, dropRecord: () => Promise<boolean>): Promise<boolean>;
-  /** Every stored sha256, for pruning what the database no longer knows. */
-  list(): AsyncIterable<string>;
+  removeIfUnused(sha256: string, decide: (removeBytes: () => Promise<void>) => Promise<boolean>): Promise<boolean>;
+  /** Every stored content, for pruning what the database no longer knows. */
+  list(): AsyncIterable<ListedBlob>;
+  /**
+   * Where a client may fetch the content itself (a time-limited URL on the object store),
+   * or undefined to have the server stream it. Only the S3 store with MM_S3_REDIRECT_DOWNLOADS=1.
+   */
+  downloadUrl?(sha256: string, opts: { contentType: string; contentDisposition: string }): Promise<string | undefined>;
+  /** Lets go of connections (shutdown); the fs store has none. */
+  close?(): void;
 }

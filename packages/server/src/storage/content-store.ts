@@ -1,18 +1,24 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
-import type { BlobStore, BlobWriteOptions, ByteRange, StoredBlob } from './blob-store.ts';
+import type { BlobStore, BlobWriteOptions, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
+import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 /** Read chunk size for stored content: 64 KiB (Node's default) caps downloads near 0.5 GB/s. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const TEMP_DIR_NAME = '.tmp';
+/**
+ * Temporary writes younger than this are left alone by the startup sweep: on a volume that
+ * several replicas share they may be another replica's uploads in flight.
+ */
+export const DEFAULT_TEMP_GRACE_MS = 60 * 60_000;
 
 export class ContentMismatchError extends Error {
   override name = 'ContentMismatchError';
@@ -29,6 +35,10 @@ export class ContentMismatchError extends Error {
  * keeps the bytes, plus a per-content "pin" between an ingest and the row that records it,
  * so that collecting unused content never removes bytes someone is about to record
  * (see `removeIfUnused`).
+ *
+ * Several replicas may share the folder (a shared volume): temp names carry the host, pid and
+ * random bytes, the startup sweep leaves other processes' young temp files alone, the rename into place is
+ * atomic on one filesystem, and removals are decided by the database (see BlobStore).
  */
 export class ContentStore implements BlobStore {
   readonly root: string;
@@ -37,16 +47,26 @@ export class ContentStore implements BlobStore {
   /** Ingested content not yet recorded in the database (count per sha256). */
   private readonly pins = new Map<string, number>();
 
-  constructor(root: string) {
+  private readonly tempGraceMs: number;
+
+  constructor(root: string, opts: { tempGraceMs?: number } = {}) {
     this.root = path.resolve(root);
     this.tempDir = path.join(this.root, TEMP_DIR_NAME);
+    this.tempGraceMs = opts.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS;
   }
 
-  /** Creates the folders and removes temp files a crash may have left. Call once at startup. */
+  /**
+   * Creates the folders and removes temp files a crash may have left: this host's whose
+   * process is gone, and any older than the grace period (younger ones may belong to another
+   * replica on a shared volume).
+   * Call once at startup.
+   */
   async init(): Promise<void> {
     await fsp.mkdir(this.tempDir, { recursive: true });
     for (const name of await fsp.readdir(this.tempDir)) {
-      await fsp.rm(path.join(this.tempDir, name), { force: true, recursive: true });
+      const file = path.join(this.tempDir, name);
+      const st = await fsp.lstat(file).catch(() => undefined);
+      if (st && isAbandonedTemp(name, st.mtime, this.tempGraceMs)) await fsp.rm(file, { force: true, recursive: true });
     }
   }
 
@@ -77,7 +97,7 @@ export class ContentStore implements BlobStore {
     // Synchronous on purpose: nothing may be awaited before pipeline() listens to the
     // source, or an early source error would be emitted to nobody (an uncaught exception).
     fs.mkdirSync(this.tempDir, { recursive: true });
-    const tempPath = path.join(this.tempDir, `${Date.now().toString(36)}-${randomBytes(8).toString('hex')}.part`);
+    const tempPath = path.join(this.tempDir, `${tempName()}.part`);
     const hash = createHash('sha256');
     let size = 0;
     // `flush` fsyncs before close: the rename below must never expose a partly written file.
@@ -160,10 +180,10 @@ export class ContentStore implements BlobStore {
     return handle.createReadStream({ ...range, highWaterMark: READ_CHUNK_BYTES });
   }
 
-  async stat(sha256: string): Promise<{ size: number } | undefined> {
+  async stat(sha256: string): Promise<{ size: number; modifiedAt: Date } | undefined> {
     try {
       const st = await fsp.stat(this.pathOf(sha256));
-      return st.isFile() ? { size: st.size } : undefined;
+      return st.isFile() ? { size: st.size, modifiedAt: st.mtime } : undefined;
     } catch {
       return undefined;
     }
@@ -182,23 +202,30 @@ export class ContentStore implements BlobStore {
   }
 
   /**
-   * Removes the content's file when it is not pinned and `dropRecord` confirms that nothing
-   * uses it (and drops the database record, e.g. in a transaction holding the row lock).
-   * Runs under the content's lock, so no ingest of the same bytes can rename a fresh copy
-   * into place between the check and the removal. Resolves to whether the file went.
+   * Removes the content's file when it is not pinned and `decide` confirms that nothing
+   * uses it (dropping the database record in a transaction holding the row lock, and
+   * calling `removeBytes` before it commits). Runs under the content's lock, so no ingest of
+   * the same bytes in this process can rename a fresh copy into place between the check and
+   * the removal. Resolves to whether the file went.
    */
-  async removeIfUnused(sha256: string, dropRecord: () => Promise<boolean>): Promise<boolean> {
+  async removeIfUnused(sha256: string, decide: (removeBytes: () => Promise<void>) => Promise<boolean>): Promise<boolean> {
     const file = this.pathOf(sha256);
     return this.locks.run(sha256, async () => {
       if (this.pins.has(sha256)) return false;
-      if (!(await dropRecord())) return false;
-      await fsp.rm(file, { force: true });
-      return true;
+      let removed = false;
+      const removeBytes = async () => {
+        await fsp.rm(file, { force: true });
+        removed = true;
+      };
+      const gone = await decide(removeBytes);
+      // A caller with no lock to hold may just answer true: the bytes go now.
+      if (gone && !removed) await removeBytes();
+      return gone;
     });
   }
 
-  /** Every sha256 with a file in the store, shard by shard. */
-  async *list(): AsyncIterable<string> {
+  /** Every content with a file in the store, shard by shard. */
+  async *list(): AsyncIterable<ListedBlob> {
     let shards: string[];
     try {
       shards = await fsp.readdir(this.root);
@@ -208,7 +235,9 @@ export class ContentStore implements BlobStore {
     for (const shard of shards) {
       if (!/^[0-9a-f]{2}$/.test(shard)) continue;
       for (const name of await fsp.readdir(path.join(this.root, shard)).catch(() => [] as string[])) {
-        if (SHA256_HEX.test(name) && name.startsWith(shard)) yield name;
+        if (!SHA256_HEX.test(name) || !name.startsWith(shard)) continue;
+        const st = await fsp.stat(path.join(this.root, shard, name)).catch(() => undefined);
+        if (st?.isFile()) yield { sha256: name, modifiedAt: st.mtime };
       }
     }
   }

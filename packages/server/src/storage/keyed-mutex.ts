@@ -1,7 +1,7 @@
 /**
- * One-at-a-time sections per key (here: per sha256), within this process. The data-folder
- * lock guarantees a single server process per content store, so an in-memory lock is enough
- * to order "rename new content into place" against "remove unused content".
+ * One-at-a-time sections per key (here: per sha256), within this process: it orders "move
+ * new content into place" against "remove unused content" of this process. Other replicas
+ * sharing the store are kept in order by the database (see BlobStore.removeIfUnused).
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();

@@ -1,0 +1,132 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { and, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { operationEvents, operations } from '../db/schema.ts';
+import type { Logger } from '../logger.ts';
+import { FINAL_STATUSES } from '../operations/operation-object.ts';
+
+/** Rows one statement deletes: small enough that no query waits long behind it (PGlite has one connection). */
+export const PRUNE_BATCH_ROWS = 500;
+/** A pause between batches, so requests get the database in between. */
+const PAUSE_BETWEEN_BATCHES_MS = 5;
+/** The pruner runs this often, and once shortly after start. */
+export const PRUNE_INTERVAL_MS = 60 * 60_000;
+const FIRST_RUN_DELAY_MS = 30_000;
+
+export type PrunedKind = 'operations' | 'operation_events' | 'content';
+export type PruneCounts = Record<PrunedKind, number>;
+
+export interface RetentionPrunerDeps {
+  db: Db;
+  log: Logger;
+  /** `MM_RETENTION_DAYS` in ms; 0 keeps operations forever. */
+  retentionMs: number;
+  /** Collects content nothing records (sweepOrphanContent): how many files went. */
+  sweepContent: () => Promise<number>;
+  /** Counts what went (the `mm_retention_pruned_total` metric). */
+  onPruned?: (kind: PrunedKind, n: number) => void;
+}
+
+/**
+ * Retention: removes finished operations (succeeded, failed, cancelled) that ended longer
+ * than `MM_RETENTION_DAYS` ago, with their events and logs, and collects stored content that
+ * nothing records (past the orphan grace period). Queued and running operations are never
+ * touched, whatever their age. Works in batches of PRUNE_BATCH_ROWS rows, pausing between
+ * them, so a large backlog never holds the database for long. Resumable uploads that expire
+ * are removed by their own sweep (MM_UPLOAD_EXPIRY_S), not here.
+ *
+ * Safe with several replicas: each deletes by id whatever is old at that moment; two
+ * replicas pruning at once delete disjoint or already-deleted rows.
+ */
+export class RetentionPruner {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<PruneCounts> | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: RetentionPrunerDeps) {}
+
+  /** Runs once shortly after start, then every PRUNE_INTERVAL_MS, until `stop`. */
+  start(): void {
+    const schedule = (ms: number) => {
+      this.timer = setTimeout(() => {
+        void this.runOnce()
+          .catch((err: unknown) => this.deps.log.warn({ err }, 'retention pruning failed'))
+          .finally(() => {
+            if (!this.stopped) schedule(PRUNE_INTERVAL_MS);
+          });
+      }, ms).unref();
+    };
+    schedule(FIRST_RUN_DELAY_MS);
+  }
+
+  /** Stops the schedule; a run in progress ends after its current batch. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => {});
+  }
+
+  /** One pass (a second call while one runs joins it). Resolves to what it removed. */
+  runOnce(now: Date = new Date()): Promise<PruneCounts> {
+    this.running ??= this.prune(now).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async prune(now: Date): Promise<PruneCounts> {
+    const { db, log, retentionMs } = this.deps;
+    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0 };
+    if (retentionMs > 0) {
+      const cutoff = new Date(now.getTime() - retentionMs);
+      const expired = and(
+        inArray(operations.status, [...FINAL_STATUSES]),
+        // A string with a cast: postgres-js takes no Date inside a raw fragment.
+        sql`coalesce(${operations.finishedAt}, ${operations.createdAt}) < ${cutoff.toISOString()}::timestamptz`,
+      );
+      // Events first, in small batches (an operation may have tens of thousands of log
+      // events: deleting the operation at once would cascade over all of them in one go).
+      counts.operation_events = await this.inBatches('operation_events', () =>
+        db
+          .delete(operationEvents)
+          .where(
+            inArray(
+              operationEvents.id,
+              db
+                .select({ id: operationEvents.id })
+                .from(operationEvents)
+                .where(inArray(operationEvents.operationId, db.select({ id: operations.id }).from(operations).where(expired)))
+                .limit(PRUNE_BATCH_ROWS),
+            ),
+          )
+          .returning({ id: operationEvents.id }),
+      );
+      counts.operations = await this.inBatches('operations', () =>
+        db
+          .delete(operations)
+          .where(inArray(operations.id, db.select({ id: operations.id }).from(operations).where(expired).limit(PRUNE_BATCH_ROWS)))
+          .returning({ id: operations.id }),
+      );
+    }
+    if (!this.stopped) {
+      counts.content = await this.deps.sweepContent();
+      if (counts.content) this.deps.onPruned?.('content', counts.content);
+    }
+    if (counts.operations || counts.operation_events || counts.content) log.info({ pruned: counts }, 'retention: pruned old data');
+    return counts;
+  }
+
+  /** Repeats `batch` until it deletes nothing (or the pruner stops); counts the rows. */
+  private async inBatches(kind: PrunedKind, batch: () => Promise<unknown[]>): Promise<number> {
+    let total = 0;
+    while (!this.stopped) {
+      const n = (await batch()).length;
+      if (n === 0) break;
+      total += n;
+      this.deps.onPruned?.(kind, n);
+      if (n < PRUNE_BATCH_ROWS) break;
+      await sleep(PAUSE_BETWEEN_BATCHES_MS);
+    }
+    return total;
+  }
+}

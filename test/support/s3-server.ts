@@ -1,0 +1,78 @@
+/**
+ * An S3-compatible server for tests and benchmarks: `s3rver` (npm) in a child process, on
+ * a free port, with its own folder and one bucket. Keys are s3rver's fixed `S3RVER`/`S3RVER`.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  directory: string;
+  pid: number;
+  /** The `MM_*` settings that point a control plane at it. */
+  env: Record<string, string>;
+  /** The options of an S3BlobStore on it. */
+  storeOptions: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string; forcePathStyle: boolean };
+  stop(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+export async function startS3Server(bucket = 'mm-test'): Promise<S3Server> {
+  const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-s3rver-'));
+  const bin = path.join(path.dirname(require.resolve('s3rver/package.json')), 'bin/s3rver.js');
+  const child = spawn(process.execPath, [bin, '-d', directory, '-a', '127.0.0.1', '-p', '0', '--silent', '--configure-bucket', bucket], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`s3rver did not start within 30 s:\n${output}`)), 30_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const m = /listening on [^:\s]+:(\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`s3rver exited:\n${output}`));
+    });
+  });
+  // Keep draining its output so it never blocks on a full pipe.
+  child.stdout!.resume();
+  child.stderr!.resume();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const storeOptions = { endpoint, bucket, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true };
+  return {
+    endpoint,
+    bucket,
+    directory,
+    pid: child.pid!,
+    storeOptions,
+    env: {
+      MM_BLOB_STORE: 's3',
+      MM_S3_ENDPOINT: endpoint,
+      MM_S3_BUCKET: bucket,
+      MM_S3_REGION: 'us-east-1',
+      MM_S3_ACCESS_KEY_ID: 'S3RVER',
+      MM_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      MM_S3_FORCE_PATH_STYLE: '1',
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await fs.rm(directory, { recursive: true, force: true });
+    },
+  };
+}
