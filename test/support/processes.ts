@@ -110,6 +110,8 @@ export interface ServerProcess {
 export interface ServerCluster {
   kind: DbKind;
   dataDir: string;
+  /** The scratch database's URL (postgres kind only). */
+  databaseUrl: string | undefined;
   /** Starts (or starts again, on the same port, folder and database) the server process. */
   start(env?: Record<string, string>): Promise<ServerProcess>;
   current(): ServerProcess;
@@ -132,6 +134,7 @@ export async function serverCluster(
   return {
     kind,
     dataDir,
+    databaseUrl: scratch?.url,
     current() {
       if (!running) throw new Error('the server is not running');
       return running;
