@@ -3,6 +3,7 @@
  *
  *   DATABASE_URL=postgres://… npx tsx bench/data-plane.ts [--size-mib 1024] [--rounds 3]
  *       [--wan-mib 256] [--many-mib 256] [--boards 8] [--sections lan,output,cached,wan,tls,many,tsx]
+ *       [--wan-shapes 100:50,300:10] (long links: round trip ms : MB/s)
  *
  * Against the Node floor (bench/node-floor.ts) and scp to a loopback sshd, with fresh random
  * content every time:
@@ -62,6 +63,7 @@ import {
   type Sshd,
 } from './support/bench-kit.ts';
 import { startWanProxy } from './wan-proxy.ts';
+import { startPgCountProxy, type PgCounts } from './support/pg-count-proxy.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -76,10 +78,13 @@ const sectionsArg = process.argv.indexOf('--sections');
 const sections = new Set((sectionsArg >= 0 ? process.argv[sectionsArg + 1]! : 'lan,output,cached,wan,tls,many,tsx').split(','));
 const profileDir = process.env.MM_BENCH_PROFILE_DIR;
 const OUTPUT_RUNNER = path.join(repoRoot, 'bench/output-runner.mjs');
-const WAN_SHAPES = [
-  { rttMs: 100, rateBytesPerS: 50e6 },
-  { rttMs: 300, rateBytesPerS: 10e6 },
-];
+// `--wan-shapes 100:50,300:10`: round trip in ms and rate in MB/s of each long link.
+const shapesArg = process.argv.indexOf('--wan-shapes');
+const WAN_SHAPES = (shapesArg >= 0 ? process.argv[shapesArg + 1]! : '100:50,300:10').split(',').map((shape) => {
+  const [rtt, rate] = shape.split(':').map(Number);
+  if (!(rtt! >= 0 && rate! > 0)) throw new Error(`--wan-shapes: ${shape} is not <rtt ms>:<MB/s>`);
+  return { rttMs: rtt!, rateBytesPerS: rate! * 1e6 };
+});
 
 /** Lines of the final summary (markdown), printed at the end. */
 const summary: string[] = [];
@@ -272,6 +277,7 @@ async function lanSection(stack: Stack, board: Board, files: Files, sshd: Sshd |
   const output: number[] = [];
   const idle = await resetPeaks(stack, [board]);
   let lastInvocation = 0;
+  let dbCountNote = '';
   for (let r = 0; r < rounds; r++) {
     const steps: [string, () => Promise<string>][] = [
       [
@@ -343,10 +349,57 @@ async function lanSection(stack: Stack, board: Board, files: Files, sshd: Sshd |
       if (res.status !== 200 || (op.result.bytes_sent ?? 0) !== 0) throw new Error(`cached transfer: ${res.status} ${JSON.stringify(op)}`);
     }
     note(`| cached re-transfer (0 bytes, median of 5) | ${median(cached).toFixed(1)} ms | | |`);
+    if (sections.has('dbcount') && stack.cluster.databaseUrl) dbCountNote = await countCachedTransfer(stack, board, lastInvocation);
   }
   note('');
+  if (dbCountNote) {
+    note(dbCountNote);
+    note('');
+  }
   note(`Memory: ${await memoryLine(stack, idle, [board])}`);
   note('');
+}
+
+/**
+ * `--sections …,dbcount`: the server restarted with its database behind a counting proxy
+ * (bench/support/pg-count-proxy.ts); statements and round trips of one cached re-transfer,
+ * median of 3 after a warm-up, then the server goes back to the direct connection.
+ */
+async function countCachedTransfer(stack: Stack, board: Board, invocation: number): Promise<string> {
+  const direct = stack.cluster.databaseUrl!;
+  const proxy = await startPgCountProxy(direct);
+  const restart = async (env: Record<string, string>) => {
+    await stack.server.stop();
+    stack.server = await stack.cluster.start(env);
+    await eventually(async () => {
+      const s = (await (await stack.server.api(`/api/boards/${board.id}/`)).json()) as { status: string; busy: boolean };
+      if (s.status !== 'online' || s.busy) throw new Error(`board is ${s.status}`);
+    }, 60_000);
+  };
+  try {
+    await restart({ DATABASE_URL: proxy.url });
+    const runs: PgCounts[] = [];
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 1500)); // nothing else in flight (presence, sweeps)
+      proxy.reset();
+      const res = await stack.postJson(`/api/invocations/${invocation}/transfer/`, { board_id: board.id });
+      await res.arrayBuffer();
+      // Writes that follow the answer (events, progress) belong to the operation too.
+      await new Promise((r) => setTimeout(r, 500));
+      runs.push(proxy.counts());
+    }
+    const counted = runs.slice(1);
+    const stmts = median(counted.map((c) => c.statements));
+    const trips = median(counted.map((c) => c.roundTrips));
+    const parsed = runs[0]!.texts.map((t) => `\`${t.replace(/\s+/g, ' ').slice(0, 110)}\``);
+    return [
+      `Database, one cached re-transfer (median of 3 after a warm-up): ${stmts} statements, ${trips} round trips.`,
+      `Statements prepared on the warm-up (each once per connection): ${parsed.length ? parsed.join('; ') : 'none'}`,
+    ].join('\n');
+  } finally {
+    await restart({});
+    await proxy.close();
+  }
 }
 
 /** The proxy's own round trip (median of 5 one-byte pings) and rate (32 MiB one way, or less on a slow link). */

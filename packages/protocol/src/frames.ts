@@ -14,9 +14,14 @@ export const FRAME_HEADER_BYTES = 5;
 /** The header of a data frame; the payload follows it in the same binary message. */
 export function encodeDataHeader(streamId: number): Buffer {
   const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  header[0] = FRAME_DATA;
-  header.writeUInt32BE(streamId >>> 0, 1);
+  writeDataHeader(header, streamId);
   return header;
+}
+
+/** Writes a data frame's header into the first FRAME_HEADER_BYTES of `frame` (a pooled frame buffer). */
+export function writeDataHeader(frame: Buffer, streamId: number): void {
+  frame[0] = FRAME_DATA;
+  frame.writeUInt32BE(streamId >>> 0, 1);
 }
 
 /** A data frame as one buffer (the header and a copy of the payload). */

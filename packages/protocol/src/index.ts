@@ -9,3 +9,4 @@ export * from './clock.ts';
 export * from './heartbeat.ts';
 export * from './pull-ids.ts';
 export * from './link-peer.ts';
+export * from './file-io.ts';

@@ -4,7 +4,7 @@ import { decodeFrame } from './frames.ts';
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
 import type { ErrorInfo, LinkMessage, MessageOf, ParseResult, StreamSource } from './messages.ts';
 import { PullIdAllocator, type PullIdRange } from './pull-ids.ts';
-import { StreamError, StreamReceiver, StreamSender, type ByteSink, type LinkOutput, type StreamControlMessage } from './streams.ts';
+import { StreamError, StreamReceiver, StreamSender, WindowBudget, type ByteSink, type ChunkReader, type LinkOutput, type StreamControlMessage } from './streams.ts';
 
 /** The log lines a peer writes; the server's pino logger and the agent's logger both fit. */
 export interface PeerLog {
@@ -48,14 +48,21 @@ export interface LinkPeerOptions<In extends LinkMessage> {
   clock?: Clock;
   /** Above this many bytes queued on the socket, a data frame's send waits for the socket to take it. */
   highWaterBytes?: number;
+  /** What the adaptive windows of this link's pulls may add up to (default LINK_WINDOW_CAP_BYTES). */
+  windowCapBytes?: number;
 }
 
-/** What `serve` sends: bytes from the pull's offset, and the total size if known up front. */
-export interface ServedSource {
-  source: AsyncIterable<Uint8Array> & { destroy?(): void };
-  /** Left out for a source whose size is known only at its end (a relayed HTTP body). */
-  size?: number;
-}
+/**
+ * What `serve` sends: bytes from the pull's offset, and the total size if known up front.
+ * A `reader` (a file) is read straight into pooled frame buffers; a `source` is any stream.
+ */
+export type ServedSource =
+  | {
+      source: AsyncIterable<Uint8Array> & { destroy?(): void };
+      /** Left out for a source whose size is known only at its end (a relayed HTTP body). */
+      size?: number;
+    }
+  | { reader: ChunkReader; size?: number };
 
 /** Default high-water mark of the socket's send queue (see `sendFrame`). */
 export const SOCKET_HIGH_WATER_BYTES = 4 * 1024 * 1024;
@@ -87,6 +94,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   private readonly pullIds: PullIdAllocator;
   private readonly receivers = new Map<number, StreamReceiver>();
   private readonly senders = new Map<number, { sender: StreamSender; peerAborted: boolean }>();
+  /** The memory cap shared by the adaptive windows of this link's pulls. */
+  private readonly windowBudget: WindowBudget;
   private heartbeat: Heartbeat | undefined;
   private closeTimer: TimerHandle | undefined;
   private isClosed = false;
@@ -98,6 +107,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.log = opts.log;
     this.lastHeardAt = this.clock.now();
     this.pullIds = new PullIdAllocator(opts.pullIds);
+    this.windowBudget = new WindowBudget(opts.windowCapBytes);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     const socket = opts.socket;
     socket.on('message', (data, isBinary) => this.onData(data, isBinary));
@@ -132,15 +142,17 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    * Sends one binary message: `frame`, or a data frame's header and payload as two
    * fragments of one message (queued in the same tick, so nothing comes between them).
    * Resolves at once while the socket's queue is short, otherwise once the socket has
-   * taken it: a fast sender never piles up memory behind a slow link.
+   * taken it: a fast sender never piles up memory behind a slow link. `onSent` runs when
+   * the socket has written the buffers (or failed to).
    */
-  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void> {
+  sendFrame(frame: Buffer, payload?: Uint8Array, onSent?: (err: Error | undefined) => void): Promise<void> {
     if (!this.isOpen) return Promise.reject(this.linkClosedError());
     const highWater = this.opts.highWaterBytes ?? SOCKET_HIGH_WATER_BYTES;
     return new Promise((resolve, reject) => {
       let settled = false;
       if (payload) this.socket.send(frame, { binary: true, fin: false });
       this.socket.send(payload ?? frame, { binary: true, fin: true }, (err) => {
+        onSent?.(err ?? undefined);
         if (settled) return;
         settled = true;
         if (err) reject(new StreamError({ code: 'link_closed', message: err.message }));
@@ -173,7 +185,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    */
   pull(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void; window?: number } = {}): StreamReceiver {
     const id = this.pullIds.take((candidate) => this.receivers.has(candidate));
-    const receiver = new StreamReceiver(this, id, sink, opts);
+    const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget });
     this.receivers.set(id, receiver);
     const forget = () => this.receivers.delete(id);
     receiver.done.then(forget, forget);
@@ -198,6 +210,10 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     let opened: ServedSource | undefined;
     try {
       opened = await open();
+      if ('reader' in opened) {
+        await entry.sender.pumpReader(opened.reader, opened.size, (n) => (bytes += n));
+        return { bytes, ok: true };
+      }
       const source = opened.source;
       // Counted as read, so a stream cut by a dropped link still reports what it moved.
       const counted = (async function* () {
@@ -218,7 +234,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       } else this.log.debug({ stream_id: id, error: info }, `stream to ${this.opts.peerName} ended early`);
       return { bytes, ok: false };
     } finally {
-      opened?.source.destroy?.();
+      if (opened && 'reader' in opened) await opened.reader.close().catch(() => {});
+      else opened?.source.destroy?.();
       this.senders.delete(id);
     }
   }

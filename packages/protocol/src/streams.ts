@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
-import { STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
-import { encodeDataHeader } from './frames.ts';
+import { LINK_WINDOW_CAP_BYTES, MAX_WRITE_BATCH_BYTES, SENDER_FRAME_POOL, STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
+import { encodeDataHeader, FRAME_HEADER_BYTES, writeDataHeader } from './frames.ts';
 import type { ErrorInfo, MessageOf } from './messages.ts';
 
 /**
@@ -22,9 +22,23 @@ export interface LinkOutput {
   /**
    * Sends one binary message: `frame`, or `frame` followed by `payload` (a data frame's
    * header and its bytes, sent as two WebSocket fragments of one message so the payload is
-   * never copied into a frame buffer). Resolves once the socket has taken it.
+   * never copied into a frame buffer). Resolves once the socket has taken it. `onSent`
+   * runs once the socket no longer needs the buffers (undefined) or failed (an error): a
+   * pooled frame buffer may be reused from then on.
    */
-  sendFrame(frame: Buffer, payload?: Uint8Array): Promise<void>;
+  sendFrame(frame: Buffer, payload?: Uint8Array, onSent?: (err: Error | undefined) => void): Promise<void>;
+}
+
+/**
+ * A source the sender reads straight into its frame buffers, after the header (a file):
+ * the bytes go from the page cache into the buffer the socket sends, with no copy and no
+ * fresh buffer per frame.
+ */
+export interface ChunkReader {
+  /** Reads up to `length` bytes into `into` at `offset`; resolves with how many (0 at the end). */
+  read(into: Buffer, offset: number, length: number): Promise<number>;
+  /** Releases the source (called once, whatever happened). */
+  close(): Promise<void>;
 }
 
 export class StreamError extends Error {
@@ -50,13 +64,25 @@ export class StreamSender {
 
   addCredit(bytes: number): void {
     this.credit += bytes;
-    this.wake?.();
+    this.wakeUp();
   }
 
   /** The receiver gave up, or the link closed: `pump()` rejects with this error. */
   fail(info: ErrorInfo): void {
     this.failure ??= new StreamError(info);
-    this.wake?.();
+    this.wakeUp();
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** Waits until `ready()` holds or the stream failed (then throws). */
+  private async until(ready: () => boolean): Promise<void> {
+    while (!ready() && !this.failure) await new Promise<void>((resolve) => (this.wake = resolve));
+    if (this.failure) throw this.failure;
   }
 
   /**
@@ -71,11 +97,7 @@ export class StreamSender {
     for await (const chunk of source) {
       let at = 0;
       while (at < chunk.byteLength) {
-        while (this.credit <= 0 && !this.failure) {
-          await new Promise<void>((resolve) => (this.wake = resolve));
-          this.wake = undefined;
-        }
-        if (this.failure) throw this.failure;
+        await this.until(() => this.credit > 0);
         // A piece never exceeds the credit: a receiver may grant less than one chunk.
         const piece = chunk.subarray(at, at + Math.min(STREAM_CHUNK_BYTES, this.credit));
         at += piece.byteLength;
@@ -88,12 +110,63 @@ export class StreamSender {
     this.link.sendMessage({ type: 'stream.end', stream_id: this.streamId, size: size ?? sent });
     return sent;
   }
+
+  /**
+   * Like `pump`, from a ChunkReader: each data frame is one buffer, the header written in
+   * front and the bytes read from the source straight in after it, so the socket sends one
+   * WebSocket frame per message (the receiver never reassembles fragments) and nothing is
+   * copied. The buffers come from a pool of SENDER_FRAME_POOL per stream, each reused once
+   * the socket has written it: the pool bounds what this stream has queued on the socket.
+   * `onRead` counts the bytes read (a stream cut short still reports what it moved).
+   */
+  async pumpReader(reader: ChunkReader, size?: number, onRead?: (bytes: number) => void): Promise<number> {
+    const free: Buffer[] = [];
+    let allocated = 0;
+    let sent = 0;
+    const release = (frame: Buffer) => (err: Error | undefined) => {
+      // A buffer whose write failed may still be referenced by the socket: never reused.
+      if (err) return;
+      free.push(frame);
+      this.wakeUp();
+    };
+    for (;;) {
+      await this.until(() => this.credit > 0 && (free.length > 0 || allocated < SENDER_FRAME_POOL));
+      let frame = free.pop();
+      if (!frame) {
+        frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + STREAM_CHUNK_BYTES);
+        allocated++;
+      }
+      const want = Math.min(STREAM_CHUNK_BYTES, this.credit);
+      let n: number;
+      try {
+        n = await reader.read(frame, FRAME_HEADER_BYTES, want);
+      } catch (err) {
+        free.push(frame);
+        throw err;
+      }
+      if (n === 0) break;
+      onRead?.(n);
+      if (this.failure) throw this.failure;
+      this.credit -= n;
+      writeDataHeader(frame, this.streamId);
+      await this.link.sendFrame(frame.subarray(0, FRAME_HEADER_BYTES + n), undefined, release(frame));
+      sent += n;
+    }
+    if (this.failure) throw this.failure;
+    this.link.sendMessage({ type: 'stream.end', stream_id: this.streamId, size: size ?? sent });
+    return sent;
+  }
 }
 
 /** Where a receiver writes: a file, a hashing pipeline, a socket… */
 export interface ByteSink {
   /** Resolves once the bytes are written (not merely buffered). */
   write(chunk: Buffer): Promise<void>;
+  /**
+   * Writes several chunks in order, as one write where the sink can (a file's writev).
+   * Left out, the receiver writes them one by one.
+   */
+  writev?(chunks: Buffer[]): Promise<void>;
   /** Called once after the last write, when the sender said `stream.end`. */
   finish(): Promise<void>;
   /** Called once if the stream fails; must release what it holds. */
@@ -118,24 +191,152 @@ export function writableSink(w: Writable): ByteSink {
   };
 }
 
-/** The receiving end of one stream; created by the side that sent `stream.pull`. */
+/**
+ * What the adaptive windows of one link may add up to (the memory cap per link): each
+ * stream holds its starting window regardless, and grows only by what is left.
+ */
+export class WindowBudget {
+  private used = 0;
+  constructor(readonly cap: number = LINK_WINDOW_CAP_BYTES) {}
+
+  /** Takes up to `bytes` of growth; resolves how much was granted (0 when the cap is reached). */
+  grow(bytes: number): number {
+    const granted = Math.max(0, Math.min(bytes, this.cap - this.used));
+    this.used += granted;
+    return granted;
+  }
+
+  /** Takes a stream's starting window, even past the cap (a stream always gets one). */
+  hold(bytes: number): void {
+    this.used += bytes;
+  }
+
+  release(bytes: number): void {
+    this.used = Math.max(0, this.used - bytes);
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+}
+
+/** How many recent delivery-rate samples the window keeps (their maximum is the rate used). */
+const RATE_SAMPLES = 8;
+/** Shortest interval a delivery-rate sample spans. */
+const MIN_RATE_INTERVAL_MS = 20;
+
+/**
+ * Follows the bandwidth-delay product of one stream, from the receiver's side alone:
+ *
+ * - the round trip: the sender cannot send a byte past the credit it held before a grant
+ *   until that grant has reached it, so the first byte past that limit arrives at least one
+ *   round trip after the grant left. The smallest such sample is the round trip (plus one
+ *   frame's time on the wire); queueing only makes samples larger.
+ * - the delivery rate: bytes received per interval of at least one round trip, the
+ *   largest of the last few intervals.
+ *
+ * The target window is 2 × rate × round trip: while the window limits the stream, the rate
+ * is window / round trip and the target doubles the window each round trip (a slow start);
+ * once the link limits it, the window settles at twice the link's bandwidth-delay product.
+ */
+export class WindowTuner {
+  private minRttMs = Number.POSITIVE_INFINITY;
+  private readonly grants: { limitBefore: number; at: number }[] = [];
+  private mark: { at: number; bytes: number } | undefined;
+  private readonly rates: number[] = [];
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** A grant left raising the sender's limit from `limitBefore`. */
+  granted(limitBefore: number): void {
+    this.grants.push({ limitBefore, at: this.now() });
+  }
+
+  /** `received` bytes in total have arrived. */
+  arrived(received: number): void {
+    const now = this.now();
+    while (this.grants.length > 0 && received > this.grants[0]!.limitBefore) {
+      const grant = this.grants.shift()!;
+      this.minRttMs = Math.min(this.minRttMs, now - grant.at);
+    }
+    if (!this.mark) {
+      this.mark = { at: now, bytes: received };
+      return;
+    }
+    const span = now - this.mark.at;
+    if (span >= Math.max(MIN_RATE_INTERVAL_MS, Number.isFinite(this.minRttMs) ? this.minRttMs : 0)) {
+      this.rates.push(((received - this.mark.bytes) / span) * 1000);
+      if (this.rates.length > RATE_SAMPLES) this.rates.shift();
+      this.mark = { at: now, bytes: received };
+    }
+  }
+
+  /** The measured round trip in ms (undefined before the first sample). */
+  get rttMs(): number | undefined {
+    return Number.isFinite(this.minRttMs) ? this.minRttMs : undefined;
+  }
+
+  /** Bytes per second (undefined before the first sample). */
+  get rate(): number | undefined {
+    return this.rates.length > 0 ? Math.max(...this.rates) : undefined;
+  }
+
+  /** The window this stream should have now (0 while nothing is measured yet). */
+  target(): number {
+    const rtt = this.rttMs;
+    const rate = this.rate;
+    if (rtt === undefined || rate === undefined) return 0;
+    return 2 * rate * (rtt / 1000);
+  }
+}
+
+export interface StreamReceiverOptions {
+  /** A fixed window; left out, the window starts at STREAM_WINDOW_BYTES and adapts (WindowTuner) under `budget`. */
+  window?: number;
+  /** Bytes written, after each write. */
+  onBytes?: (bytes: number) => void;
+  /** The link's memory cap for adaptive windows; left out, a cap of this stream alone. */
+  budget?: WindowBudget;
+}
+
+/**
+ * The receiving end of one stream; created by the side that sent `stream.pull`.
+ *
+ * Frames that arrive while a write runs are gathered and written together (one `writev`
+ * of at most MAX_WRITE_BATCH_BYTES), and credit is granted per write, once at least an
+ * eighth of the window is written and not yet granted.
+ */
 export class StreamReceiver {
   readonly done: Promise<{ bytes: number; size: number }>;
   private resolveDone!: (v: { bytes: number; size: number }) => void;
   private rejectDone!: (e: StreamError) => void;
   private received = 0;
+  private currentWindow: number;
+  /** Credit granted in all (the first pull's included): the sender may send up to here. */
+  private creditLimit: number;
   private outstandingCredit: number;
   private ungranted = 0;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly queue: Buffer[] = [];
+  private writing = false;
+  private endSize: number | undefined;
   private settled = false;
+  private readonly tuner: WindowTuner | undefined;
+  private readonly budget: WindowBudget | undefined;
 
   constructor(
     private readonly link: LinkOutput,
     readonly streamId: number,
     private readonly sink: ByteSink,
-    private readonly opts: { window?: number; onBytes?: (bytes: number) => void } = {},
+    private readonly opts: StreamReceiverOptions = {},
   ) {
-    this.outstandingCredit = this.window;
+    this.currentWindow = opts.window ?? STREAM_WINDOW_BYTES;
+    if (opts.window === undefined) {
+      this.tuner = new WindowTuner();
+      this.budget = opts.budget ?? new WindowBudget();
+      this.budget.hold(this.currentWindow);
+    }
+    this.outstandingCredit = this.currentWindow;
+    this.creditLimit = this.currentWindow;
     this.done = new Promise((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -144,13 +345,19 @@ export class StreamReceiver {
     this.done.catch(() => {});
   }
 
+  /** The credit this stream grants in flight (its starting window, then what it grew to). */
   get window(): number {
-    return this.opts.window ?? STREAM_WINDOW_BYTES;
+    return this.currentWindow;
   }
 
   /** Bytes received so far on this stream (from the pull's offset). */
   get bytes(): number {
     return this.received;
+  }
+
+  /** The adaptive window's measurements (undefined for a fixed window). */
+  get measured(): { rttMs: number | undefined; rate: number | undefined } | undefined {
+    return this.tuner ? { rttMs: this.tuner.rttMs, rate: this.tuner.rate } : undefined;
   }
 
   /** A data frame for this stream arrived. */
@@ -162,37 +369,90 @@ export class StreamReceiver {
     }
     this.outstandingCredit -= payload.byteLength;
     this.received += payload.byteLength;
-    // Writes are chained so they land in order; credit is granted only once written.
-    this.writing = this.writing.then(async () => {
-      if (this.settled) return;
-      await this.sink.write(payload);
-      this.opts.onBytes?.(payload.byteLength);
-      this.ungranted += payload.byteLength;
-      if (this.ungranted >= Math.min(this.window / 4, STREAM_CHUNK_BYTES * 2) && !this.settled) {
-        const bytes = this.ungranted;
-        this.ungranted = 0;
-        this.outstandingCredit += bytes;
-        this.link.sendMessage({ type: 'stream.credit', stream_id: this.streamId, bytes });
-      }
-    });
-    this.writing.catch((err: unknown) =>
-      this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true),
-    );
+    this.tuner?.arrived(this.received);
+    this.queue.push(payload);
+    this.writeNext();
   }
 
   /** The sender said `stream.end`; resolves `done` once everything is written. */
   end(size: number): void {
-    if (this.settled) return;
-    this.writing
-      .then(() => this.sink.finish())
-      .then(
-        () => {
-          if (this.settled) return;
-          this.settled = true;
-          this.resolveDone({ bytes: this.received, size });
-        },
-        (err: unknown) => this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true),
-      );
+    if (this.settled || this.endSize !== undefined) return;
+    this.endSize = size;
+    this.writeNext();
+  }
+
+  /** Writes what has arrived (in order, one write at a time); finishes after the last. */
+  private writeNext(): void {
+    if (this.writing || this.settled) return;
+    if (this.queue.length === 0) {
+      if (this.endSize !== undefined) this.finish(this.endSize);
+      return;
+    }
+    const batch: Buffer[] = [];
+    let bytes = 0;
+    while (this.queue.length > 0 && (batch.length === 0 || bytes + this.queue[0]!.byteLength <= MAX_WRITE_BATCH_BYTES)) {
+      const next = this.queue.shift()!;
+      batch.push(next);
+      bytes += next.byteLength;
+    }
+    this.writing = true;
+    this.writeBatch(batch).then(
+      () => {
+        this.writing = false;
+        if (this.settled) return;
+        this.opts.onBytes?.(bytes);
+        this.ungranted += bytes;
+        this.grant();
+        this.writeNext();
+      },
+      (err: unknown) => {
+        this.writing = false;
+        this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true);
+      },
+    );
+  }
+
+  private async writeBatch(batch: Buffer[]): Promise<void> {
+    if (batch.length === 1) return this.sink.write(batch[0]!);
+    if (this.sink.writev) return this.sink.writev(batch);
+    for (const chunk of batch) await this.sink.write(chunk);
+  }
+
+  /** Grants the written bytes back once they make an eighth of the window, plus any growth. */
+  private grant(): void {
+    if (this.ungranted < this.currentWindow / 8 || this.endSize !== undefined) return;
+    let bytes = this.ungranted;
+    this.ungranted = 0;
+    if (this.tuner && this.budget) {
+      const want = Math.min(this.tuner.target(), this.budget.cap) - this.currentWindow;
+      const grown = want > 0 ? this.budget.grow(Math.ceil(want)) : 0;
+      this.currentWindow += grown;
+      bytes += grown;
+      this.tuner.granted(this.creditLimit);
+    }
+    this.creditLimit += bytes;
+    this.outstandingCredit += bytes;
+    this.link.sendMessage({ type: 'stream.credit', stream_id: this.streamId, bytes });
+  }
+
+  private finish(size: number): void {
+    this.writing = true;
+    this.sink.finish().then(
+      () => {
+        if (this.settled) return;
+        this.settle();
+        this.resolveDone({ bytes: this.received, size });
+      },
+      (err: unknown) => {
+        this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true);
+      },
+    );
+  }
+
+  private settle(): void {
+    this.settled = true;
+    this.queue.length = 0;
+    if (this.tuner) this.budget?.release(this.currentWindow);
   }
 
   /**
@@ -201,7 +461,7 @@ export class StreamReceiver {
    */
   fail(info: ErrorInfo, tellSender = false): void {
     if (this.settled) return;
-    this.settled = true;
+    this.settle();
     const error = new StreamError(info);
     this.sink.destroy(error);
     if (tellSender) this.link.sendMessage({ type: 'stream.abort', stream_id: this.streamId, error: info });

@@ -76,6 +76,14 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(60),
+  /**
+   * Behind nginx: file downloads answer with `X-Accel-Redirect: <prefix>content/…` or
+   * `<prefix>results/…` and nginx sends the file from an internal location (sendfile).
+   */
+  MM_ACCEL_REDIRECT: optionalString.refine(
+    (v) => v === undefined || /^\/[A-Za-z0-9._~\/-]*\/$/.test(v),
+    'must be a path that starts and ends with / (the internal nginx location), e.g. /_protected/',
+  ),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -140,6 +148,8 @@ export interface Config {
   outputPullTimeoutMs: number;
   outputPullIdleMs: number;
   logLevel: string;
+  /** The internal nginx location prefix of X-Accel-Redirect downloads (`MM_ACCEL_REDIRECT`), if set. */
+  accelRedirect: string | undefined;
   /** The dashboard's public origin (`MM_PUBLIC_URL`, e.g. `https://mm.example.org`), if set. */
   publicUrl: string | undefined;
   /** Extra Host names accepted besides loopback names, HOST and MM_PUBLIC_URL's host. */
@@ -191,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),
     outputPullIdleMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_IDLE_S * 1000)),
     logLevel: e.LOG_LEVEL,
+    accelRedirect: e.MM_ACCEL_REDIRECT,
     publicUrl: e.MM_PUBLIC_URL?.replace(/\/$/, ''),
     allowedHosts: (e.MM_ALLOWED_HOSTS ?? '')
       .split(',')

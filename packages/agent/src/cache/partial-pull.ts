@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs/promises';
-import type { ByteSink } from '@mm/protocol';
+import { writeAllv, type ByteSink } from '@mm/protocol';
 import { CacheError } from './cache-error.ts';
 import { hashFileInto } from './file-hash.ts';
 
@@ -52,31 +52,8 @@ export class PartialPull {
 
   /** Where the stream's bytes go; pass it to a StreamReceiver. */
   readonly sink: ByteSink = {
-    write: (chunk) => {
-      const next = this.pending.then(async () => {
-        if (this.closed) throw new Error('partial file already closed');
-        if (this.offset + this.written + chunk.byteLength > this.size) {
-          throw new CacheError('size_mismatch', `more bytes than the expected ${this.size} for ${this.sha256}`);
-        }
-        const handle = (this.handle ??= await fs.open(this.partialPath, 'a'));
-        // Hash while the write runs on the thread pool. If the write fails, this attempt
-        // fails too, and the next one re-hashes what is on disk: the hash is never wrong.
-        const writing = (async () => {
-          let at = 0;
-          while (at < chunk.byteLength) at += (await handle.write(chunk, at, chunk.byteLength - at)).bytesWritten;
-        })();
-        this.hash.update(chunk);
-        try {
-          await writing;
-        } catch (err) {
-          this.writeError ??= err as NodeJS.ErrnoException;
-          throw err;
-        }
-        this.written += chunk.byteLength;
-      });
-      this.pending = next.catch(() => {});
-      return next;
-    },
+    write: (chunk) => this.append([chunk]),
+    writev: (chunks) => this.append(chunks),
     finish: async () => {
       await this.pending;
       if (this.handle) await this.handle.sync();
@@ -86,6 +63,32 @@ export class PartialPull {
       void this.close();
     },
   };
+
+  /** Appends a batch of chunks with one writev, hashing them while the write runs. */
+  private append(chunks: Buffer[]): Promise<void> {
+    const next = this.pending.then(async () => {
+      if (this.closed) throw new Error('partial file already closed');
+      let bytes = 0;
+      for (const chunk of chunks) bytes += chunk.byteLength;
+      if (this.offset + this.written + bytes > this.size) {
+        throw new CacheError('size_mismatch', `more bytes than the expected ${this.size} for ${this.sha256}`);
+      }
+      const handle = (this.handle ??= await fs.open(this.partialPath, 'a'));
+      // Hash while the write runs on the thread pool. If the write fails, this attempt
+      // fails too, and the next one re-hashes what is on disk: the hash is never wrong.
+      const writing = writeAllv(handle, chunks);
+      for (const chunk of chunks) this.hash.update(chunk);
+      try {
+        await writing;
+      } catch (err) {
+        this.writeError ??= err as NodeJS.ErrnoException;
+        throw err;
+      }
+      this.written += bytes;
+    });
+    this.pending = next.catch(() => {});
+    return next;
+  }
 
   /** Verifies the whole file and moves it into the cache; on a mismatch the partial file is deleted. */
   async commit(): Promise<void> {

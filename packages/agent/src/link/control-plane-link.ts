@@ -70,6 +70,10 @@ export class ControlPlaneLink {
       headers: { Authorization: `Bearer ${opts.token}` },
       perMessageDeflate: false,
       maxPayload: MAX_FRAME_BYTES,
+      // An all-zero mask: ws then neither copies nor XORs what the agent sends, and the
+      // server has nothing to unmask. Valid WebSocket (RFC 6455 requires a mask, not a
+      // random one); the randomness protects browsers' intermediaries, not a Node agent.
+      generateMask: (mask: Buffer) => void mask.fill(0),
       handshakeTimeout: Math.max(5000, opts.heartbeatTimeoutMs),
     });
     let finish!: (end: SessionEnd) => void;

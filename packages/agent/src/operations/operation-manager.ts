@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Clock, ErrorInfo, MessageOf, OperationOutcome, ProducedFile } from '@mm/protocol';
-import { StreamError } from '@mm/protocol';
+import { openFileReader, StreamError } from '@mm/protocol';
 import type { Board } from '../board/board.ts';
 import type { ContentCache } from '../cache/content-cache.ts';
 import { syncInvocationFolder } from '../cache/invocation-folder.ts';
@@ -131,7 +131,7 @@ export class OperationManager {
       if (size === undefined) throw new StreamError({ code: 'not_found', message: `no content ${source.sha256} on the board` });
       if (pull.offset > size) throw new StreamError({ code: 'invalid_offset', message: `offset ${pull.offset} is past the end (${size} bytes)` });
       await cache.touch(source.sha256);
-      return { source: cache.openRead(source.sha256, pull.offset), size };
+      return { reader: await openFileReader(cache.pathOf(source.sha256), pull.offset), size };
     });
   }
 

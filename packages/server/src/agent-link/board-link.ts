@@ -7,6 +7,7 @@ import {
   SERVER_PULL_IDS,
   type AgentMessage,
   type ByteSink,
+  type ChunkReader,
   type Clock,
   type MessageOf,
   type ServerMessage,
@@ -27,10 +28,8 @@ export type RelayMessage = Exclude<AgentMessage, CoreMessage>;
  * A source the link can send on a stream: its bytes from the pull's offset, and its total
  * size (left out when only known at the end, e.g. a relayed HTTP body).
  */
-export interface OpenedSource {
-  stream: Readable;
-  size?: number;
-}
+/** Bytes to serve: a stream, or a file read straight into the link's frame buffers. */
+export type OpenedSource = { stream: Readable; size?: number } | { reader: ChunkReader; size?: number };
 
 /** What a board link asks of the rest of the server (the hub implements it). */
 export interface BoardLinkHandlers {
@@ -177,7 +176,8 @@ export class BoardLink {
         void this.peer
           .serve(m, async () => {
             const opened = await this.handlers.openSource(this, m);
-            return { source: opened.stream, ...(opened.size !== undefined ? { size: opened.size } : {}) };
+            const size = opened.size !== undefined ? { size: opened.size } : {};
+            return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
           })
           .then(({ bytes, ok }) => this.handlers.served(this, m, bytes, ok));
         return;

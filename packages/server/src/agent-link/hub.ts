@@ -1,14 +1,11 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import type WebSocket from 'ws';
-import { CloseCode, isCompatibleProtocol, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
+import { CloseCode, isCompatibleProtocol, openFileReader, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
-import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { SERVER_VERSION } from '../version.ts';
 import type { BoardLinks } from './board-links.ts';
 import { recordHello, recordLastSeen } from './board-store.ts';
@@ -111,18 +108,19 @@ export class AgentHub {
     const size = await this.sizeOf(offered);
     if (size === undefined) throw notFound();
     if (offset > size) throw new StreamError({ code: 'bad_offset', message: `offset ${offset} is past the end (${size} bytes)` });
-    let stream: Readable;
+    let opened: OpenedSource;
     try {
-      stream =
-        'blob' in offered
-          ? await this.deps.blobs.open(offered.blob, { start: offset })
-          : fs.createReadStream(offered.file, { start: offset, highWaterMark: READ_CHUNK_BYTES });
+      // Files on this server's disk are read straight into the link's frame buffers.
+      if ('blob' in offered) {
+        const blobs = this.deps.blobs;
+        opened = blobs.openReader ? { reader: await blobs.openReader(offered.blob, offset) } : { stream: await blobs.open(offered.blob, { start: offset }) };
+      } else opened = { reader: await openFileReader(offered.file, offset) };
     } catch {
       throw notFound();
     }
     conn.log.debug({ source, offset, size }, 'serving a pull');
     this.deps.work.onServing(conn.boardId, pull, size);
-    return { stream, size };
+    return { ...opened, size };
   }
 
   private async sizeOf(source: UploadSource): Promise<number | undefined> {

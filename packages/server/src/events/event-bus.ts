@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { OperationEvent } from '../operations/operation-event.ts';
+import type { OperationProgress } from '../operations/operation-object.ts';
 
 /**
  * The small typed messages the server's parts tell each other about, shared by every
@@ -10,6 +11,12 @@ import type { OperationEvent } from '../operations/operation-event.ts';
 export interface BusMessages {
   /** Published once the event is stored, so replay-then-listen sees each event exactly once. */
   'operation.event': { operationId: number; event: OperationEvent };
+  /**
+   * Every progress report of a running operation, as it arrives, for the live SSE clients
+   * of this process: not stored (the stored `progress` events are at most one a second),
+   * so a replica that does not get these still sends its clients the stored ones.
+   */
+  'operation.progress': { operationId: number; progress: OperationProgress };
   /**
    * `online`: the board said hello and it was settled; `offline`: its live link closed;
    * `ready`: it may take work again (back from a reboot, or the reboot wait ended).

@@ -23,6 +23,17 @@ export interface ServedFile {
    * the store, which honours them); HEAD, 304 and 416 are still answered here.
    */
   redirect?(headers: { contentType: string; contentDisposition: string | undefined }): Promise<string | undefined>;
+  /**
+   * The file's URI in the reverse proxy's internal location (MM_ACCEL_REDIRECT): the answer
+   * is then only headers and `X-Accel-Redirect`, and nginx sends the bytes itself
+   * (sendfile; Range and conditional requests are nginx's too).
+   */
+  accelRedirect?: string;
+}
+
+/** `prefix` followed by each segment, percent-encoded (nginx decodes the URI before mapping it to a file). */
+export function accelRedirectPath(prefix: string, segments: readonly string[]): string {
+  return prefix + segments.map((s) => encodeURIComponent(s)).join('/');
 }
 
 /**
@@ -40,6 +51,19 @@ export async function serveFile(c: Context, file: ServedFile): Promise<Response>
     'cache-control': 'private, no-cache',
     'x-content-type-options': 'nosniff',
   };
+
+  if (file.accelRedirect !== undefined) {
+    // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer and
+    // makes its own ETag, Last-Modified and Content-Length from the file.
+    const accel: Record<string, string> = {
+      'x-accel-redirect': file.accelRedirect,
+      'content-type': file.contentType,
+      'cache-control': headers['cache-control']!,
+      'x-content-type-options': 'nosniff',
+    };
+    if (file.disposition) accel['content-disposition'] = contentDisposition(file.disposition.type, file.disposition.filename);
+    return new Response(null, { status: 200, headers: accel });
+  }
 
   if (notModified(c, file)) return new Response(null, { status: 304, headers });
 

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { and, eq, inArray } from 'drizzle-orm';
-import { StreamError, systemClock, writableSink, type Clock, type FileRef, type TimerHandle, type OperationOutcome, type ProducedFile } from '@mm/protocol';
+import { StreamError, systemClock, writableSink, type ByteSink, type Clock, type FileRef, type TimerHandle, type OperationOutcome, type ProducedFile } from '@mm/protocol';
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardWork } from '../agent-link/board-work.ts';
 import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
@@ -254,11 +254,6 @@ export class AgentOperations implements BoardWork {
   private async receiveOutput(conn: BoardLink, opId: number, output: ProducedFile): Promise<StoredBlob> {
     const files = this.ctx.files;
     const { outputPullTimeoutMs, outputPullIdleMs } = this.ctx.config;
-    const pipe = new PassThrough({ highWaterMark: 1024 * 1024 });
-    // The pull may fail before ingest has wired its pipeline: never an unhandled 'error'.
-    pipe.on('error', () => {});
-    const ingest = files.ingest(pipe, { expectedSha256: output.sha256, maxBytes: output.size });
-    ingest.catch(() => {});
     const giveUp = new AbortController();
     const deadline = this.clock.setTimeout(
       () => giveUp.abort(new Error(`the board did not send the output within ${outputPullTimeoutMs / 1000} s`)),
@@ -272,6 +267,41 @@ export class AgentOperations implements BoardWork {
         outputPullIdleMs,
       );
     };
+    const tooLarge = () => new Error(`the board sent more than the declared ${output.size} bytes`);
+    if (files.createWriter) {
+      // The link's receiver writes its batches straight into the store (hash + writev).
+      const writer = files.createWriter({ expectedSha256: output.sha256, maxBytes: output.size });
+      let refused = false;
+      const sink: ByteSink = {
+        write: (chunk) => sink.writev!([chunk]),
+        writev: (chunks) =>
+          writer.writev(chunks).catch((err: unknown) => {
+            if (err instanceof PayloadTooLargeError) refused = true;
+            throw err;
+          }),
+        // commit() fsyncs, checks and stores once the pull has ended.
+        finish: async () => {},
+        destroy: () => void writer.abort(),
+      };
+      armIdle();
+      try {
+        await conn.pull({ kind: 'produced', sha256: output.sha256 }, sink, { onBytes: armIdle, signal: giveUp.signal });
+      } catch (err) {
+        await writer.abort();
+        if (refused) throw tooLarge();
+        if (giveUp.signal.aborted) conn.log.warn({ op_id: opId }, 'output pull timed out');
+        throw err;
+      } finally {
+        this.clock.clearTimeout(deadline);
+        this.clock.clearTimeout(idle);
+      }
+      return writer.commit();
+    }
+    const pipe = new PassThrough({ highWaterMark: 1024 * 1024 });
+    // The pull may fail before ingest has wired its pipeline: never an unhandled 'error'.
+    pipe.on('error', () => {});
+    const ingest = files.ingest(pipe, { expectedSha256: output.sha256, maxBytes: output.size });
+    ingest.catch(() => {});
     armIdle();
     try {
       await conn.pull({ kind: 'produced', sha256: output.sha256 }, writableSink(pipe), { onBytes: armIdle, signal: giveUp.signal });
@@ -279,7 +309,7 @@ export class AgentOperations implements BoardWork {
       pipe.destroy(err instanceof Error ? err : new Error(String(err)));
       const stored = await ingest.catch((e: unknown) => e);
       // Past the declared size: ingest's refusal says why better than the write failure.
-      if (stored instanceof PayloadTooLargeError) throw new Error(`the board sent more than the declared ${output.size} bytes`);
+      if (stored instanceof PayloadTooLargeError) throw tooLarge();
       if (giveUp.signal.aborted) conn.log.warn({ op_id: opId }, 'output pull timed out');
       throw err;
     } finally {
@@ -289,7 +319,7 @@ export class AgentOperations implements BoardWork {
     try {
       return await ingest;
     } catch (err) {
-      if (err instanceof PayloadTooLargeError) throw new Error(`the board sent more than the declared ${output.size} bytes`);
+      if (err instanceof PayloadTooLargeError) throw tooLarge();
       throw err;
     }
   }

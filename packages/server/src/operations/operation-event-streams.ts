@@ -6,6 +6,7 @@ import { SseChannel } from '../sse/sse-channel.ts';
 import type { SseClient } from '../sse/sse-client.ts';
 import type { OperationEventLog } from './event-log.ts';
 import { publicEventData, type OperationEvent } from './operation-event.ts';
+import type { OperationProgress } from './operation-object.ts';
 
 export interface OperationEventStreamOptions {
   clock: Clock;
@@ -28,6 +29,7 @@ interface OperationStream {
   /** Clients reading the stored events: told when a live event arrives meanwhile. */
   catchingUp: Set<{ missed: boolean }>;
   unsubscribe: () => void;
+  unsubscribeProgress: () => void;
 }
 
 const frameOf = (e: OperationEvent) => formatEvent({ id: String(e.seq), event: e.type, data: JSON.stringify(publicEventData(e.type, e.data)) });
@@ -83,6 +85,7 @@ export class OperationEventStreams {
       live: new Map(),
       catchingUp: new Set(),
       unsubscribe: this.deps.bus.subscribe('operation.event', operationId, ({ event }) => this.onEvent(stream, event)),
+      unsubscribeProgress: this.deps.bus.subscribe('operation.progress', operationId, ({ progress }) => this.onProgress(stream, progress)),
     };
     if (this.closed) stream.channel.close();
     this.streams.set(operationId, stream);
@@ -91,6 +94,7 @@ export class OperationEventStreams {
 
   private forget(operationId: number, stream: OperationStream): void {
     stream.unsubscribe();
+    stream.unsubscribeProgress();
     if (this.streams.get(operationId) === stream) this.streams.delete(operationId);
   }
 
@@ -100,6 +104,15 @@ export class OperationEventStreams {
     stream.channel.publish(frameOf(event), { remember: false, skip: (client) => (stream.live.get(client) ?? Infinity) >= event.seq });
     for (const client of stream.live.keys()) stream.live.set(client, Math.max(stream.live.get(client)!, event.seq));
     if (event.type === 'end') for (const client of [...stream.live.keys()]) client.end();
+  }
+
+  /**
+   * A progress report between two stored ones: to the live clients only, without an id (it
+   * is not stored, so `Last-Event-ID` never names it; the next stored event carries on).
+   */
+  private onProgress(stream: OperationStream, progress: OperationProgress): void {
+    if (stream.live.size === 0) return;
+    stream.channel.publish(formatEvent({ event: 'progress', data: JSON.stringify(progress) }), { remember: false, skip: (client) => !stream.live.has(client) });
   }
 
   /** Stored events first, page by page; live ones once nothing new arrived during the last read. */

@@ -3,7 +3,8 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { NotFoundError, notFound, ValidationError } from '../errors.ts';
-import { contentDisposition, serveFile } from '../http/file-response.ts';
+import { accelRedirectPath, contentDisposition, serveFile } from '../http/file-response.ts';
+import { ContentStore } from '../storage/content-store.ts';
 import { receiveFileUpload } from '../services/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import {
@@ -153,6 +154,10 @@ function serveInvocationFile(c: Context, ctx: Services, row: InvocationFileRow) 
           redirect: ({ contentType, contentDisposition }: { contentType: string; contentDisposition: string | undefined }) =>
             ctx.files.downloadUrl!(row.sha256, { contentType, contentDisposition: contentDisposition ?? 'attachment' }),
         }
+      : {}),
+    // Only content on this server's disk can be handed to nginx (not an object store's).
+    ...(ctx.config.accelRedirect !== undefined && ctx.files instanceof ContentStore
+      ? { accelRedirect: accelRedirectPath(ctx.config.accelRedirect, ['content', row.sha256.slice(0, 2), row.sha256]) }
       : {}),
   });
 }

@@ -5,7 +5,7 @@ import type { Services } from '../services.ts';
 import { invocationVideos } from '../services/videos.ts';
 import { NotFoundError } from '../errors.ts';
 import { sniffFileContentType, videoTypeFromExtension } from '../http/content-type.ts';
-import { serveFile } from '../http/file-response.ts';
+import { accelRedirectPath, serveFile } from '../http/file-response.ts';
 import { validationHook } from '../http/validation.ts';
 import { type VideoRecord, VideoSchema } from '../services/invocation-records.ts';
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
@@ -74,6 +74,7 @@ export function videoRoutes(ctx: Services) {
       contentType: await sniffFileContentType(absolutePath, filename).catch(() => videoTypeFromExtension(filename)),
       disposition: { type: 'inline', filename },
       open: async ({ start, end }) => (await fsp.open(absolutePath, 'r')).createReadStream({ start, end, highWaterMark: READ_CHUNK_BYTES }),
+      ...(ctx.config.accelRedirect !== undefined ? { accelRedirect: accelRedirectPath(ctx.config.accelRedirect, ['results', ...relativePath.split('/')]) } : {}),
     }).catch((err: unknown) => {
       throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? resultsVideoNotFound() : err;
     });

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ChunkReader } from '@mm/protocol';
 
 export interface BlobWriteOptions {
   /** More bytes than this reject with PayloadTooLargeError (and nothing is kept). */
@@ -19,6 +20,16 @@ export interface ListedBlob {
   sha256: string;
   /** When its bytes were last written (an ingest of the same bytes refreshes it). */
   modifiedAt: Date;
+}
+
+/** A write into the store, chunk by chunk (see BlobStore.createWriter). */
+export interface BlobWriter {
+  /** Appends and hashes `chunks` in order; rejects with PayloadTooLargeError past maxBytes. */
+  writev(chunks: Buffer[]): Promise<void>;
+  /** Makes the bytes durable (fsync), checks the hash, moves the content into place, pinned until `release`, as `ingest` does. */
+  commit(): Promise<StoredBlob>;
+  /** Gives up: removes what was written. */
+  abort(): Promise<void>;
 }
 
 /** Inclusive byte offsets, as in an HTTP Range (`end` defaults to the last byte). */
@@ -60,6 +71,17 @@ export interface BlobStore {
    * it reads the same bytes even if the content is removed meanwhile.
    */
   open(sha256: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * Optional, for stores on this server's disk: the content from `start` as a ChunkReader
+   * the agent link reads straight into its frame buffers (rejects when it is not there).
+   */
+  openReader?(sha256: string, start: number): Promise<ChunkReader>;
+  /**
+   * Optional: an ingest driven by its writer (the agent link's receiver writes into it
+   * directly, batch by batch) instead of a stream the store reads. Same checks and result
+   * as `ingest`; `abort` leaves nothing behind.
+   */
+  createWriter?(opts?: BlobWriteOptions): BlobWriter;
   /** The content's size and when its bytes were last written, or undefined when it is not stored. */
   stat(sha256: string): Promise<{ size: number; modifiedAt: Date } | undefined>;
   has(sha256: string): Promise<boolean>;

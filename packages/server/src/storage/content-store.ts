@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
-import type { BlobStore, BlobWriteOptions, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
+import { openFileReader, writeAllv, type ChunkReader } from '@mm/protocol';
+import type { BlobStore, BlobWriteOptions, BlobWriter, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
 
@@ -144,6 +145,67 @@ export class ContentStore implements BlobStore {
       if (opts.signal?.aborted && opts.signal.reason !== undefined) throw opts.signal.reason;
       throw err;
     }
+  }
+
+  /**
+   * `ingest` driven from the outside (the agent link's receiver): each `writev` appends and
+   * hashes a batch (the hash runs while the write is on the thread pool), `commit` fsyncs,
+   * checks the sha256 and renames into place. No stream in between, so no re-buffering.
+   */
+  createWriter(opts: BlobWriteOptions = {}): BlobWriter {
+    const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    fs.mkdirSync(this.tempDir, { recursive: true });
+    const tempPath = path.join(this.tempDir, `${tempName()}.part`);
+    const hash = createHash('sha256');
+    let size = 0;
+    let opening: Promise<fsp.FileHandle> | undefined;
+    let closed = false;
+    const handle = () => (opening ??= fsp.open(tempPath, 'wx'));
+    const close = async () => {
+      if (closed || !opening) return;
+      closed = true;
+      await (await opening.catch(() => undefined))?.close().catch(() => {});
+    };
+    const removeTemp = async () => {
+      await close();
+      await fsp.rm(tempPath, { force: true });
+    };
+    return {
+      writev: async (chunks) => {
+        for (const chunk of chunks) size += chunk.byteLength;
+        if (size > maxBytes) throw new PayloadTooLargeError(`The file is larger than the limit of ${maxBytes} bytes.`);
+        const writing = handle().then((h) => writeAllv(h, chunks));
+        for (const chunk of chunks) hash.update(chunk);
+        await writing;
+      },
+      commit: async () => {
+        try {
+          await (await handle()).sync();
+          await close();
+          const sha256 = hash.digest('hex');
+          if (opts.expectedSha256 !== undefined && opts.expectedSha256 !== sha256) {
+            throw new ContentMismatchError(`content hashes to ${sha256}, expected ${opts.expectedSha256}`);
+          }
+          const finalPath = this.pathOf(sha256);
+          await this.locks.run(sha256, async () => {
+            await fsp.mkdir(path.dirname(finalPath), { recursive: true });
+            await fsp.rename(tempPath, finalPath);
+            this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+          });
+          await syncDirectory(path.dirname(finalPath));
+          return { sha256, size };
+        } catch (err) {
+          await removeTemp();
+          throw err;
+        }
+      },
+      abort: removeTemp,
+    };
+  }
+
+  /** The content from `start`, read straight into the agent link's frame buffers. */
+  openReader(sha256: string, start: number): Promise<ChunkReader> {
+    return openFileReader(this.pathOf(sha256), start);
   }
 
   /**
