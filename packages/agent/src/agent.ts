@@ -153,8 +153,16 @@ export class Agent {
         return null;
       }),
       cached: await this.cache.list(),
-      running: this.operations.runningIds(),
-      finished: this.journal.outcomes(),
+      ...this.operationsForHello(),
+    };
+  }
+
+  /** `running` and `finished` of the hello: an ended operation whose log goes again first counts as running. */
+  private operationsForHello(): Pick<HelloMessage, 'running' | 'finished'> {
+    const logPending = this.operations.endedAwaitingAck();
+    return {
+      running: [...new Set([...this.operations.runningIds(), ...logPending])],
+      finished: this.journal.outcomes().filter((o) => !logPending.has(o.op_id)),
     };
   }
 

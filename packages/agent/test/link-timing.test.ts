@@ -138,6 +138,28 @@ describe('operation reports (manual clock)', () => {
     expect(sent.map((m) => (m.type === 'op.log' ? m.data : ''))).toEqual(['one ', 'two ']);
   });
 
+  it('numbers log text by its offset and, after a reconnect, sends what was already sent again before what is new', () => {
+    const clock = new ManualClock();
+    let up = true;
+    const sent: AgentMessage[] = [];
+    const reporter = new OpReporter({ send: (m) => up && sent.push(m) > 0 }, 7, clock);
+    const logs = () => sent.flatMap((m) => (m.type === 'op.log' ? [[m.offset, m.data]] : []));
+    reporter.log('stdout', 'one\n');
+    reporter.log('stderr', 'two\n');
+    // These two may have died in flight with the link; this one waits for the next.
+    up = false;
+    reporter.log('stdout', 'three\n');
+    up = true;
+    sent.length = 0;
+    reporter.resume();
+    expect(logs()).toEqual([[0, 'one\n'], [4, 'two\n'], [8, 'three\n']]);
+    // Acknowledged: nothing goes again.
+    reporter.forgetSent();
+    sent.length = 0;
+    reporter.resume();
+    expect(logs()).toEqual([]);
+  });
+
   it('batches runner output for its flush interval per stream', () => {
     const clock = new ManualClock();
     const out: string[] = [];

@@ -230,15 +230,20 @@ describe('execute', () => {
     await fsp.writeFile(marker, '');
     await waitUntil(() => agent.journal.outcome(10), 'the outcome to be journaled');
     expect(limbo.of('op.result')).toEqual([]);
-    // The server is back: the outcome arrives in hello.finished, and the log it missed follows.
+    // The server is back. The run's log never reached it, so the hello lists the run as running
+    // (reported finished, the server would settle it and drop the late log); the log it missed
+    // goes first, then the outcome, as they would have gone live.
     plane.autoWelcome = true;
     limbo.ws.terminate();
     const back = await readyLink(2);
     const hello = back.of('hello')[0]!;
-    expect(hello.running).toEqual([]);
-    const outcome = hello.finished.find((o) => o.op_id === 10)!;
+    expect(hello.running).toEqual([10]);
+    expect(hello.finished.map((o) => o.op_id)).not.toContain(10);
+    const { outcome } = await back.waitFor('op.result', (m) => m.outcome.op_id === 10);
     expect(outcome).toMatchObject({ status: 'succeeded', output: { filename: 'v.avi', content_type: 'video/x-msvideo' } });
-    await waitUntil(() => back.logOf(10).includes('after-the-drop'), 'the log written while disconnected');
+    expect(back.logOf(10)).toContain('after-the-drop');
+    const order = back.messages.map((m) => m.type);
+    expect(order.lastIndexOf('op.log')).toBeLessThan(order.indexOf('op.result'));
     const pulled = path.join(dir, 'v.avi');
     await back.pullProduced(outcome.output!.sha256, pulled);
     expect(await fsp.readFile(pulled, 'utf8')).toBe('v\n');

@@ -129,6 +129,13 @@ export const OpLog = z.object({
   op_id: OperationId,
   stream: z.enum(['stdout', 'stderr', 'agent']),
   data: z.string(),
+  /**
+   * Characters of this operation's log (all three streams, in order) before `data`. After a
+   * reconnect the agent sends its last log text again with the same offsets; the server
+   * keeps only what goes past what it already stored, so nothing in flight at a drop is lost
+   * and nothing is doubled. Absent: stored as it comes.
+   */
+  offset: z.number().int().nonnegative().optional(),
 });
 
 /** A→S, how the operation ended; repeated (hello.finished) until acknowledged. */

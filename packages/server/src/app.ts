@@ -78,6 +78,10 @@ export function createApp(ctx: Services) {
       ctx.log.error({ err, req_id: c.get('requestId'), path: c.req.path }, 'unhandled error');
     }
     const headers: Record<string, string> = err instanceof ApiError ? { ...err.headers } : {};
+    if (problem.code === 'database_unreachable') {
+      if (!(err instanceof ApiError)) ctx.log.warn({ err, req_id: c.get('requestId'), path: c.req.path }, 'the database is unreachable');
+      headers['retry-after'] = '5';
+    }
     if (problem.status === 401 && problem.code !== 'invalid_credentials') headers['www-authenticate'] = 'Bearer';
     return problemResponse(c, problem, headers);
   });

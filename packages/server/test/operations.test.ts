@@ -480,4 +480,41 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await import('node:fs/promises').then((fs) => fs.rm(first.dataDir, { recursive: true, force: true }));
     }
   });
+
+  it('stores agent log text sent again after a restart once: what it already has is dropped, the rest kept', async () => {
+    const first = await startTestServer(kind, {}, { keep: true });
+    let restarted: TestServer | undefined;
+    try {
+      const b = await registerBoard(first, 'log-resend');
+      let agent = await FakeAgent.online(first.url, b.token);
+      const inv = await createInvocation(first, 'log-resend');
+      const running = await json(await post(first, `/api/invocations/${inv}/execute/`, { board_id: b.id }, async));
+      await agent.next('op.start');
+      agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'one\n', offset: 0 });
+      agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'two\n', offset: 4 });
+      // The same text again on the same link (a resend racing the original) is not doubled.
+      agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'one\n', offset: 0 });
+      const logOf = async (srv: TestServer) => (await srv.api(`/api/operations/${running.id}/log/`)).text();
+      for (let i = 0; i < 100 && !(await logOf(first)).includes('two'); i++) await new Promise((r) => setTimeout(r, 50));
+      await first.stop();
+      await agent.closed;
+
+      restarted = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
+      agent = await FakeAgent.connect(restarted.url, b.token);
+      await agent.hello({ running: [running.id] });
+      // The agent sends its kept text again from the start, then what is new.
+      agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'one\n', offset: 0 });
+      agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'two\nthr', offset: 4 });
+      agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'ee\n', offset: 11 });
+      await agent.report(agent.outcome(running.id, 'failed', { error: { code: 'runner_failed', message: 'exit 1' } }));
+      expect(await logOf(restarted)).toBe('one\ntwo\nthree\n');
+      const events = await (await restarted.api(`/api/operations/${running.id}/events/`)).text();
+      expect(events).toContain('"data":"thr"');
+      expect(events).not.toContain('agent_end');
+      await agent.close();
+    } finally {
+      await restarted?.stop();
+      await import('node:fs/promises').then((fs) => fs.rm(first.dataDir, { recursive: true, force: true }));
+    }
+  });
 });

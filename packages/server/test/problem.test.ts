@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
-import { zodFieldProblems } from '../src/http/problem.ts';
+import { toProblem, zodFieldProblems } from '../src/http/problem.ts';
 
 const problemsOf = (schema: z.ZodType, value: unknown) => {
   const parsed = schema.safeParse(value);
@@ -19,5 +19,22 @@ describe('zodFieldProblems', () => {
   it('names other problems by their path, and the body as a whole (body)', () => {
     expect(problemsOf(z.object({ port: z.number() }), { port: '80' }).map((p) => p.field)).toEqual(['port']);
     expect(problemsOf(z.object({ port: z.number() }), 'text').map((p) => p.field)).toEqual(['(body)']);
+  });
+});
+
+describe('toProblem of database failures', () => {
+  const wrapped = (cause: object) => Object.assign(new Error('Failed query: select 1'), { cause });
+  it('answers 503 database_unreachable when the connection failed or the server is going away', () => {
+    for (const cause of [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' }),
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      Object.assign(new Error('connection failure'), { code: '08006' }),
+    ]) {
+      expect(toProblem(wrapped(cause))).toMatchObject({ status: 503, code: 'database_unreachable' });
+    }
+  });
+  it('keeps other database errors a 500 (a bug, not an outage)', () => {
+    expect(toProblem(wrapped(Object.assign(new Error('syntax error'), { code: '42601' })))).toMatchObject({ status: 500, code: 'internal_error' });
   });
 });

@@ -61,8 +61,11 @@ export class OperationManager {
   /** Outputs of unacknowledged outcomes, kept from eviction until the server has them. */
   private readonly outputPins = new Map<number, () => void>();
   private shuttingDown = false;
-  /** Reporters of ended operations that still hold log text the link was down for. */
-  private readonly unsentReports = new Set<OpReporter>();
+  /**
+   * Reporters of ended operations whose outcome the server has not acknowledged: after a
+   * reconnect their log goes again (it may have died in flight) before the outcome.
+   */
+  private readonly awaitingAck = new Map<number, OpReporter>();
 
   constructor(private readonly opts: OperationManagerOptions) {
     for (const outcome of opts.journal.outcomes()) this.pinOutput(outcome);
@@ -71,6 +74,17 @@ export class OperationManager {
   /** Ids of operations in progress here (for `hello.running`). */
   runningIds(): number[] {
     return [...this.running.keys()];
+  }
+
+  /**
+   * Ended operations whose outcome is not acknowledged and whose log this process still
+   * holds. The hello lists them as running, not finished, so the server keeps taking their
+   * log: `onLinkReady` sends the log again first and the outcome after it, as they went
+   * live. (Reported as finished, the server would settle them from the hello and drop the
+   * late log.)
+   */
+  endedAwaitingAck(): Set<number> {
+    return new Set(this.awaitingAck.keys());
   }
 
   /** Resolves once every operation in progress has ended. */
@@ -91,12 +105,9 @@ export class OperationManager {
 
   /** A connection was welcomed: send what the operations have for it. */
   onLinkReady(connection: ControlPlaneLink, hello: HelloMessage): void {
-    for (const op of this.running.values()) op.reporter.flush();
-    for (const reporter of this.unsentReports) {
-      reporter.flush();
-      if (!reporter.hasUnsent) this.unsentReports.delete(reporter);
-    }
-    // Outcomes that came after the hello was built are not in it: send them now.
+    for (const op of this.running.values()) op.reporter.resume();
+    for (const reporter of this.awaitingAck.values()) reporter.resume();
+    // Outcomes not in the hello (they came after it was built, or their log went first, just above): now.
     const inHello = new Set(hello.finished.map((o) => o.op_id));
     for (const outcome of this.opts.journal.outcomes()) {
       if (!inHello.has(outcome.op_id)) connection.sendMessage({ type: 'op.result', outcome });
@@ -252,12 +263,12 @@ export class OperationManager {
 
   private async finish(op: RunningOperation, outcome: OperationOutcome, log: Logger): Promise<void> {
     op.reporter.close();
-    if (op.reporter.hasUnsent) this.unsentReports.add(op.reporter);
     if (op.stopReason === 'shutdown') {
       log.info('operation stopped by the agent shutting down');
       return;
     }
     this.pinOutput(outcome);
+    this.awaitingAck.set(outcome.op_id, op.reporter);
     try {
       await this.opts.journal.recordOutcome(outcome);
     } catch (err) {
@@ -289,6 +300,8 @@ export class OperationManager {
   }
 
   private async acknowledge(opId: number): Promise<void> {
+    this.awaitingAck.get(opId)?.forgetSent();
+    this.awaitingAck.delete(opId);
     this.outputPins.get(opId)?.();
     this.outputPins.delete(opId);
     if (this.opts.journal.outcome(opId)) await this.opts.journal.acknowledge(opId);

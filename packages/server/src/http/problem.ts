@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { ZodError } from 'zod';
+import { isDatabaseUnavailable } from '../db/pg-error.ts';
 import { ApiError, type FieldProblem } from '../errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -76,6 +77,15 @@ export function toProblem(err: unknown): ProblemBody {
       status,
       detail,
       code: status === 400 && /json/i.test(err.message) ? 'malformed_json' : (codesForHttpException[status] ?? `http_${status}`),
+    };
+  }
+  if (isDatabaseUnavailable(err)) {
+    return {
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'The database is unreachable; try again shortly.',
+      code: 'database_unreachable',
     };
   }
   return { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'An unexpected error occurred.', code: 'internal_error' };

@@ -152,7 +152,7 @@ export class AgentOperations implements BoardWork {
       return;
     }
     if (m.type === 'op.progress') this.ops.reportProgress(m.op_id, m.progress);
-    else await this.ops.appendLog(m.op_id, m.stream, m.data);
+    else await this.ops.appendAgentLog(m.op_id, m.stream, m.data, m.offset);
   }
 
   /** Handles an outcome once at a time per operation; a repeat for an ended operation is just acknowledged. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { operationEvents } from '../db/schema.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -94,6 +94,17 @@ export class OperationEventLog {
     }
   }
 
+  /** Where the stored agent output of an operation ends in the agent's log (0 if none is stored). */
+  async agentLogEnd(operationId: number): Promise<number> {
+    const [row] = await this.db
+      .select({ end: sql<number>`(${operationEvents.data}->>'agent_end')::bigint`.mapWith(Number) })
+      .from(operationEvents)
+      .where(and(eq(operationEvents.operationId, operationId), eq(operationEvents.type, 'log'), sql`(${operationEvents.data}->>'agent_end') is not null`))
+      .orderBy(desc(operationEvents.seq))
+      .limit(1);
+    return row?.end ?? 0;
+  }
+
   /** The whole log so far, as text (small logs, tests). */
   async text(operationId: number): Promise<string> {
     let text = '';
@@ -138,7 +149,8 @@ class OperationWriter {
         const a = last.data as LogEventData;
         const b = data as LogEventData;
         if (a.stream === b.stream && a.data.length + b.data.length <= MAX_MERGED_LOG_CHARS) {
-          last.data = { stream: a.stream, data: a.data + b.data };
+          const end = b.agent_end ?? a.agent_end;
+          last.data = { stream: a.stream, data: a.data + b.data, ...(end !== undefined ? { agent_end: end } : {}) };
           last.settle.push(resolve);
           return;
         }

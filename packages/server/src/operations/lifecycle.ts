@@ -13,6 +13,8 @@ export interface OperationLifecycle {
   /** `finish` retried in the background until it lands (for callers that cannot wait). */
   finishEventually(id: number, status: FinalStatus, result: unknown, error: OperationError | null): void;
   appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void>;
+  /** Agent output with its offset in the agent's log: what the operation already has is not stored again. */
+  appendAgentLog(id: number, stream: 'stdout' | 'stderr' | 'agent', data: string, offset: number | undefined): Promise<void>;
   /** Stored at most a few times a second (the last value always lands). */
   reportProgress(id: number, progress: OperationProgress): void;
   isCancelRequested(id: number): boolean;

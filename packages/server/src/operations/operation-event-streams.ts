@@ -5,7 +5,7 @@ import { formatEvent } from '../sse/format.ts';
 import { SseChannel } from '../sse/sse-channel.ts';
 import type { SseClient } from '../sse/sse-client.ts';
 import type { OperationEventLog } from './event-log.ts';
-import type { OperationEvent } from './operation-event.ts';
+import { publicEventData, type OperationEvent } from './operation-event.ts';
 
 export interface OperationEventStreamOptions {
   clock: Clock;
@@ -30,7 +30,7 @@ interface OperationStream {
   unsubscribe: () => void;
 }
 
-const frameOf = (e: OperationEvent) => formatEvent({ id: String(e.seq), event: e.type, data: JSON.stringify(e.data) });
+const frameOf = (e: OperationEvent) => formatEvent({ id: String(e.seq), event: e.type, data: JSON.stringify(publicEventData(e.type, e.data)) });
 
 /**
  * `GET /api/operations/<id>/events/`: each client first gets the stored events after its

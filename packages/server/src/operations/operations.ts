@@ -70,6 +70,8 @@ export class Operations implements OperationLifecycle {
     (err, boardId) => this.ctx.log.error({ err, board_id: boardId }, 'could not start the next operation'),
   );
   private readonly throttles = new Map<number, ProgressThrottle>();
+  /** Per running operation: where the agent output received so far ends in the agent's log (`op.log` offsets). */
+  private readonly agentLogEnds = new Map<number, number>();
   /** Running operations asked to stop, waiting for the board (or run) to confirm. */
   private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
   private stopping = false;
@@ -316,10 +318,27 @@ export class Operations implements OperationLifecycle {
   }
 
   /** Stores a log chunk, within the operation's MM_LOG_MAX_BYTES (the cut part's tail is stored when it ends). */
-  async appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void> {
+  async appendLog(id: number, stream: LogEventData['stream'], data: string, agentEnd?: number): Promise<void> {
     if (!data.length) return;
     const now = this.logCap.admit(id, stream, data);
-    if (now.length) await this.events.append(id, 'log', { stream, data: now });
+    if (now.length) await this.events.append(id, 'log', { stream, data: now, ...(agentEnd !== undefined ? { agent_end: agentEnd } : {}) });
+  }
+
+  /**
+   * Stores agent output that carries its offset in the agent's log: after a reconnect the
+   * agent sends its last text again, and only what goes past what this operation already
+   * has (in memory, or stored before a restart) is kept.
+   */
+  async appendAgentLog(id: number, stream: 'stdout' | 'stderr' | 'agent', data: string, offset: number | undefined): Promise<void> {
+    if (offset === undefined) return this.appendLog(id, stream, data);
+    const known = this.agentLogEnds.get(id) ?? (await this.events.agentLogEnd(id));
+    const end = offset + data.length;
+    if (end <= known) {
+      this.agentLogEnds.set(id, known);
+      return;
+    }
+    this.agentLogEnds.set(id, end);
+    await this.appendLog(id, stream, offset < known ? data.slice(known - offset) : data, end);
   }
 
   /**
@@ -334,6 +353,7 @@ export class Operations implements OperationLifecycle {
       clearTimeout(cancel.timer);
       this.cancelRequested.delete(id);
     }
+    this.agentLogEnds.delete(id);
     if (!row) return undefined;
     this.agent.forget(id);
     // The kept tail of a log that outgrew its cap, before the status and end events.
