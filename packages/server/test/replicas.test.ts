@@ -4,14 +4,15 @@
  * for a board linked to the other replica, operation events and cancels across replicas,
  * and the event bus healing a dropped notification and a lost listening connection.
  */
-import { count, inArray } from 'drizzle-orm';
+import { CloseCode } from '@mm/protocol';
+import { count, eq, inArray } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
-import { boardCalls, operationEvents, operations } from '../src/db/schema.ts';
+import { boardCalls, boardSessions, operationEvents, operations } from '../src/db/schema.ts';
 import type { OperationEvent } from '../src/operations/operation-event.ts';
 import { claimNextQueued, insertOperation } from '../src/operations/store.ts';
 import { replicaAppName } from '../src/replicas/board-sessions.ts';
@@ -66,6 +67,31 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
     expect(listed.boards.find((x: { id: string }) => x.id === b.id).status).toBe('online');
     await agent.close();
     await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('offline'), 10_000, 50);
+  });
+
+  it('counts a session whose replica stopped refreshing it as offline, and removes it', async () => {
+    const b = await registerBoard(one, 'stale-session');
+    const db = one.ctx.database.db;
+    // Left by a replica killed a minute ago.
+    await db.insert(boardSessions).values({ boardId: b.id, replicaId: 'replica-killed', connectedAt: new Date(Date.now() - 120_000), heartbeatAt: new Date(Date.now() - 60_000) });
+    expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('offline');
+    await two.ctx.sessions.beat();
+    expect(await db.select().from(boardSessions).where(eq(boardSessions.boardId, b.id))).toEqual([]);
+  });
+
+  it('a board that says hello to the other replica closes its older link here (replaced)', async () => {
+    const b = await registerBoard(one, 'moving');
+    const first = await FakeAgent.online(one.url, b.token);
+    await eventually(async () => expect(await two.ctx.agents.statusAnywhere(b.id)).toBe('online'), 10_000, 50);
+    // The same board reaches the other replica (a balancer moved it; the old link is half dead).
+    const second = await FakeAgent.online(two.url, b.token);
+    expect(await first.closed).toBe(CloseCode.replaced);
+    expect(two.ctx.agents.isLocal(b.id)).toBe(true);
+    await eventually(() => expect(one.ctx.agents.isLocal(b.id)).toBe(false), 10_000, 50);
+    // The session row is the new link's: the old link's close did not remove it.
+    const [row] = await one.ctx.database.db.select().from(boardSessions).where(eq(boardSessions.boardId, b.id));
+    expect(row?.replicaId).toBe('replica-two');
+    await second.close();
   });
 
   it('calls agent RPCs on a board linked to the other replica, errors mapped as on its own', async () => {
