@@ -210,6 +210,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
       expect(await state()).toMatchObject({ motion: 'stop' });
       await page.getByText('The browser went offline: the motor was stopped.').waitFor();
       await screenshot(page, 'flows-09-motor-connection-lost');
+      await expectAccessible(page, 'motor stopped after the connection went');
     } finally {
       await context.setOffline(false);
       await page.mouse.up();
@@ -248,6 +249,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
       });
       expect(played.after).toBeGreaterThan(0.3);
       await screenshot(p, 'flows-10-viewer-video');
+      await expectAccessible(p, 'invocation seen by a viewer');
 
       const [zip] = await Promise.all([p.waitForEvent('download'), p.getByRole('link', { name: 'Download ZIP' }).click()]);
       const zipFile = path.join(tmp, 'viewer.zip');
