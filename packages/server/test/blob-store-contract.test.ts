@@ -271,3 +271,18 @@ describe.each([
     expect(await h.leftovers()).toEqual([]);
   });
 });
+
+describe('S3BlobStore when the store fails', () => {
+  it('an ingest the store refuses mid-way rejects with the store error instead of waiting forever', async () => {
+    s3 ??= await startS3Server('mm-contract');
+    const store = new S3BlobStore({ ...s3.storeOptions, bucket: 'no-such-bucket' });
+    try {
+      // More than one part: the source keeps coming while the store has already refused.
+      const err = await store.ingest(Readable.from([patterned(9 * MiB), patterned(9 * MiB)])).catch((e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(Error);
+      expect(err.name).toBe('NoSuchBucket');
+    } finally {
+      store.close();
+    }
+  });
+});

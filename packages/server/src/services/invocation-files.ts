@@ -1,4 +1,4 @@
-import { and, eq, inArray, notExists, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, notExists, sql } from 'drizzle-orm';
 import type { StoreContext } from '../store-context.ts';
 import { contents, invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
@@ -98,13 +98,14 @@ export async function discardIngestedContent(ctx: StoreContext, sha256: string):
  * the bytes gone and fails rather than recording missing content), under the store's
  * per-content lock (see BlobStore.removeIfUnused), so a concurrent upload of the same
  * bytes in this process keeps them. Failures are logged, never thrown: the caller's change
- * has already happened, and the sweeps catch what is left.
+ * has already happened, and the sweeps catch what is left. Resolves to how many went.
  */
-export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<string>): Promise<void> {
+export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<string>): Promise<number> {
   const { db } = ctx.database;
+  let collected = 0;
   for (const sha256 of new Set(shas)) {
     try {
-      await ctx.files.removeIfUnused(sha256, (removeBytes) =>
+      const gone = await ctx.files.removeIfUnused(sha256, (removeBytes) =>
         db.transaction(async (tx) => {
           await tx.select({ sha256: contents.sha256 }).from(contents).where(eq(contents.sha256, sha256)).for('update');
           const [used] = await tx
@@ -118,10 +119,12 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
           return true;
         }),
       );
+      if (gone) collected++;
     } catch (err) {
       ctx.log.warn({ err, sha256 }, 'could not collect unused content');
     }
   }
+  return collected;
 }
 
 /**
@@ -155,10 +158,20 @@ export async function sweepContentStore(ctx: StoreContext, opts: ContentSweepOpt
 export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOptions = {}): Promise<{ rows: number; files: number }> {
   const { db } = ctx.database;
   const graceMs = opts.orphanGraceMs ?? ORPHAN_GRACE_MS;
-  const unused = await db
-    .delete(contents)
-    .where(notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))))
-    .returning({ sha256: contents.sha256 });
+  // Rows nothing refers to, in pages, each collected under its row lock (a plain DELETE …
+  // WHERE NOT EXISTS could race an attach on another replica); their bytes go with them.
+  let rows = 0;
+  for (let after = ''; ; ) {
+    const page = await db
+      .select({ sha256: contents.sha256 })
+      .from(contents)
+      .where(and(gt(contents.sha256, after), notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256)))))
+      .orderBy(contents.sha256)
+      .limit(500);
+    if (!page.length) break;
+    rows += await collectUnusedContent(ctx, page.map((r) => r.sha256));
+    after = page.at(-1)!.sha256;
+  }
   let orphans = 0;
   const prune = async (batch: ListedBlob[]) => {
     const cutoff = Date.now() - graceMs;
@@ -189,10 +202,10 @@ export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOp
     }
   }
   if (batch.length) await prune(batch);
-  if (unused.length || orphans) {
-    ctx.log.info({ rows: unused.length, files: orphans }, 'removed unused content');
+  if (rows || orphans) {
+    ctx.log.info({ rows, files: orphans }, 'removed unused content');
   }
-  return { rows: unused.length, files: orphans };
+  return { rows, files: orphans };
 }
 
 /**

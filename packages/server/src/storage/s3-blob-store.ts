@@ -160,7 +160,10 @@ export class S3BlobStore implements BlobStore {
     // upload stops the pipeline (it would otherwise wait forever for a reader).
     const uploaded = upload.done();
     let uploadFailed = false;
+    let pipelineFailed = false;
     uploaded.catch((err: unknown) => {
+      // Only a failure of the store itself; one that follows the pipeline's is its echo.
+      if (pipelineFailed) return;
       uploadFailed = true;
       body.destroy(err instanceof Error ? err : new Error(String(err)));
     });
@@ -181,6 +184,7 @@ export class S3BlobStore implements BlobStore {
           ...(opts.signal ? [{ signal: opts.signal }] : []),
         );
       } catch (err) {
+        pipelineFailed = true;
         if (uploadFailed) await uploaded; // the store's own error says more than the cut pipeline's
         throw err;
       }
