@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FRAME_DATA, FRAME_HEADER_BYTES } from './frames.ts';
-import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, MAX_FRAME_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, LINK_WINDOW_CAP_BYTES, MAX_FRAME_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
 import { AgentMessage, catalog, ServerMessage, type MessageType } from './messages.ts';
 import { rpcMethods } from './rpc.ts';
 import { AGENT_CONNECT_PATH, CloseCode, PROTOCOL_VERSION } from './version.ts';
@@ -88,7 +88,9 @@ export function asyncApiDocument(opts: AsyncApiOptions = {}): Record<string, unk
       `Byte 0 is the frame kind (${FRAME_DATA} = data), bytes 1–4 the stream id (uint32 big-endian), ` +
       `bytes ${FRAME_HEADER_BYTES}… the payload. A stream's data arrives in order from the offset its ` +
       `stream.pull named; the sender never has more than the granted credit in flight ` +
-      `(at most ${STREAM_WINDOW_BYTES} bytes per stream). Frames are at most ${MAX_FRAME_BYTES} bytes.`,
+      `(a stream starts with ${STREAM_WINDOW_BYTES} bytes; a puller may grant more, following the link's ` +
+      `bandwidth-delay product, up to ${LINK_WINDOW_CAP_BYTES} bytes for all streams of a link). ` +
+      `A frame is one WebSocket message, sent as one frame or as fragments; at most ${MAX_FRAME_BYTES} bytes.`,
     contentType: 'application/octet-stream',
     payload: { type: 'string', format: 'binary' },
   };
