@@ -68,8 +68,9 @@ interface GeneratorReport {
   kind: 'report';
   at: number;
   ready: number;
-  /** Connection attempts and welcomes since the previous report. */
-  attempts: number;
+  /** Connection attempts since the previous report, by the second (epoch) each was made in. */
+  attemptsBySecond: Array<[number, number]>;
+  /** Welcomes and failed attempts since the previous report. */
   welcomes: number;
   failures: number;
 }
@@ -79,7 +80,8 @@ const quietLog = { debug() {}, info() {}, warn() {}, error() {} };
 async function generator(): Promise<void> {
   const start = await new Promise<GeneratorStart>((resolve) => process.once('message', (m) => resolve(m as GeneratorStart)));
   let ready = 0;
-  let attempts = 0;
+  // Counted by the second of the attempt itself: a report delayed by a busy event loop must not move them.
+  let attempts = new Map<number, number>();
   let welcomes = 0;
   let failures = 0;
   let inRamp = true;
@@ -102,7 +104,8 @@ async function generator(): Promise<void> {
   /** One connection: resolves when it ends, with whether it reached welcome. */
   const session = (url: string, token: string, index: number, onReady: () => void): Promise<boolean> =>
     new Promise((resolve) => {
-      attempts++;
+      const second = Math.floor(Date.now() / 1000);
+      attempts.set(second, (attempts.get(second) ?? 0) + 1);
       let welcomed = false;
       let settled = false;
       const end = () => {
@@ -190,8 +193,8 @@ async function generator(): Promise<void> {
   start.tokens.forEach((t, i) => void agent(t, i));
   const timer = setInterval(() => {
     if (inRamp && ready === start.tokens.length) inRamp = false;
-    const report: GeneratorReport = { kind: 'report', at: Date.now(), ready, attempts, welcomes, failures };
-    attempts = 0;
+    const report: GeneratorReport = { kind: 'report', at: Date.now(), ready, attemptsBySecond: [...attempts], welcomes, failures };
+    attempts = new Map();
     welcomes = 0;
     failures = 0;
     process.send?.(report);
@@ -282,8 +285,7 @@ async function main(): Promise<void> {
       child.on('message', (m: GeneratorReport) => {
         readyBy.set(child, m.ready);
         totals.ready = [...readyBy.values()].reduce((a, b) => a + b, 0);
-        const bucket = Math.floor(m.at / 1000);
-        totals.attemptsPerBucket.set(bucket, (totals.attemptsPerBucket.get(bucket) ?? 0) + m.attempts);
+        for (const [second, n] of m.attemptsBySecond) totals.attemptsPerBucket.set(second, (totals.attemptsPerBucket.get(second) ?? 0) + n);
         totals.failures += m.failures;
       });
       const slice = tokens.slice(g * per, (g + 1) * per);

@@ -58,10 +58,11 @@ const exists = (file: string) => fs.stat(file).then(() => true, () => false);
 /**
  * A new embedded database folder is made by a child process (embedded-initdb.mjs says why),
  * in a scratch folder renamed into place when complete: a start killed during initdb leaves
- * no half-made database behind to be opened as if it were whole.
+ * no half-made database behind to be opened as if it were whole, only a scratch folder that
+ * the next start clears (one server per data folder: the data-dir lock).
  */
 async function initEmbeddedDir(dir: string): Promise<void> {
-  const scratch = `${dir}.init-${process.pid}`;
+  const scratch = `${dir}.initdb`;
   await fs.rm(scratch, { recursive: true, force: true });
   try {
     await promisify(execFile)(process.execPath, [initdbScript, scratch], { maxBuffer: 4 * 1024 * 1024 });
