@@ -234,7 +234,9 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       } else this.log.debug({ stream_id: id, error: info }, `stream to ${this.opts.peerName} ended early`);
       return { bytes, ok: false };
     } finally {
-      if (opened && 'reader' in opened) await opened.reader.close().catch(() => {});
+      // Not awaited: the caller hears the stream's end at once, as with a stream source (the
+      // server records a pull's bytes before the agent's outcome can arrive).
+      if (opened && 'reader' in opened) void opened.reader.close().catch(() => {});
       else opened?.source.destroy?.();
       this.senders.delete(id);
     }

@@ -169,26 +169,33 @@ class OperationWriter {
   }
 
   private async drain(): Promise<void> {
+    let ended = false;
     try {
       while (this.queue.length) {
         const batch = this.queue;
         this.queue = [];
+        ended ||= batch.some((p) => p.type === 'end');
         await this.writeBatch(batch);
       }
     } finally {
       this.running = undefined;
-      // An operation that ended keeps no writer; a late event creates a fresh one.
-      if (this.queue.length === 0) this.retire();
-      else this.running = this.drain();
+      // A running operation keeps its writer, and with it its next seq (no max(seq) query
+      // per event); an ended one keeps none: a late event creates a fresh one.
+      if (this.queue.length > 0) this.running = this.drain();
+      else if (ended || this.nextSeq === undefined) this.retire();
     }
   }
 
   /**
-   * Stores a batch in one insert; if that fails, each event on its own, so one event the
-   * database refuses does not take the others (a status or end event above all) with it.
+   * Stores a batch in one insert; if that fails, once more after reading where the log ends
+   * (a seq kept from earlier may be stale when another process appended meanwhile), then
+   * each event on its own, so one event the database refuses does not take the others (a
+   * status or end event above all) with it.
    */
   private async writeBatch(batch: Pending[]): Promise<void> {
-    if (await this.tryWrite(batch, batch.length === 1)) return;
+    const seqWasKept = this.nextSeq !== undefined;
+    if (await this.tryWrite(batch, batch.length === 1 && !seqWasKept)) return;
+    if (seqWasKept && (await this.tryWrite(batch, batch.length === 1))) return;
     if (batch.length > 1) for (const p of batch) await this.tryWrite([p], true);
   }
 

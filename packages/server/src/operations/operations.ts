@@ -313,13 +313,12 @@ export class Operations implements OperationLifecycle {
     }
   }
 
-  /** Stores any progress still held back by the throttle; forgets the throttle. */
-  private async flushProgress(id: number): Promise<OperationProgress | undefined> {
+  /** The progress still held back by the throttle (stored by the caller); forgets the throttle. */
+  private takeProgress(id: number): OperationProgress | undefined {
     const t = this.throttles.get(id);
     if (!t) return undefined;
     this.throttles.delete(id);
     clearTimeout(t.timer);
-    if (t.pending) await this.storeProgress(id, t.pending);
     return t.pending;
   }
 
@@ -352,8 +351,9 @@ export class Operations implements OperationLifecycle {
    * idempotent): stores it, then its `status` and `end` events, and lets the board go on.
    */
   async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
-    await this.flushProgress(id);
-    const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error }));
+    // The last progress held back by the throttle goes into the same row update and event write.
+    const progress = this.takeProgress(id);
+    const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error, ...(progress ? { progress } : {}) }));
     const cancel = this.cancelRequested.get(id);
     if (cancel) {
       clearTimeout(cancel.timer);
@@ -366,7 +366,11 @@ export class Operations implements OperationLifecycle {
     for (const chunk of this.logCap.finish(id)) void this.events.append(id, 'log', chunk);
     const op = toOperationObject(row);
     // Queued together, so they are stored in one write.
-    await Promise.all([this.events.append(id, 'status', { status, ...(error ? { error } : {}) }), this.events.append(id, 'end', op)]);
+    await Promise.all([
+      ...(progress ? [this.events.append(id, 'progress', progress)] : []),
+      this.events.append(id, 'status', { status, ...(error ? { error } : {}) }),
+      this.events.append(id, 'end', op),
+    ]);
     this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
     if (row.boardId) this.announceWork(row.boardId);
     return op;
