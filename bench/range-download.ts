@@ -106,7 +106,7 @@ async function measure(label: string, get: Get): Promise<string> {
 }
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-range-'));
-const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'warn' });
+const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded');
 try {
   let server = await cluster.start();
   const file = path.join(work, 'video.bin');
