@@ -47,6 +47,7 @@ export const configSchema = z.object({
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
+  MM_AGENT_HANDSHAKES_MAX: int(1, 100_000).default(64),
   /** Resumable uploads untouched for this long are removed with their bytes. */
   MM_UPLOAD_EXPIRY_S: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -137,6 +138,8 @@ export interface Config {
   /** How long a request body may stall before its socket is closed (MM_HTTP_IDLE_TIMEOUT_S). */
   httpIdleTimeoutMs: number;
   heartbeatIntervalMs: number;
+  /** Agent handshakes (token lookup to settled hello) in progress at once; more get 503 at once. */
+  agentHandshakesMax: number;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
@@ -192,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
+    agentHandshakesMax: e.MM_AGENT_HANDSHAKES_MAX,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,

@@ -1,4 +1,5 @@
 import fsp from 'node:fs/promises';
+import { HandshakeGate } from './handshake-gate.ts';
 import type WebSocket from 'ws';
 import { CloseCode, isCompatibleProtocol, openFileReader, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
 import type { Config } from '../config.ts';
@@ -18,7 +19,7 @@ export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<Opene
 export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
 
 export interface AgentHubDeps {
-  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs'>;
+  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax'>;
   log: Logger;
   db: Db;
   links: BoardLinks;
@@ -43,14 +44,23 @@ export class AgentHub {
   private stopping = false;
   private readonly extraSources = new Map<string, SourceOpener>();
   private readonly extraMessages = new Map<string, MessageHandler>();
+  /** Handshakes in progress (MM_AGENT_HANDSHAKES_MAX): the connect route enters, the settled hello leaves. */
+  readonly handshakes: HandshakeGate;
+  /** Each greeting connection's place in `handshakes`. */
+  private readonly handshakeOf = new WeakMap<BoardLink, () => void>();
 
   constructor(private readonly deps: AgentHubDeps) {
+    this.handshakes = new HandshakeGate(deps.config.agentHandshakesMax);
     deps.bus.subscribe('board.revoked', undefined, ({ boardId }) => this.closeLinksOf(boardId));
   }
 
-  /** Takes over an upgraded socket of an authenticated board. */
-  accept(socket: WebSocket, board: { id: string; name: string }): void {
+  /**
+   * Takes over an upgraded socket of an authenticated board; `endHandshake` (its place in
+   * `handshakes`) is called once its hello is settled or it closes.
+   */
+  accept(socket: WebSocket, board: { id: string; name: string }, endHandshake: () => void = () => {}): void {
     if (this.stopping) {
+      endHandshake();
       socket.close(1001, 'server shutting down');
       return;
     }
@@ -60,6 +70,7 @@ export class AgentHub {
       timeoutMs: config.heartbeatTimeoutMs,
     });
     this.open.add(conn);
+    this.handshakeOf.set(conn, endHandshake);
     conn.log.info('agent connected');
   }
 
@@ -148,6 +159,14 @@ export class AgentHub {
   };
 
   private async onHello(conn: BoardLink, hello: HelloMessage): Promise<void> {
+    try {
+      await this.greet(conn, hello);
+    } finally {
+      this.handshakeOf.get(conn)?.();
+    }
+  }
+
+  private async greet(conn: BoardLink, hello: HelloMessage): Promise<void> {
     const { db, log, links, work } = this.deps;
     if (!isCompatibleProtocol(hello.protocol_version)) {
       conn.log.warn({ theirs: hello.protocol_version, ours: PROTOCOL_VERSION }, 'agent speaks another protocol version');
@@ -193,6 +212,7 @@ export class AgentHub {
 
   private onClosed(conn: BoardLink, code: number, reason: string): void {
     this.open.delete(conn);
+    this.handshakeOf.get(conn)?.();
     conn.log.info({ code, reason }, 'agent disconnected');
     if (!this.deps.links.drop(conn)) return; // replaced (or never greeted): presence unchanged
     recordLastSeen(this.deps.db, conn.boardId, new Date(conn.lastHeardAt)).catch((err: unknown) =>

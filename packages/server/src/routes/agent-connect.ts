@@ -1,4 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { upgradeWebSocket } from '@hono/node-server';
 import type WebSocket from 'ws';
 import { AGENT_CONNECT_PATH } from '@mm/protocol';
@@ -6,7 +7,8 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { findBoardByTokenHash } from '../agent-link/board-store.ts';
 import { rejectUpgrade } from '../agent-link/reject-upgrade.ts';
-import { ApiError, UnauthorizedError } from '../errors.ts';
+import { handshakeRetryAfterS } from '../agent-link/handshake-gate.ts';
+import { ApiError, ServiceUnavailableError, UnauthorizedError } from '../errors.ts';
 import { bearerToken, sha256Hex } from '../http/auth.ts';
 import { toProblem } from '../http/problem.ts';
 
@@ -29,6 +31,10 @@ export function agentConnectRoutes(ctx: Services) {
     responses: {
       101: { description: 'Switching protocols: the agent link is open' },
       401: { description: 'Missing or invalid board token (problem+json, `unauthorized`)' },
+      503: {
+        description:
+          'Too many agents linking at once (MM_AGENT_HANDSHAKES_MAX): problem+json `server_busy` with Retry-After, answered before any database work; the agent retries after its backoff',
+      },
       426: { description: 'Not a WebSocket upgrade request (problem+json, `upgrade_required`)' },
     },
   });
@@ -36,6 +42,27 @@ export function agentConnectRoutes(ctx: Services) {
 
   app.get(AGENT_CONNECT_PATH, async (c) => {
     const isUpgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';
+    const endHandshake = isUpgrade ? ctx.hub.handshakes.tryEnter() : () => {};
+    if (!endHandshake) {
+      const busy = new ServiceUnavailableError('server_busy', 'Too many boards are linking right now; try again in a few seconds.');
+      const retryAfter = String(handshakeRetryAfterS());
+      if (c.env?.incoming) {
+        await rejectUpgrade(c.env.incoming, toProblem(busy), { 'Retry-After': retryAfter });
+        return c.body(null, 503);
+      }
+      busy.headers['retry-after'] = retryAfter;
+      throw busy;
+    }
+    let handedOver = false;
+    try {
+      return await upgradeAgent(c, endHandshake, isUpgrade, () => (handedOver = true));
+    } finally {
+      if (!handedOver) endHandshake();
+    }
+  });
+
+  /** The token check and the upgrade; `handOver` marks the handshake's place as the link's to end. */
+  async function upgradeAgent(c: Context<AppEnv>, endHandshake: () => void, isUpgrade: boolean, handOver: () => void) {
     const token = bearerToken(c.req.header('authorization'));
     const board = token ? await findBoardByTokenHash(ctx.database.db, sha256Hex(token)) : undefined;
     if (!board) {
@@ -52,15 +79,18 @@ export function agentConnectRoutes(ctx: Services) {
       err.headers.upgrade = 'websocket';
       throw err;
     }
+    handOver();
     return upgradeWebSocket(c, {
       onOpen: (_event, ws) => {
         // After the upgrade the request's TCP socket carries the link: its byte counts are the link's.
         const socket = c.env?.incoming?.socket;
         if (socket) ctx.metrics.trackAgentLink(socket);
-        ctx.hub.accept(ws.raw as WebSocket, { id: board.id, name: board.name });
+        ctx.hub.accept(ws.raw as WebSocket, { id: board.id, name: board.name }, endHandshake);
       },
+      // The upgrade failed (the socket went first): the link never starts.
+      onError: () => endHandshake(),
     });
-  });
+  }
 
   return app;
 }
