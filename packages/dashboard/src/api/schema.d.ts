@@ -451,6 +451,13 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description With `MM_BLOB_STORE=s3` and `MM_S3_REDIRECT_DOWNLOADS=1`: `Location` is a presigned URL on the object store (valid 1 h) that serves the bytes and honours `Range` */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
                 /** @description Not modified (`If-None-Match` / `If-Modified-Since`) */
                 304: {
                     headers: {
@@ -589,6 +596,13 @@ export interface paths {
                 };
                 /** @description The requested byte range (`Range` honoured; one range per response) */
                 206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With `MM_BLOB_STORE=s3` and `MM_S3_REDIRECT_DOWNLOADS=1`: `Location` is a presigned URL on the object store (valid 1 h) that serves the bytes and honours `Range` */
+                302: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2910,6 +2924,13 @@ export interface paths {
                 };
                 /** @description Not a WebSocket upgrade request (problem+json, `upgrade_required`) */
                 426: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Too many agents linking at once (MM_AGENT_HANDSHAKES_MAX): problem+json `server_busy` with Retry-After, answered before any database work; the agent retries after its backoff */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
