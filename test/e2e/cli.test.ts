@@ -13,6 +13,7 @@ import { cliHome, type CliHome } from '../support/cli.ts';
 import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
+import { freePort } from './device-scripts-support.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTestServer } from '../support/test-server.ts';
 
@@ -59,8 +60,13 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     const server = await cluster.start();
     const res = await server.api('/api/boards/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cli-board' }) });
     const board = await json(res);
-    agent = await startAgent({ serverUrl: server.url, token: board.token, agentDir: path.join(scratch, 'agent') });
+    // The simulated board's motor script on a port of its own, named in the catalogue (mm motor).
+    const gpioPort = await freePort();
+    agent = await startAgent({ serverUrl: server.url, token: board.token, agentDir: path.join(scratch, 'agent'), env: { MM_SIM_GPIO_PORT: String(gpioPort) } });
     await eventually(async () => expect((await json(await server.api(`/api/boards/${board.id}/`))).status).toBe('online'), 60_000);
+    const gpio = (await json(await server.api('/api/device-scripts/?device_type=gpio'))).scripts[0];
+    const patched = await server.api(`/api/device-scripts/${gpio.id}/`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ port: gpioPort }) });
+    expect(patched.status).toBe(200);
     proxy = await startTcpProxy({ host: '127.0.0.1', port: server.port });
     cli = await cliHome();
     env = { MM_SERVER_URL: proxy.url };
@@ -207,6 +213,15 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^Usage: mm /);
     }
+  }, HEAVY);
+
+  it('mm motor drives for --for seconds (the script holds the command that long), and refuses a bad --for', async () => {
+    const r = await cli.run(['motor', 'forward', '--for', '2', '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ hold_ms: 2000 });
+    expect((await cli.run(['motor', 'stop', '--json'], env)).code).toBe(0);
+    expect((await cli.run(['motor', 'forward', '--for', '61'], env)).code).toBe(2);
+    expect((await cli.run(['motor', 'stop', '--for', '1'], env)).code).toBe(2);
   }, HEAVY);
 
   it('mm upload sends one file resumably, and attaches it by digest when the server holds it', async () => {

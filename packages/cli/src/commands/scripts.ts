@@ -25,10 +25,10 @@ async function scriptId(api: Api, given: string | undefined): Promise<string> {
   return first.id;
 }
 
-async function proxy(ctx: CommandContext, opts: { script?: string; board?: string }, route: string, body?: unknown) {
+async function proxy(ctx: CommandContext, opts: { script?: string; board?: string }, route: string, body?: unknown, query: Record<string, string> = {}) {
   const id = await scriptId(ctx.api, opts.script);
   const state = await ctx.api.json<unknown>('POST', `/api/device-scripts/${id}/proxy/${route}`, {
-    query: { board_id: opts.board },
+    query: { board_id: opts.board, ...query },
     ...(body !== undefined ? { json: body } : {}),
   });
   ctx.result(state, () => say(JSON.stringify(state)));
@@ -51,10 +51,17 @@ export function registerScripts(program: Command): void {
     .description(`drive the GPIO motor script: ${MOTIONS.join(', ')}`)
     .option('--script <id>', 'the device script (default: the catalogue\'s gpio script)')
     .option('--board <id>', 'the board')
+    .option('--for <seconds>', "drive this long (0.05–60 s), then the script stops by itself (default: the script's own hold, MM_GPIO_DRIVE_TIMEOUT_MS)")
     .action(
-      withContext(async (ctx, opts: { script?: string; board?: string }, motion: string) => {
+      withContext(async (ctx, opts: { script?: string; board?: string; for?: string }, motion: string) => {
         if (!MOTIONS.includes(motion)) throw new UsageError(`The motion must be one of ${MOTIONS.join(', ')} (got ${JSON.stringify(motion)}).`);
-        await proxy(ctx, opts, `motor/${motion}`);
+        const seconds = opts.for === undefined ? undefined : Number(opts.for);
+        if (seconds !== undefined && (!/^\d+(\.\d+)?$/.test(opts.for ?? '') || seconds < 0.05 || seconds > 60)) {
+          throw new UsageError(`--for must be a number of seconds from 0.05 to 60 (got ${JSON.stringify(opts.for)}).`);
+        }
+        if (seconds !== undefined && motion === 'stop') throw new UsageError('--for goes with a motion, not with stop.');
+        // The script's dead-man hold: a drive command stops by itself unless renewed (or held this long).
+        await proxy(ctx, opts, `motor/${motion}`, undefined, seconds === undefined ? {} : { hold_ms: String(Math.round(seconds * 1000)) });
       }),
     );
 
