@@ -118,20 +118,7 @@ export class ContentStore implements BlobStore {
         sink,
         ...(opts.signal ? [{ signal: opts.signal }] : []),
       );
-      const sha256 = hash.digest('hex');
-      if (opts.expectedSha256 !== undefined && opts.expectedSha256 !== sha256) {
-        throw new ContentMismatchError(`content hashes to ${sha256}, expected ${opts.expectedSha256}`);
-      }
-      const finalPath = this.pathOf(sha256);
-      await this.locks.run(sha256, async () => {
-        await fsp.mkdir(path.dirname(finalPath), { recursive: true });
-        // Replaces an existing copy (same bytes) atomically; also re-creates content whose
-        // file was collected while this ingest streamed.
-        await fsp.rename(tempPath, finalPath);
-        this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
-      });
-      await syncDirectory(path.dirname(finalPath));
-      return { sha256, size };
+      return { sha256: await this.moveIntoPlace(tempPath, hash.digest('hex'), opts.expectedSha256), size };
     } catch (err) {
       // The sink opens its file asynchronously: a failure before that open completes would
       // otherwise remove nothing and then see the file created. Remove it once it is closed.
@@ -182,18 +169,7 @@ export class ContentStore implements BlobStore {
         try {
           await (await handle()).sync();
           await close();
-          const sha256 = hash.digest('hex');
-          if (opts.expectedSha256 !== undefined && opts.expectedSha256 !== sha256) {
-            throw new ContentMismatchError(`content hashes to ${sha256}, expected ${opts.expectedSha256}`);
-          }
-          const finalPath = this.pathOf(sha256);
-          await this.locks.run(sha256, async () => {
-            await fsp.mkdir(path.dirname(finalPath), { recursive: true });
-            await fsp.rename(tempPath, finalPath);
-            this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
-          });
-          await syncDirectory(path.dirname(finalPath));
-          return { sha256, size };
+          return { sha256: await this.moveIntoPlace(tempPath, hash.digest('hex'), opts.expectedSha256), size };
         } catch (err) {
           await removeTemp();
           throw err;
@@ -201,6 +177,23 @@ export class ContentStore implements BlobStore {
       },
       abort: removeTemp,
     };
+  }
+
+  /**
+   * The end of every write: checks the hash, renames the durable temp file into place under
+   * the content's lock and pins it (until `release`). The rename replaces an existing copy
+   * (same bytes) atomically, and re-creates content whose file was collected meanwhile.
+   */
+  private async moveIntoPlace(tempPath: string, sha256: string, expected: string | undefined): Promise<string> {
+    if (expected !== undefined && expected !== sha256) throw new ContentMismatchError(`content hashes to ${sha256}, expected ${expected}`);
+    const finalPath = this.pathOf(sha256);
+    await this.locks.run(sha256, async () => {
+      await fsp.mkdir(path.dirname(finalPath), { recursive: true });
+      await fsp.rename(tempPath, finalPath);
+      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+    });
+    await syncDirectory(path.dirname(finalPath));
+    return sha256;
   }
 
   /** The content from `start`, read straight into the agent link's frame buffers. */
