@@ -60,6 +60,8 @@ interface ProgressThrottle {
   lastStoredAt: number;
   pending: OperationProgress | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** The store of the last flushed value, while it is in flight (the end waits for it). */
+  storing: Promise<void> | undefined;
 }
 
 /**
@@ -286,7 +288,7 @@ export class Operations implements OperationLifecycle {
     this.ctx.bus.publish('operation.progress', id, { operationId: id, progress });
     let t = this.throttles.get(id);
     if (!t) {
-      t = { lastStoredAt: 0, pending: undefined, timer: undefined };
+      t = { lastStoredAt: 0, pending: undefined, timer: undefined, storing: undefined };
       this.throttles.set(id, t);
     }
     t.pending = progress;
@@ -298,7 +300,7 @@ export class Operations implements OperationLifecycle {
       throttle.lastStoredAt = Date.now();
       const p = throttle.pending;
       throttle.pending = undefined;
-      if (p) void this.storeProgress(id, p);
+      if (p) throttle.storing = this.storeProgress(id, p);
     };
     if (wait <= 0) flush();
     else throttle.timer = setTimeout(flush, wait);
@@ -313,12 +315,17 @@ export class Operations implements OperationLifecycle {
     }
   }
 
-  /** The progress still held back by the throttle (stored by the caller); forgets the throttle. */
-  private takeProgress(id: number): OperationProgress | undefined {
+  /**
+   * The progress still held back by the throttle (stored by the caller), once a store of an
+   * earlier value that is still in flight has landed (or it would land after the final row and
+   * the end's operation would miss it); forgets the throttle.
+   */
+  private async takeProgress(id: number): Promise<OperationProgress | undefined> {
     const t = this.throttles.get(id);
     if (!t) return undefined;
     this.throttles.delete(id);
     clearTimeout(t.timer);
+    await t.storing; // storeProgress never rejects (a failure is logged)
     return t.pending;
   }
 
@@ -352,7 +359,7 @@ export class Operations implements OperationLifecycle {
    */
   async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
     // The last progress held back by the throttle goes into the same row update and event write.
-    const progress = this.takeProgress(id);
+    const progress = await this.takeProgress(id);
     const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error, ...(progress ? { progress } : {}) }));
     const cancel = this.cancelRequested.get(id);
     if (cancel) {
