@@ -142,6 +142,33 @@ export async function expectAccessible(page: Page, name: string): Promise<void> 
   expect(violations, `accessibility of ${name}`).toEqual([]);
 }
 
+/** A new personal token of this user (signed in with its password, as the user would). */
+export async function personalToken(baseUrl: string, user: { username: string; password: string }): Promise<string> {
+  const login = await fetch(`${baseUrl}/api/auth/login/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(user),
+  });
+  if (login.status !== 200) throw new Error(`sign-in as ${user.username}: ${login.status} ${await login.text()}`);
+  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('mm_session='))!.split(';')[0]!;
+  const made = await fetch(`${baseUrl}/api/tokens/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie, origin: baseUrl },
+    body: JSON.stringify({ name: `browser-test-${Date.now()}` }),
+  });
+  if (made.status !== 201) throw new Error(`token for ${user.username}: ${made.status} ${await made.text()}`);
+  return ((await made.json()) as { token: string }).token;
+}
+
+/** Signs in on the sign-in page with a personal token or MM_API_TOKEN. */
+export async function signInWithToken(page: Page, baseUrl: string, token: string): Promise<void> {
+  await page.goto(baseUrl + '/');
+  await page.getByRole('button', { name: 'Sign in with an API token instead' }).click();
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Invocations', level: 1 }).waitFor();
+}
+
 export async function signIn(page: Page, baseUrl: string, username: string, password: string): Promise<void> {
   await page.goto(baseUrl + '/');
   await page.getByLabel('Username').fill(username);

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { realPacEntries, tarArchive } from '../../agent/test/pac-test-support.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { takeSseBlocks, type SseBlock } from '../../../test/support/sse.ts';
-import { ADMIN_TOKEN, CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { ADMIN_TOKEN, CHROMIUM, expectAccessible, hasChromium, screenshot, personalToken, signIn, signInWithToken, startHarness, type Harness } from './browser-support.ts';
 
 interface VideoElement {
   muted: boolean;
@@ -218,8 +218,10 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
     }
   }, 60_000);
 
-  it('a viewer signed in with a password (cookie only, auth on) plays the video and downloads the ZIP and the log', async () => {
-    const id = await invocationWith('for-the-viewer', { duration_s: 0 });
+  // Videos, ZIPs and logs are plain GETs (a <video> source, links): they carry the session
+  // cookie only, never an Authorization header, so a token sign-in must yield a session too.
+  it.each(['a password', 'a personal token'] as const)('a viewer signed in with %s (cookie only, auth on) plays the video and downloads the ZIP and the log', async (how) => {
+    const id = await invocationWith(`for-the-viewer-${how === 'a password' ? 'pw' : 'token'}`, { duration_s: 0 });
     const ran = await h.api(`/api/invocations/${id}/execute/`, { method: 'POST' });
     expect(ran.status, await ran.clone().text()).toBe(200);
     const op = (await ran.json()) as { id: number };
@@ -235,7 +237,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
     };
     p.on('response', (r) => void seen(r));
     try {
-      await signIn(p, base, h.users.viewer.username, h.users.viewer.password);
+      if (how === 'a password') await signIn(p, base, h.users.viewer.username, h.users.viewer.password);
+      else await signInWithToken(p, base, await personalToken(base, h.users.viewer));
       await p.goto(`/invocations/${id}`);
       const video = p.getByTestId('output-video');
       await video.waitFor({ timeout: 30_000 });
@@ -248,7 +251,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
         return { start, after: v.currentTime };
       });
       expect(played.after).toBeGreaterThan(0.3);
-      await screenshot(p, 'flows-10-viewer-video');
+      await screenshot(p, how === 'a password' ? 'flows-10-viewer-video' : 'flows-10-viewer-video-token');
       await expectAccessible(p, 'invocation seen by a viewer');
 
       const [zip] = await Promise.all([p.waitForEvent('download'), p.getByRole('link', { name: 'Download ZIP' }).click()]);
@@ -266,6 +269,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
       // page, not a download); what the page fetched went with the session cookie and no
       // Authorization header.
       await expect.poll(() => media.map((m) => m.url.split('/').at(-2))).toContain('video');
+      // The token never stays in the page: nothing in its storage holds it.
+      if (how === 'a personal token') expect(await p.evaluate(() => JSON.stringify({ ...(globalThis as unknown as { sessionStorage: object }).sessionStorage }))).not.toContain('mmu_');
       for (const m of media) {
         expect(m.authorization, m.url).toBeUndefined();
         expect(m.cookie, m.url).toMatch(/mm_session=/);

@@ -167,6 +167,81 @@ describe.each(dbKinds)('people and access (%s database)', (kind) => {
     });
   });
 
+  describe('signing in with a token (the dashboard\'s token sign-in)', () => {
+    const tokenLogin = (token: string, headers: Record<string, string> = {}) => call(server, 'POST', '/api/auth/token-login/', headers, { token });
+
+    it('exchanges a personal token for a session cookie that acts as the token\'s user and ends when the token is revoked', async () => {
+      const t = await json(await call(server, 'POST', '/api/tokens/', bearer(viewer.token), { name: 'dashboard' }));
+      secrets.push(t.token);
+      const res = await tokenLogin(t.token);
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await json(res)).toMatchObject({ user: { id: viewer.id, username: 'vera', role: 'viewer' }, auth: 'on', via: 'session' });
+      const cookie = sessionCookie(res)!;
+      expect(res.headers.getSetCookie().find((c) => c.startsWith('mm_session='))).toMatch(/HttpOnly/i);
+      secrets.push(cookie.split('=')[1]!);
+      // The cookie alone opens plain GETs (what a video, ZIP or log link sends) with the token's role.
+      expect((await call(server, 'GET', '/api/invocations/', { cookie })).status).toBe(200);
+      expect(await json(await call(server, 'GET', '/api/auth/me/', { cookie }))).toMatchObject({ user: { username: 'vera' }, via: 'session' });
+      expect((await call(server, 'GET', '/api/audit/', { cookie })).status).toBe(403);
+      // Revoking the token ends the session made from it.
+      expect((await call(server, 'DELETE', `/api/tokens/${t.id}/`, bearer(viewer.token))).status).toBe(204);
+      expect((await call(server, 'GET', '/api/invocations/', { cookie })).status).toBe(401);
+    });
+
+    it('ends the session when the token expires, and never outlives it', async () => {
+      const expiresAt = new Date(Date.now() + 3_600_000);
+      const t = await json(await call(server, 'POST', '/api/tokens/', bearer(viewer.token), { name: 'hour', expires_at: expiresAt.toISOString() }));
+      secrets.push(t.token);
+      const res = await tokenLogin(t.token);
+      const cookie = sessionCookie(res)!;
+      secrets.push(cookie.split('=')[1]!);
+      const { secretHash } = await import('../src/auth/secrets.ts');
+      const [row] = await db().select().from(sessions).where(eq(sessions.tokenHash, secretHash(cookie.split('=')[1]!)));
+      expect(row!.expiresAt.getTime()).toBeLessThanOrEqual(expiresAt.getTime());
+      expect(row!.apiTokenId).toBe(t.id);
+      const maxAge = Number(/Max-Age=(\d+)/i.exec(res.headers.getSetCookie().find((c) => c.startsWith('mm_session='))!)![1]);
+      expect(maxAge).toBeLessThanOrEqual(3600);
+      expect((await call(server, 'GET', '/api/boards/', { cookie })).status).toBe(200);
+      await db().update(apiTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiTokens.id, t.id));
+      expect((await call(server, 'GET', '/api/boards/', { cookie })).status).toBe(401);
+    });
+
+    it('exchanges MM_API_TOKEN for an admin session; logout ends it', async () => {
+      const res = await tokenLogin(ADMIN_TOKEN);
+      expect(res.status).toBe(200);
+      expect(await json(res)).toMatchObject({ user: { username: 'MM_API_TOKEN', role: 'admin', id: null }, via: 'session' });
+      const cookie = sessionCookie(res)!;
+      secrets.push(cookie.split('=')[1]!);
+      expect((await call(server, 'GET', '/api/audit/', { cookie })).status).toBe(200);
+      const { secretHash } = await import('../src/auth/secrets.ts');
+      const [row] = await db().select().from(sessions).where(eq(sessions.tokenHash, secretHash(cookie.split('=')[1]!)));
+      expect(row).toMatchObject({ userId: null, envTokenHash: secretHash(ADMIN_TOKEN) });
+      // A session of a different MM_API_TOKEN (the setting changed since) no longer works.
+      await db().update(sessions).set({ envTokenHash: secretHash('an-older-api-token') }).where(eq(sessions.id, row!.id));
+      expect((await call(server, 'GET', '/api/audit/', { cookie })).status).toBe(401);
+      await db().update(sessions).set({ envTokenHash: secretHash(ADMIN_TOKEN) }).where(eq(sessions.id, row!.id));
+      expect((await call(server, 'GET', '/api/audit/', { cookie })).status).toBe(200);
+      expect((await call(server, 'POST', '/api/auth/logout/', { cookie })).status).toBe(204);
+      expect((await call(server, 'GET', '/api/audit/', { cookie })).status).toBe(401);
+    });
+
+    it('refuses a wrong token with 401 invalid_credentials, sets no cookie, then limits the address (429)', async () => {
+      const ip = { 'x-forwarded-for': '203.0.113.77' };
+      const wrong = await tokenLogin('mmu_not-a-real-token', ip);
+      expect(wrong.status).toBe(401);
+      expect((await json(wrong)).code).toBe('invalid_credentials');
+      expect(sessionCookie(wrong)).toBeUndefined();
+      expect((await tokenLogin('', ip)).status).toBe(400);
+      let last: Response = wrong;
+      for (let i = 0; i < LOGIN_LIMITS.perAddress + 1 && last.status !== 429; i++) last = await tokenLogin(`mmu_guess-${i}`, ip);
+      expect(last.status).toBe(429);
+      expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Another address is not held back.
+      expect((await tokenLogin(viewer.token, { 'x-forwarded-for': '203.0.113.78' })).status).toBe(200);
+      await db().delete(loginFailures);
+    });
+  });
+
   describe('personal tokens', () => {
     it('shows a token once, lists it without the secret, keeps last_used_at and revokes it', async () => {
       const made = await call(server, 'POST', '/api/tokens/', bearer(viewer.token), { name: 'laptop', expires_at: new Date(Date.now() + 86_400_000).toISOString() });

@@ -1,5 +1,5 @@
 import { computed, signal } from '@preact/signals';
-import { api, onUnauthorized, setBearerToken } from '../api/client.ts';
+import { api, bearerToken, onUnauthorized, setBearerToken } from '../api/client.ts';
 import { ApiProblem } from '../api/problem.ts';
 
 export type Role = 'viewer' | 'operator' | 'admin';
@@ -54,32 +54,38 @@ export async function signInWithPassword(username: string, password: string): Pr
   await loadSession();
 }
 
+/**
+ * Signs in with a personal token or MM_API_TOKEN: the server exchanges it for a session
+ * cookie tied to the token (it ends when the token is revoked), so plain links (videos,
+ * ZIPs, logs) work like everything else and the page never keeps the token.
+ */
 export async function signInWithToken(token: string): Promise<void> {
+  setBearerToken(null);
+  try {
+    await api('/api/auth/token-login/', { method: 'POST', json: { token } });
+  } catch (err) {
+    // A server without the route: use the token as a bearer for this tab (links that are
+    // plain GETs will not work there).
+    if (err instanceof ApiProblem && err.status === 404) return signInWithBearer(token);
+    throw err;
+  }
+  await loadSession(true);
+}
+
+async function signInWithBearer(token: string): Promise<void> {
   setBearerToken(token);
   try {
     const me = await api<{ user: User }>('/api/auth/me/');
     session.value = { kind: 'signed-in', user: me.user, viaToken: true };
   } catch (err) {
-    // A server with auth but without the accounts routes (MM_API_TOKEN only): a token that
-    // opens a protected list is good enough; it acts as an admin.
-    if (err instanceof ApiProblem && err.status === 404) {
-      try {
-        await api('/api/boards/?limit=1');
-        session.value = { kind: 'signed-in', user: { id: 'token', username: 'API token', role: 'admin' }, viaToken: true };
-        return;
-      } catch (inner) {
-        setBearerToken(null);
-        throw inner;
-      }
-    }
     setBearerToken(null);
     throw err instanceof ApiProblem && err.status === 401 ? new ApiProblem(401, 'invalid_credentials', 'Unauthorized', '') : err;
   }
 }
 
 export async function signOut(): Promise<void> {
-  const s = session.value;
-  if (s.kind === 'signed-in' && !s.viaToken) {
+  // A token sign-in has a session too (unless the server is older): it ends here.
+  if (session.value.kind === 'signed-in' && !bearerToken.value) {
     await api('/api/auth/logout/', { method: 'POST' }).catch(() => undefined);
   }
   setBearerToken(null);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { client, unwrap, type DeviceScript } from '../api/client.ts';
+import { api, client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
@@ -213,6 +213,22 @@ export function DeviceScriptPage({ id }: { id: string }) {
       },
     });
   }, [script?.id, query, boards?.length]);
+
+  // The motor's state as soon as the feed is connected: the stream sends it when the relay
+  // first subscribes, but a relay subscription that was already open (another page, another
+  // person, a replica sharing it) has sent it before this page came.
+  useEffect(() => {
+    if (!linkUp || script?.device_type !== 'gpio') return;
+    let current = true;
+    api<Record<string, unknown>>(`/api/device-scripts/${id}/proxy/state${query}`)
+      .then((d) => current && setState((known) => known ?? d))
+      .catch(() => {
+        /* the feed shows the script's trouble; the pad's commands show their own errors */
+      });
+    return () => {
+      current = false;
+    };
+  }, [linkUp, script?.id, query]);
 
   if (error && !script) return <ErrorBox error={error} />;
   if (!script) return <p aria-busy="true">Loading…</p>;

@@ -5,7 +5,8 @@ import { AuditLog } from './audit.ts';
 import { LiveRequests } from './live-requests.ts';
 import { apiTokenPrincipal, type Principal } from './principal.ts';
 import { isRole } from './roles.ts';
-import { authenticateSession, liveSessionIds, pruneSessions, type SessionLimits } from './sessions.ts';
+import { authenticateSession, liveSessionIds, pruneSessions, type SessionLimits, type SessionOwner } from './sessions.ts';
+import { secretHash } from './secrets.ts';
 import { authenticateToken, existingTokenIds } from './tokens.ts';
 import { anyUserExists, type UserRow } from './users.ts';
 import { tokensEqual } from '../http/auth.ts';
@@ -76,7 +77,30 @@ export class AuthService {
 
   async principalForSession(cookie: string): Promise<Principal | undefined> {
     const hit = await authenticateSession(this.db, cookie, this.sessionLimits);
-    return hit && userPrincipal(hit.user, 'session', hit.session.id);
+    if (!hit) return undefined;
+    if (hit.user) return userPrincipal(hit.user, 'session', hit.session.id);
+    // Opened with MM_API_TOKEN: good while the setting still holds that token.
+    const { envTokenHash } = hit.session;
+    if (envTokenHash && this.config.apiToken && tokensEqual(envTokenHash, secretHash(this.config.apiToken))) {
+      return { ...apiTokenPrincipal, via: 'session', credentialId: hit.session.id };
+    }
+    return undefined;
+  }
+
+  /**
+   * A token given to the dashboard's sign-in: who it is and what its session is tied to, or
+   * undefined when it is not valid now.
+   */
+  async ownerForToken(token: string): Promise<{ principal: Principal; owner: SessionOwner } | undefined> {
+    if (this.config.apiToken && tokensEqual(token, this.config.apiToken)) {
+      return { principal: apiTokenPrincipal, owner: { envTokenHash: secretHash(token) } };
+    }
+    const hit = await authenticateToken(this.db, token);
+    if (!hit) return undefined;
+    return {
+      principal: userPrincipal(hit.user, 'token', hit.token.id),
+      owner: { userId: hit.user.id, apiTokenId: hit.token.id, tokenExpiresAt: hit.token.expiresAt },
+    };
   }
 
   /** Starts the periodic re-check of open streams' credentials and session pruning. */

@@ -40,6 +40,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/health/', 'public'),
   R('GET', '/api/agent/connect/', 'public'),
   R('POST', '/api/auth/login/', 'public', 'self'),
+  R('POST', '/api/auth/token-login/', 'public', 'self'),
 
   // Any user.
   R('POST', '/api/auth/logout/', 'viewer', 'self'),

@@ -1,6 +1,6 @@
-import { and, eq, gt, inArray, lt, or } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { sessions, users } from '../db/schema.ts';
+import { apiTokens, sessions, users } from '../db/schema.ts';
 import { newSecret, secretHash } from './secrets.ts';
 import type { UserRow } from './users.ts';
 
@@ -16,30 +16,56 @@ export interface SessionLimits {
   maxMs: number;
 }
 
-export async function createSession(db: Db, userId: string, ip: string | null, limits: SessionLimits): Promise<{ row: SessionRow; cookie: string }> {
+/**
+ * A session that authenticates now: within both expiries and, when it was opened with a
+ * personal token, while that token is unexpired (a revoked token deleted it already).
+ * Needs `api_tokens` left-joined on the session's token.
+ */
+function isLive(now: Date, limits: SessionLimits) {
+  return and(
+    gt(sessions.expiresAt, now),
+    gt(sessions.lastSeenAt, new Date(now.getTime() - limits.idleMs)),
+    or(isNull(sessions.apiTokenId), isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
+  );
+}
+
+/**
+ * Whose session it is: a person signed in with a password, a person signed in with one of
+ * their tokens (the session ends with the token), or MM_API_TOKEN (no user; the session
+ * ends when the setting changes).
+ */
+export type SessionOwner =
+  | { userId: string; apiTokenId?: string; tokenExpiresAt?: Date | null }
+  | { envTokenHash: string };
+
+export async function createSession(db: Db, owner: SessionOwner, ip: string | null, limits: SessionLimits): Promise<{ row: SessionRow; cookie: string }> {
   const cookie = newSecret('');
   const now = new Date();
+  let expiresAt = new Date(now.getTime() + limits.maxMs);
+  const values =
+    'envTokenHash' in owner
+      ? { envTokenHash: owner.envTokenHash }
+      : { userId: owner.userId, apiTokenId: owner.apiTokenId ?? null };
+  if ('tokenExpiresAt' in owner && owner.tokenExpiresAt && owner.tokenExpiresAt < expiresAt) expiresAt = owner.tokenExpiresAt;
   const [row] = await db
     .insert(sessions)
-    .values({ userId, tokenHash: secretHash(cookie), createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + limits.maxMs), ip })
+    .values({ ...values, tokenHash: secretHash(cookie), createdAt: now, lastSeenAt: now, expiresAt, ip })
     .returning();
   return { row: row!, cookie };
 }
 
-/** The session and its user when the cookie names a live session; refreshes its idle clock. */
-export async function authenticateSession(db: Db, cookie: string, limits: SessionLimits): Promise<{ session: SessionRow; user: UserRow } | undefined> {
+/**
+ * The session and its user (null for an MM_API_TOKEN session) when the cookie names a live
+ * session; refreshes its idle clock.
+ */
+export async function authenticateSession(db: Db, cookie: string, limits: SessionLimits): Promise<{ session: SessionRow; user: UserRow | null } | undefined> {
   const now = new Date();
   const [hit] = await db
     .select({ session: sessions, user: users })
     .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(
-      and(
-        eq(sessions.tokenHash, secretHash(cookie)),
-        gt(sessions.expiresAt, now),
-        gt(sessions.lastSeenAt, new Date(now.getTime() - limits.idleMs)),
-      ),
-    );
+    .leftJoin(users, eq(users.id, sessions.userId))
+    .leftJoin(apiTokens, eq(apiTokens.id, sessions.apiTokenId))
+    .where(and(eq(sessions.tokenHash, secretHash(cookie)), isLive(now, limits)));
   if (!hit) return undefined;
   if (now.getTime() - hit.session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
     await db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, hit.session.id));
@@ -69,6 +95,7 @@ export async function liveSessionIds(db: Db, ids: string[], limits: SessionLimit
   const rows = await db
     .select({ id: sessions.id })
     .from(sessions)
-    .where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, new Date(now)), gt(sessions.lastSeenAt, new Date(now - limits.idleMs))));
+    .leftJoin(apiTokens, eq(apiTokens.id, sessions.apiTokenId))
+    .where(and(inArray(sessions.id, ids), isLive(new Date(now), limits)));
   return new Set(rows.map((r) => r.id));
 }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
+  check,
   customType,
   index,
   integer,
@@ -202,17 +203,28 @@ export const sessions = pgTable(
   'sessions',
   {
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
-    userId: uuid('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The person; null for a session opened with MM_API_TOKEN (see envTokenHash). */
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     tokenHash: text('token_hash').notNull().unique(),
+    /**
+     * A session opened with a personal token lives no longer than the token: revoking it
+     * deletes the session with it (so a dashboard signed in with a token can still load
+     * videos, ZIPs and logs, which are plain GETs that carry only the cookie).
+     */
+    apiTokenId: uuid('api_token_id').references(() => apiTokens.id, { onDelete: 'cascade' }),
+    /** A session opened with MM_API_TOKEN: the sha256 of that token; it ends when the setting changes. */
+    envTokenHash: text('env_token_hash'),
     createdAt: ts('created_at').notNull().defaultNow(),
     lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
     /** Absolute end, whatever the activity. */
     expiresAt: ts('expires_at').notNull(),
     ip: text('ip'),
   },
-  (t) => [index('sessions_user_idx').on(t.userId)],
+  (t) => [
+    index('sessions_user_idx').on(t.userId),
+    index('sessions_api_token_idx').on(t.apiTokenId),
+    check('sessions_owner', sql`${t.userId} IS NOT NULL OR ${t.envTokenHash} IS NOT NULL`),
+  ],
 );
 
 /** Failed sign-ins, counted per username and per address for the rate limit (shared by replicas). */

@@ -45,6 +45,32 @@ const loginRoute = createRoute({
   },
 });
 
+const TokenLoginBody = z
+  .object({ token: z.string().min(1).max(1024) })
+  .openapi('TokenLogin', { example: { token: 'mmu_…' } });
+
+const tokenLoginRoute = createRoute({
+  method: 'post',
+  path: '/api/auth/token-login/',
+  tags: ['people and access'],
+  summary: 'Sign in with a token: sets the session cookie mm_session',
+  description:
+    'For the dashboard\'s "sign in with a token": a personal token or MM_API_TOKEN is exchanged for a session cookie, ' +
+    'so that plain links (videos, ZIPs, logs) work in the browser without the token ever being kept by the page. The ' +
+    'session acts as the token does and ends with it: revoking a personal token, its expiry or a changed MM_API_TOKEN ' +
+    'ends the session too. Same cookie, limits and 401/429 answers as `POST /api/auth/login/`.',
+  middleware: [requireJson] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: TokenLoginBody } } } },
+  responses: {
+    200: { description: 'Signed in', content: { 'application/json': { schema: MeSchema } } },
+    400: problem('Bad input'),
+    401: problem('`invalid_credentials`'),
+    403: problem('`cross_origin`: the request came from another site'),
+    415: problem('Not application/json'),
+    429: problem('`too_many_attempts`: wait Retry-After seconds'),
+  },
+});
+
 const logoutRoute = createRoute({
   method: 'post',
   path: '/api/auth/logout/',
@@ -66,6 +92,15 @@ export function authRoutes(auth: AuthService) {
   const { db, config } = auth;
 
   const secure = (c: Context<AppEnv>) => requestProto(c, config) === 'https' || Boolean(config.publicUrl?.startsWith('https://'));
+  const setSessionCookie = (c: Context<AppEnv>, cookie: string, expiresAt: Date) =>
+    setCookie(c, SESSION_COOKIE, cookie, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      secure: secure(c),
+      path: '/',
+      // The browser forgets it when the server would (absolute expiry); idle expiry is the server's.
+      maxAge: Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000)),
+    });
 
   app.openapi(loginRoute, async (c) => {
     const { username, password } = c.req.valid('json');
@@ -85,17 +120,44 @@ export function authRoutes(auth: AuthService) {
       throw new InvalidCredentialsError();
     }
     await clearLoginFailures(db, username);
-    const { row, cookie } = await createSession(db, user.id, ip, auth.sessionLimits);
-    setCookie(c, SESSION_COOKIE, cookie, {
-      httpOnly: true,
-      sameSite: 'Lax',
-      secure: secure(c),
-      path: '/',
-      // The browser forgets it when the server would (absolute expiry); idle expiry is the server's.
-      maxAge: Math.floor(config.sessionMaxMs / 1000),
-    });
+    const { row, cookie } = await createSession(db, { userId: user.id }, ip, auth.sessionLimits);
+    setSessionCookie(c, cookie, row.expiresAt);
     await auth.audit.record({ action: 'auth.login', target: `user ${user.id}`, actor: { userId: user.id, username: user.username }, ip, requestId, detail: { session: row.id } });
     return c.json({ user: toUserObject(user) }, 200);
+  });
+
+  app.openapi(tokenLoginRoute, async (c) => {
+    const { token } = c.req.valid('json');
+    const ip = clientIp(c, config) ?? 'unknown';
+    const requestId = c.get('requestId') ?? null;
+    // Counted per address only (a token names no one until it is valid).
+    const limitKey = `(token sign-in from ${ip})`;
+    const retryAfter = await loginRetryAfterS(db, limitKey, ip);
+    if (retryAfter > 0) {
+      await auth.audit.record({ action: 'auth.login_throttled', target: 'token', actor: null, ip, requestId });
+      throw new TooManyAttemptsError(retryAfter);
+    }
+    const found = await auth.ownerForToken(token.trim());
+    if (!found) {
+      await recordLoginFailure(db, limitKey, ip);
+      await auth.audit.record({ action: 'auth.login_failed', target: 'token', actor: null, ip, requestId });
+      throw new InvalidCredentialsError();
+    }
+    await clearLoginFailures(db, limitKey);
+    const { principal: p, owner } = found;
+    const { row, cookie } = await createSession(db, owner, ip, auth.sessionLimits);
+    setSessionCookie(c, cookie, row.expiresAt);
+    const via = 'apiTokenId' in owner ? { token: owner.apiTokenId } : { token: 'MM_API_TOKEN' };
+    await auth.audit.record({ action: 'auth.login', target: p.userId ? `user ${p.userId}` : 'MM_API_TOKEN', actor: p, ip, requestId, detail: { session: row.id, ...via } });
+    const userRow = p.userId ? await findUser(db, p.userId) : undefined;
+    return c.json(
+      {
+        user: userRow ? toUserObject(userRow) : { id: p.userId, username: p.username, role: p.role, created_at: null },
+        auth: 'on' as const,
+        via: 'session' as const,
+      },
+      200,
+    );
   });
 
   app.openapi(logoutRoute, async (c) => {
