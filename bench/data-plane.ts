@@ -62,6 +62,7 @@ import {
   type Cpu,
   type Sshd,
 } from './support/bench-kit.ts';
+import postgres from 'postgres';
 import { startWanProxy } from './wan-proxy.ts';
 import { startPgCountProxy, type PgCounts } from './support/pg-count-proxy.ts';
 
@@ -220,13 +221,23 @@ async function timedTransfer(stack: Stack, board: Board, file: string, onStart?:
   const cpu0 = { server: await cpuSeconds(stack.server.pid), agent: await cpuSeconds(board.agent.pid) };
   const stopPerf = await perfRecord('transfer', [stack.server.pid, board.agent.pid]);
   onStart?.();
+  const postedAt = Date.now();
   const t0 = performance.now();
   const res = await stack.postJson(`/api/invocations/${inv}/transfer/`, { board_id: board.id });
   const ms = performance.now() - t0;
   await stopPerf();
   const cpu = { server: cpuSince(cpu0.server, await cpuSeconds(stack.server.pid)), agent: cpuSince(cpu0.agent, await cpuSeconds(board.agent.pid)) };
-  const op = (await res.json()) as { status: string; result: { bytes_sent: number } };
+  const op = (await res.json()) as { id: number; status: string; result: { bytes_sent: number } };
   if (res.status !== 200 || op.status !== 'succeeded') throw new Error(`transfer answered ${res.status}: ${JSON.stringify(op)}`);
+  if (process.env.MM_BENCH_SHOW_TIMELINE) {
+    // Where the time of one transfer went: its stored events, relative to the POST.
+    const sql = postgres(stack.cluster.databaseUrl!, { max: 1, onnotice: () => {} });
+    const rows = await sql<{ seq: number; type: string; data: unknown; at: Date }[]>`
+      SELECT seq, type, data, created_at AS at FROM operation_events WHERE operation_id = ${op.id} ORDER BY seq`;
+    await sql.end();
+    console.log(`  transfer #${op.id}, answered after ${ms.toFixed(0)} ms; its events (ms after the POST, stored in batches):`);
+    for (const r of rows) console.log(`    +${r.at.getTime() - postedAt} ms ${r.type} ${JSON.stringify(r.data).slice(0, 120)}`);
+  }
   if (op.result.bytes_sent !== size) throw new Error(`transfer sent ${op.result.bytes_sent} of ${size} bytes`);
   if ((await sha256File(path.join(board.agentDir, 'invocations', String(inv), 'payload.bin'))) !== sha) throw new Error('the file on the board does not match');
   return { ms, cpu, bytes: size, invocation: inv };

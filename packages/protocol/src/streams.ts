@@ -197,7 +197,23 @@ export function writableSink(w: Writable): ByteSink {
  */
 export class WindowBudget {
   private used = 0;
+  /**
+   * The window the last stream of this link ended with: the next one starts there instead
+   * of at STREAM_WINDOW_BYTES (as TCP keeps a route's metrics), so a long link's second
+   * file does not ramp up again from a small window.
+   */
+  private learned = 0;
   constructor(readonly cap: number = LINK_WINDOW_CAP_BYTES) {}
+
+  /** The window a new stream starts with: what the last one learned, within what is left of the cap. */
+  startingWindow(): number {
+    return Math.max(STREAM_WINDOW_BYTES, Math.min(this.learned, this.cap - this.used));
+  }
+
+  /** A stream ended with this window (its own measurement of the link). */
+  learn(window: number): void {
+    this.learned = window;
+  }
 
   /** Takes up to `bytes` of growth; resolves how much was granted (0 when the cap is reached). */
   grow(bytes: number): number {
@@ -333,6 +349,7 @@ export class StreamReceiver {
     if (opts.window === undefined) {
       this.tuner = new WindowTuner();
       this.budget = opts.budget ?? new WindowBudget();
+      this.currentWindow = this.budget.startingWindow();
       this.budget.hold(this.currentWindow);
     }
     this.outstandingCredit = this.currentWindow;
@@ -440,6 +457,7 @@ export class StreamReceiver {
     this.sink.finish().then(
       () => {
         if (this.settled) return;
+        this.learnWindow();
         this.settle();
         this.resolveDone({ bytes: this.received, size });
       },
@@ -453,6 +471,11 @@ export class StreamReceiver {
     this.settled = true;
     this.queue.length = 0;
     if (this.tuner) this.budget?.release(this.currentWindow);
+  }
+
+  /** A stream that ran to its end teaches the link's budget the window it reached. */
+  private learnWindow(): void {
+    if (this.tuner && this.tuner.rate !== undefined) this.budget?.learn(this.currentWindow);
   }
 
   /**

@@ -255,6 +255,27 @@ describe('adaptive window', () => {
     expect(budget.inUse).toBe(0);
   });
 
+  it('starts the next stream of a link at the window the last one reached, within what is left of the cap', async () => {
+    const budget = new WindowBudget(12 * MiB);
+    expect(budget.startingWindow()).toBe(STREAM_WINDOW_BYTES);
+    const data = randomBytes(48 * MiB);
+    const first = delayedLink({ oneWayMs: 40, sink: recordingSink(), budget });
+    await first.sender.pumpReader(bufferReader(data), data.length);
+    await first.receiver.done;
+    const reached = first.receiver.window;
+    expect(reached).toBeGreaterThan(STREAM_WINDOW_BYTES);
+    expect(budget.startingWindow()).toBe(reached);
+    // The second stream's first credit (its pull) is that window already.
+    const second = delayedLink({ oneWayMs: 40, sink: recordingSink(), budget });
+    expect(second.receiver.window).toBe(reached);
+    // Another stream alongside gets what is left, never less than the usual start.
+    expect(budget.startingWindow()).toBe(Math.max(STREAM_WINDOW_BYTES, 12 * MiB - reached));
+    const small = randomBytes(1 * MiB);
+    await second.sender.pumpReader(bufferReader(small), small.length);
+    await second.receiver.done;
+    expect(budget.inUse).toBe(0);
+  });
+
   it('a fixed window stays fixed', async () => {
     const data = randomBytes(8 * MiB);
     const sink = recordingSink();

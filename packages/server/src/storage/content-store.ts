@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
-import { openFileReader, writeAllv, type ChunkReader } from '@mm/protocol';
+import { openFileReader, RollingSync, writeAllv, type ChunkReader } from '@mm/protocol';
 import type { BlobStore, BlobWriteOptions, BlobWriter, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
@@ -148,9 +148,11 @@ export class ContentStore implements BlobStore {
     let opening: Promise<fsp.FileHandle> | undefined;
     let closed = false;
     const handle = () => (opening ??= fsp.open(tempPath, 'wx'));
+    const rolling = new RollingSync();
     const close = async () => {
       if (closed || !opening) return;
       closed = true;
+      await rolling.settle();
       await (await opening.catch(() => undefined))?.close().catch(() => {});
     };
     const removeTemp = async () => {
@@ -161,12 +163,18 @@ export class ContentStore implements BlobStore {
       writev: async (chunks) => {
         for (const chunk of chunks) size += chunk.byteLength;
         if (size > maxBytes) throw new PayloadTooLargeError(`The file is larger than the limit of ${maxBytes} bytes.`);
-        const writing = handle().then((h) => writeAllv(h, chunks));
+        const writing = handle().then(async (h) => {
+          await writeAllv(h, chunks);
+          return h;
+        });
         for (const chunk of chunks) hash.update(chunk);
-        await writing;
+        let bytes = 0;
+        for (const chunk of chunks) bytes += chunk.byteLength;
+        rolling.wrote(await writing, bytes);
       },
       commit: async () => {
         try {
+          await rolling.settle();
           await (await handle()).sync();
           await close();
           return { sha256: await this.moveIntoPlace(tempPath, hash.digest('hex'), opts.expectedSha256), size };
