@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
 import { openFileReader, RollingSync, writeAllv, type ChunkReader } from '@mm/protocol';
 import type { BlobStore, BlobWriteOptions, BlobWriter, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
-import { KeyedMutex } from './keyed-mutex.ts';
+import { BlobPins } from './blob-pins.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 /** Read chunk size for stored content: 64 KiB (Node's default) caps downloads near 0.5 GB/s. */
@@ -44,9 +44,8 @@ export class ContentMismatchError extends Error {
 export class ContentStore implements BlobStore {
   readonly root: string;
   readonly tempDir: string;
-  private readonly locks = new KeyedMutex();
-  /** Ingested content not yet recorded in the database (count per sha256). */
-  private readonly pins = new Map<string, number>();
+  /** Locks and pins per content (blob-pins.ts). */
+  private readonly pins = new BlobPins();
 
   private readonly tempGraceMs: number;
 
@@ -195,10 +194,10 @@ export class ContentStore implements BlobStore {
   private async moveIntoPlace(tempPath: string, sha256: string, expected: string | undefined): Promise<string> {
     if (expected !== undefined && expected !== sha256) throw new ContentMismatchError(`content hashes to ${sha256}, expected ${expected}`);
     const finalPath = this.pathOf(sha256);
-    await this.locks.run(sha256, async () => {
+    await this.pins.locked(sha256, async () => {
       await fsp.mkdir(path.dirname(finalPath), { recursive: true });
       await fsp.rename(tempPath, finalPath);
-      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+      this.pins.add(sha256);
     });
     await syncDirectory(path.dirname(finalPath));
     return sha256;
@@ -214,9 +213,9 @@ export class ContentStore implements BlobStore {
    * that records it is written; false when the store does not hold it. Release with `release`.
    */
   async pin(sha256: string): Promise<boolean> {
-    return this.locks.run(sha256, async () => {
+    return this.pins.locked(sha256, async () => {
       if (!(await this.has(sha256))) return false;
-      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+      this.pins.add(sha256);
       return true;
     });
   }
@@ -228,10 +227,10 @@ export class ContentStore implements BlobStore {
    */
   async adopt(file: string, sha256: string): Promise<void> {
     const finalPath = this.pathOf(sha256);
-    await this.locks.run(sha256, async () => {
+    await this.pins.locked(sha256, async () => {
       await fsp.mkdir(path.dirname(finalPath), { recursive: true });
       await fsp.rename(file, finalPath);
-      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+      this.pins.add(sha256);
     });
     await syncDirectory(path.dirname(finalPath));
   }
@@ -254,9 +253,7 @@ export class ContentStore implements BlobStore {
 
   /** Ends the pin an ingest put on its content (once the content is recorded, or abandoned). */
   release(sha256: string): void {
-    const n = this.pins.get(sha256) ?? 0;
-    if (n <= 1) this.pins.delete(sha256);
-    else this.pins.set(sha256, n - 1);
+    this.pins.release(sha256);
   }
 
   /** Whether a write's pin still holds the content (tests). */
@@ -273,19 +270,9 @@ export class ContentStore implements BlobStore {
    */
   async removeIfUnused(sha256: string, decide: (removeBytes: () => Promise<void>) => Promise<boolean>): Promise<boolean> {
     const file = this.pathOf(sha256);
-    return this.locks.run(sha256, async () => {
-      if (this.pins.has(sha256)) return false;
-      let removed = false;
-      const removeBytes = async () => {
-        await fsp.rm(file, { force: true });
-        removed = true;
-      };
-      const gone = await decide(removeBytes);
-      // A caller with no lock to hold may just answer true: the bytes go now.
-      if (gone && !removed) await removeBytes();
-      return gone;
-    });
+    return this.pins.removeIfUnused(sha256, () => fsp.rm(file, { force: true }), decide);
   }
+
 
   /** Every content with a file in the store, shard by shard. */
   async *list(): AsyncIterable<ListedBlob> {

@@ -23,7 +23,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PayloadTooLargeError } from '../errors.ts';
 import type { BlobStore, BlobWriteOptions, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { ContentMismatchError, DEFAULT_TEMP_GRACE_MS } from './content-store.ts';
-import { KeyedMutex } from './keyed-mutex.ts';
+import { BlobPins } from './blob-pins.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -76,8 +76,8 @@ export const PRESIGNED_URL_TTL_S = 3600;
 export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
   readonly bucket: string;
-  private readonly locks = new KeyedMutex();
-  private readonly pins = new Map<string, number>();
+  /** Locks and pins per content (blob-pins.ts). */
+  private readonly pins = new BlobPins();
   private readonly partSize: number;
   private readonly queueSize: number;
   private readonly tempGraceMs: number;
@@ -202,11 +202,11 @@ export class S3BlobStore implements BlobStore {
       if (opts.expectedSha256 !== undefined && opts.expectedSha256 !== sha256) {
         throw new ContentMismatchError(`content hashes to ${sha256}, expected ${opts.expectedSha256}`);
       }
-      await this.locks.run(sha256, async () => {
+      await this.pins.locked(sha256, async () => {
         // Overwrites an existing copy (same bytes), refreshing its modification time, which
         // keeps other replicas' orphan sweeps off it for another grace period.
         await this.copyObject(tempKey, this.keyOf(sha256), size);
-        this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+        this.pins.add(sha256);
       });
       return { sha256, size };
     } finally {
@@ -215,9 +215,9 @@ export class S3BlobStore implements BlobStore {
   }
 
   async pin(sha256: string): Promise<boolean> {
-    return this.locks.run(sha256, async () => {
+    return this.pins.locked(sha256, async () => {
       if (!(await this.has(sha256))) return false;
-      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+      this.pins.add(sha256);
       return true;
     });
   }
@@ -229,8 +229,8 @@ export class S3BlobStore implements BlobStore {
    */
   async adopt(file: string, sha256: string): Promise<void> {
     const key = this.keyOf(sha256);
-    await this.locks.run(sha256, async () => {
-      this.pins.set(sha256, (this.pins.get(sha256) ?? 0) + 1);
+    await this.pins.locked(sha256, async () => {
+      this.pins.add(sha256);
     });
     try {
       const upload = new Upload({
@@ -281,9 +281,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   release(sha256: string): void {
-    const n = this.pins.get(sha256) ?? 0;
-    if (n <= 1) this.pins.delete(sha256);
-    else this.pins.set(sha256, n - 1);
+    this.pins.release(sha256);
   }
 
   /** Whether a write's pin still holds the content (tests). */
@@ -293,19 +291,9 @@ export class S3BlobStore implements BlobStore {
 
   async removeIfUnused(sha256: string, decide: (removeBytes: () => Promise<void>) => Promise<boolean>): Promise<boolean> {
     const key = this.keyOf(sha256);
-    return this.locks.run(sha256, async () => {
-      if (this.pins.has(sha256)) return false;
-      let removed = false;
-      const removeBytes = async () => {
-        await this.deleteObject(key);
-        removed = true;
-      };
-      const gone = await decide(removeBytes);
-      // A caller with no lock to hold may just answer true: the bytes go now.
-      if (gone && !removed) await removeBytes();
-      return gone;
-    });
+    return this.pins.removeIfUnused(sha256, () => this.deleteObject(key), decide);
   }
+
 
   async *list(): AsyncIterable<ListedBlob> {
     for await (const obj of this.listObjects('content/')) {
