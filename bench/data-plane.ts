@@ -154,6 +154,7 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
           MM_CACHE_MAX_BYTES: String(4 * Math.max(sizeMiB, wanMiB, manyMiB) * MiB),
           MM_RUNNER: `${process.execPath} ${OUTPUT_RUNNER}`,
           MM_BENCH_OUTPUT_SOURCE: outputSource,
+          ...agentExtraEnv,
           ...opts.env,
         },
         nodeArgs: opts.profile === false ? [] : profile(`agent-${name}`),
@@ -191,6 +192,14 @@ interface Timed {
 async function createInvocation(stack: Stack, name: string): Promise<number> {
   return ((await (await stack.postJson('/api/invocations/create/', { name, description: '' })).json()) as { id: number }).id;
 }
+
+/** MM_BENCH_AGENT_ENV="NAME=VALUE,…": more environment for every agent (e.g. malloc tunables). */
+const agentExtraEnv = Object.fromEntries(
+  (process.env.MM_BENCH_AGENT_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 
 /**
  * MM_BENCH_PERF_DIR=dir: `perf record -g` of the server and agent processes during each timed
