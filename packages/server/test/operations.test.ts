@@ -415,6 +415,68 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
   });
 });
 
+describe.each(dbKinds)('a long log\'s tail (%s database)', (kind) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(kind);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('replays only the last N bytes of a finished log after log_skipped, every status event, and never cuts a character', async () => {
+    const board = await onlineBoard(server, 'tail');
+    const inv = await createInvocation(server, 'tail');
+    const op = await json(await post(server, `/api/invocations/${inv}/execute/`, { board_id: board.id }, async));
+    await board.agent.next('op.start');
+    // Alternating streams (so chunks stay separate events), some with two-byte characters.
+    const lines = Array.from({ length: 700 }, (_, i) => `line ${i} ${i % 7 === 0 ? 'ééé' : 'abc'}\n`);
+    lines.forEach((data, i) => board.agent.send({ type: 'op.log', op_id: op.id, stream: i % 2 ? 'stdout' : 'stderr', data }));
+    await board.agent.report(board.agent.outcome(op.id, 'succeeded'));
+    await waitForStatus(server, op.id, 'succeeded');
+    const full = await (await server.api(`/api/operations/${op.id}/log/`)).text();
+    const fullBytes = Buffer.from(full, 'utf8');
+    const all = await server.api(`/api/operations/${op.id}/events/`).then(readSse);
+
+    for (const n of [1000, 4097, 1, fullBytes.length - 1]) {
+      const events = await server.api(`/api/operations/${op.id}/events/?log_tail_bytes=${n}`).then(readSse);
+      const skipped = events.filter((e) => e.event === 'log_skipped');
+      expect(skipped).toHaveLength(1);
+      expect(events[0]!.event).toBe('log_skipped');
+      expect(skipped[0]!.id).toBeUndefined();
+      const tail = events.filter((e) => e.event === 'log').map((e) => (e.data as { data: string }).data).join('');
+      const tailBytes = Buffer.byteLength(tail, 'utf8');
+      // Exactly the end of the whole log: N bytes, or up to 3 fewer where a character was cut.
+      expect(full.endsWith(tail)).toBe(true);
+      expect(tailBytes).toBeLessThanOrEqual(n);
+      expect(tailBytes).toBeGreaterThanOrEqual(n - 3);
+      expect(tail).not.toContain('\uFFFD');
+      // What came before the N bytes asked for (a character cut at the boundary is dropped whole).
+      expect((skipped[0]!.data as { bytes: number }).bytes).toBe(fullBytes.length - n);
+      // Every event that is not the log, with its id, as in a full replay; the end last.
+      const notLog = (list: typeof events) => list.filter((e) => e.event !== 'log' && e.event !== 'log_skipped').map((e) => `${e.id} ${e.event}`);
+      expect(notLog(events)).toEqual(notLog(all));
+      expect(events.at(-1)).toMatchObject({ event: 'end', data: { status: 'succeeded' } });
+    }
+
+    // A tail larger than the log: everything, nothing said skipped.
+    const whole = await server.api(`/api/operations/${op.id}/events/?log_tail_bytes=${fullBytes.length}`).then(readSse);
+    expect(whole.some((e) => e.event === 'log_skipped')).toBe(false);
+    expect(whole.filter((e) => e.event === 'log').map((e) => (e.data as { data: string }).data).join('')).toBe(full);
+    // Resuming with Last-Event-ID ignores the tail: what follows that id, as always.
+    const resumed = await server.api(`/api/operations/${op.id}/events/?log_tail_bytes=10`, { headers: { 'last-event-id': '3' } }).then(readSse);
+    expect(resumed[0]!.id).toBe('4');
+    expect(resumed.some((e) => e.event === 'log_skipped')).toBe(false);
+    // Bad values are a 400 naming the parameter.
+    for (const bad of ['0', '-5', 'abc', '1.5', String(16 * 1024 * 1024 + 1)]) {
+      const res = await server.api(`/api/operations/${op.id}/events/?log_tail_bytes=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect((await json(res)).errors[0].field).toBe('log_tail_bytes');
+    }
+    await board.agent.close();
+  });
+});
+
 describe.each(dbKinds)('operations: sync wait and board choice (%s database)', (kind) => {
   let server: TestServer;
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { operationEvents } from '../db/schema.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -8,6 +8,8 @@ import { replaceNul } from './replace-nul.ts';
 
 export type { LogEventData, OperationEvent, OperationEventType } from './operation-event.ts';
 
+/** Log events whose lengths are read per query when finding where a log's tail begins. */
+const TAIL_PAGE_SIZE = 200;
 /** Events read from the database per query (a replay or a log is read page by page). */
 export const EVENT_PAGE_SIZE = 500;
 
@@ -67,11 +69,14 @@ export class OperationEventLog {
     return readOperationEvents(this.db, operationId, afterSeq, limit);
   }
 
-  /** Every stored event after `afterSeq`, read a page at a time. */
-  async *replay(operationId: number, afterSeq = 0, pageSize = EVENT_PAGE_SIZE): AsyncGenerator<OperationEvent> {
+  /**
+   * Every stored event after `afterSeq`, read a page at a time; with `logFromSeq`, log events
+   * before that seq are left out (in the query: their text is never read).
+   */
+  async *replay(operationId: number, afterSeq = 0, pageSize = EVENT_PAGE_SIZE, logFromSeq?: number): AsyncGenerator<OperationEvent> {
     let after = afterSeq;
     for (;;) {
-      const page = await this.read(operationId, after, pageSize);
+      const page = await readOperationEvents(this.db, operationId, after, pageSize, logFromSeq);
       yield* page;
       if (page.length < pageSize) return;
       after = page.at(-1)!.seq;
@@ -91,6 +96,41 @@ export class OperationEventLog {
       for (const r of rows) yield (r.data as LogEventData).data;
       if (rows.length < pageSize) return;
       after = rows.at(-1)!.seq;
+    }
+  }
+
+  /**
+   * Where the last `bytes` (UTF-8) of the stored log begin: the first log event to send
+   * (`fromSeq`), how many bytes to drop from its start (`cut`), and how many bytes of the log
+   * come before (`skipped`, counting the cut). Undefined when the whole log fits. Reads the
+   * lengths of the last events page by page from the end, and sums the rest in the database.
+   */
+  async logTail(operationId: number, bytes: number): Promise<{ fromSeq: number; cut: number; skipped: number } | undefined> {
+    const length = sql<number>`octet_length(${operationEvents.data}->>'data')`.mapWith(Number);
+    let before = 2 ** 31 - 1; // seq is an int4
+    let kept = 0;
+    for (;;) {
+      const rows = await this.db
+        .select({ seq: operationEvents.seq, length })
+        .from(operationEvents)
+        .where(and(eq(operationEvents.operationId, operationId), eq(operationEvents.type, 'log'), lt(operationEvents.seq, before)))
+        .orderBy(desc(operationEvents.seq))
+        .limit(TAIL_PAGE_SIZE);
+      for (const r of rows) {
+        if (kept + r.length < bytes) {
+          kept += r.length;
+          continue;
+        }
+        const cut = r.length - (bytes - kept);
+        const [earlier] = await this.db
+          .select({ total: sql<number>`coalesce(sum(octet_length(${operationEvents.data}->>'data')), 0)`.mapWith(Number) })
+          .from(operationEvents)
+          .where(and(eq(operationEvents.operationId, operationId), eq(operationEvents.type, 'log'), lt(operationEvents.seq, r.seq)));
+        const skipped = (earlier?.total ?? 0) + cut;
+        return skipped > 0 ? { fromSeq: r.seq, cut, skipped } : undefined;
+      }
+      if (rows.length < TAIL_PAGE_SIZE) return undefined;
+      before = rows.at(-1)!.seq;
     }
   }
 
@@ -119,11 +159,17 @@ export class OperationEventLog {
 }
 
 /** At most `limit` stored events of an operation after `afterSeq`, in order (also what other replicas read). */
-export async function readOperationEvents(db: Db, operationId: number, afterSeq = 0, limit = EVENT_PAGE_SIZE): Promise<OperationEvent[]> {
+export async function readOperationEvents(db: Db, operationId: number, afterSeq = 0, limit = EVENT_PAGE_SIZE, logFromSeq?: number): Promise<OperationEvent[]> {
   const rows = await db
     .select({ seq: operationEvents.seq, type: operationEvents.type, data: operationEvents.data })
     .from(operationEvents)
-    .where(and(eq(operationEvents.operationId, operationId), gt(operationEvents.seq, afterSeq)))
+    .where(
+      and(
+        eq(operationEvents.operationId, operationId),
+        gt(operationEvents.seq, afterSeq),
+        logFromSeq !== undefined ? or(ne(operationEvents.type, 'log'), gte(operationEvents.seq, logFromSeq)) : undefined,
+      ),
+    )
     .orderBy(asc(operationEvents.seq))
     .limit(limit);
   return rows.map((r) => ({ seq: r.seq, type: r.type as OperationEventType, data: r.data }));

@@ -32,6 +32,19 @@ interface OperationStream {
   unsubscribeProgress: () => void;
 }
 
+/**
+ * A log event without the first `cut` bytes of its text (UTF-8), never splitting a
+ * character: a cut inside one drops the rest of that character too.
+ */
+function withoutLeadingBytes(event: OperationEvent, cut: number): OperationEvent {
+  const data = event.data as { data?: unknown };
+  if (typeof data.data !== 'string') return event;
+  const bytes = Buffer.from(data.data, 'utf8');
+  let at = Math.min(cut, bytes.length);
+  while (at < bytes.length && (bytes[at]! & 0xc0) === 0x80) at++;
+  return { ...event, data: { ...data, data: bytes.subarray(at).toString('utf8') } };
+}
+
 const frameOf = (e: OperationEvent) => formatEvent({ id: String(e.seq), event: e.type, data: JSON.stringify(publicEventData(e.type, e.data)) });
 
 /**
@@ -52,10 +65,15 @@ export class OperationEventStreams {
   ) {}
 
   /** The client's stream (the response body). The operation must exist. */
-  open(operationId: number, afterSeq: number, out?: ServerResponse): ReadableStream<Uint8Array> {
+  /**
+   * With `logTailBytes` (and no `afterSeq`), only the last that many bytes of the stored log
+   * are replayed, after one `log_skipped` event `{ bytes }` (no id) saying how much came
+   * before; status and progress events are all replayed, live ones all follow.
+   */
+  open(operationId: number, afterSeq: number, out?: ServerResponse, logTailBytes?: number): ReadableStream<Uint8Array> {
     const stream = this.streamOf(operationId);
     const client = stream.channel.attach({ out });
-    if (client.isOpen) void this.catchUp(operationId, stream, client, afterSeq);
+    if (client.isOpen) void this.catchUp(operationId, stream, client, afterSeq, afterSeq === 0 ? logTailBytes : undefined);
     return client.body;
   }
 
@@ -116,16 +134,18 @@ export class OperationEventStreams {
   }
 
   /** Stored events first, page by page; live ones once nothing new arrived during the last read. */
-  private async catchUp(operationId: number, stream: OperationStream, client: SseClient, afterSeq: number): Promise<void> {
+  private async catchUp(operationId: number, stream: OperationStream, client: SseClient, afterSeq: number, logTailBytes?: number): Promise<void> {
     const mark = { missed: false };
     stream.catchingUp.add(mark);
     let sent = afterSeq;
     try {
+      const tail = logTailBytes !== undefined ? await this.deps.events.logTail(operationId, logTailBytes) : undefined;
+      if (tail) client.write(formatEvent({ event: 'log_skipped', data: JSON.stringify({ bytes: tail.skipped }) }));
       for (;;) {
         mark.missed = false;
-        for await (const event of this.deps.events.replay(operationId, sent)) {
+        for await (const event of this.deps.events.replay(operationId, sent, undefined, tail?.fromSeq)) {
           if (!client.isOpen) return;
-          client.write(frameOf(event));
+          client.write(frameOf(tail && event.seq === tail.fromSeq && tail.cut > 0 ? withoutLeadingBytes(event, tail.cut) : event));
           sent = event.seq;
           if (event.type === 'end') {
             client.end();

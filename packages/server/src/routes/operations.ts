@@ -4,7 +4,7 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
 import { OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
-import { notFound } from '../errors.ts';
+import { notFound, ValidationError } from '../errors.ts';
 
 const OperationIdParams = z.object({
   id: z
@@ -51,6 +51,10 @@ const getRoute = createRoute({
     404: notFoundResponse,
   },
 });
+
+/** The most a client may ask to be replayed of a log's tail. */
+const MAX_LOG_TAIL_BYTES = 16 * 1024 * 1024;
+const LogTailBytes = z.coerce.number().int().min(1).max(MAX_LOG_TAIL_BYTES);
 
 const logRoute = createRoute({
   method: 'get',
@@ -135,6 +139,14 @@ export function operationRoutes(ctx: Services) {
     request: {
       params: OperationIdParams,
       headers: z.object({ 'last-event-id': z.string().optional().openapi({ description: 'Resume after this event id' }) }),
+      query: z.object({
+        log_tail_bytes: z.string().optional().openapi({
+          description:
+            `Replay only the last that many bytes (1–${MAX_LOG_TAIL_BYTES}) of the stored log, after one \`log_skipped\` event ` +
+            '`{ "bytes": n }` (no id) saying how much came before; status and progress events are all replayed and live ones ' +
+            'all follow. Ignored when resuming with `Last-Event-ID`. For a page that shows a tail of a long log.',
+        }),
+      }),
     },
     responses: {
       200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
@@ -149,7 +161,14 @@ export function operationRoutes(ctx: Services) {
     await ctx.operations.require(id);
     const lastHeader = c.req.header('last-event-id') ?? c.req.query('last_event_id');
     const after = lastHeader && /^\d{1,10}$/.test(lastHeader.trim()) ? Number(lastHeader.trim()) : 0;
-    const body = ctx.operationStreams.open(id, after, c.env.outgoing);
+    const tailParam = c.req.query('log_tail_bytes');
+    let logTailBytes: number | undefined;
+    if (tailParam !== undefined) {
+      const parsedTail = LogTailBytes.safeParse(tailParam);
+      if (!parsedTail.success) throw new ValidationError([{ field: 'log_tail_bytes', message: `an integer from 1 to ${MAX_LOG_TAIL_BYTES}` }]);
+      logTailBytes = parsedTail.data;
+    }
+    const body = ctx.operationStreams.open(id, after, c.env.outgoing, logTailBytes);
     return new Response(body, { status: 200, headers: SSE_HEADERS });
   });
 
