@@ -230,6 +230,9 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium at scale: 10,000 invoca
     await p2.goto(`/operations/${op.id}`);
     await p2.getByTestId('live-log').getByText('log runner: the last line').waitFor({ timeout: 120_000 });
     report.ended_time_to_tail_ms = Date.now() - t2;
+    // Only the tail was replayed (?log_tail_bytes): the page still knows the log's whole size.
+    await p2.getByText(/showing the last .* of 30 MB/).waitFor({ timeout: 30_000 });
+    await screenshot(p2, 'scale-04-long-log-ended');
     await p2.close();
   }, 300_000);
 });

@@ -2365,7 +2365,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Replay only the last that many bytes (1–16777216) of the stored log, after one `log_skipped` event `{ "bytes": n }` (no id) saying how much came before; status and progress events are all replayed and live ones all follow. Ignored when resuming with `Last-Event-ID`. For a page that shows a tail of a long log. */
+                    log_tail_bytes?: string;
+                };
                 header?: {
                     /** @description Resume after this event id */
                     "last-event-id"?: string;

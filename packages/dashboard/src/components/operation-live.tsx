@@ -53,12 +53,16 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
       t.text = tailOf(t.text);
       setLogView({ text: t.text, total: t.total });
     };
-    const stop = followEvents(`/api/operations/${operation.id}/events/`, {
+    // Only the log's last TAIL_CHARS bytes are replayed (a finished 30 MB log opens at once);
+    // `log_skipped` says how much came before. A resumed stream continues where it was.
+    const stop = followEvents(`/api/operations/${operation.id}/events/?log_tail_bytes=${TAIL_CHARS}`, {
       endEvent: 'end',
       onConnection: setConnected,
       onEvent(e) {
         const data = JSON.parse(e.data) as Record<string, unknown>;
-        if (e.event === 'log') {
+        if (e.event === 'log_skipped') {
+          t.total += Number(data.bytes ?? 0);
+        } else if (e.event === 'log') {
           const chunk = String(data.data ?? '');
           t.total += chunk.length;
           t.text += chunk;
