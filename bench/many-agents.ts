@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import WebSocket from 'ws';
 import { AGENT_CONNECT_PATH, AGENT_PULL_IDS, LinkPeer, parseServerMessage, PROTOCOL_VERSION, type AgentMessage, type ServerMessage } from '@mm/protocol';
-import { fullJitterDelay } from '../packages/agent/src/link/backoff.ts';
+import { fullJitterDelay, parseRetryAfterMs, RETRY_AFTER_STATUSES, retryAfterDelay } from '../packages/agent/src/link/backoff.ts';
 import { cpuSeconds, cpuSince } from './support/bench-kit.ts';
 import { createScratchDatabase, realDatabaseUrl } from '../test/support/databases.ts';
 import { serverCluster, type ServerCluster, type ServerProcess } from '../test/support/processes.ts';
@@ -101,19 +101,25 @@ async function generator(): Promise<void> {
     else rampSlots++;
   };
 
-  /** One connection: resolves when it ends, with whether it reached welcome. */
-  const session = (url: string, token: string, index: number, onReady: () => void): Promise<boolean> =>
+  /** How one connection ended: whether it reached welcome, and the Retry-After of a 503/429 refusal. */
+  interface SessionEnd {
+    welcomed: boolean;
+    retryAfterMs?: number;
+  }
+  /** One connection: resolves when it ends. */
+  const session = (url: string, token: string, index: number, onReady: () => void): Promise<SessionEnd> =>
     new Promise((resolve) => {
       const second = Math.floor(Date.now() / 1000);
       attempts.set(second, (attempts.get(second) ?? 0) + 1);
       let welcomed = false;
       let settled = false;
+      let retryAfterMs: number | undefined;
       const end = () => {
         if (settled) return;
         settled = true;
         if (welcomed) ready--;
         else failures++;
-        resolve(welcomed);
+        resolve(retryAfterMs === undefined ? { welcomed } : { welcomed, retryAfterMs });
       };
       const ws = new WebSocket(new URL(AGENT_CONNECT_PATH, url.replace(/^http/, 'ws')), {
         headers: { authorization: `Bearer ${token}` },
@@ -122,6 +128,7 @@ async function generator(): Promise<void> {
         handshakeTimeout: HEARTBEAT_TIMEOUT_MS,
       });
       ws.on('unexpected-response', (_req, res) => {
+        if (RETRY_AFTER_STATUSES.has(res.statusCode ?? 0)) retryAfterMs = parseRetryAfterMs(res.headers['retry-after']);
         res.resume();
         ws.terminate();
         end();
@@ -167,7 +174,7 @@ async function generator(): Promise<void> {
       });
     });
 
-  /** One simulated agent: the agent's reconnect loop (ServerLink.run) without the agent. */
+  /** One simulated agent: the agent's reconnect loop (ServerLink.run) without the agent, Retry-After included. */
   const agent = async (token: string, i: number) => {
     const index = start.firstIndex + i;
     let attempt = 0;
@@ -180,11 +187,13 @@ async function generator(): Promise<void> {
         released = true;
         if (inRamp) giveSlot();
       };
-      const wasReady = await session(start.urls[urlIndex]!, token, index, release);
+      const ended = await session(start.urls[urlIndex]!, token, index, release);
       release();
-      if (wasReady) attempt = 0;
+      if (ended.welcomed) attempt = 0;
       else urlIndex = (urlIndex + 1) % start.urls.length; // through a balancer: another replica
-      const delay = fullJitterDelay(attempt, RECONNECT_BASE_MS, RECONNECT_MAX_DELAY_MS);
+      let delay = fullJitterDelay(attempt, RECONNECT_BASE_MS, RECONNECT_MAX_DELAY_MS);
+      // As the agent: a 503 server_busy (or 429) with Retry-After is not asked again sooner.
+      if (ended.retryAfterMs !== undefined) delay = retryAfterDelay(ended.retryAfterMs, delay, RECONNECT_MAX_DELAY_MS);
       attempt++;
       await new Promise((r) => setTimeout(r, delay));
     }
