@@ -35,8 +35,10 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase();
-    one = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-one', MM_CANCEL_GRACE_S: '30' }, { scratchDatabase: scratch, keep: true });
-    two = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-two', MM_CANCEL_GRACE_S: '30' }, { scratchDatabase: scratch, keep: true });
+    // A reboot wait short enough that a missed outcome shows as reboot_timeout within the test.
+    const env = { MM_CANCEL_GRACE_S: '30', MM_REBOOT_TIMEOUT_S: '20' };
+    one = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-one', ...env }, { scratchDatabase: scratch, keep: true });
+    two = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-two', ...env }, { scratchDatabase: scratch, keep: true });
   });
 
   afterAll(async () => {
@@ -153,6 +155,39 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(seen.at(-1)!.type).toBe('end');
     await agent.close();
+  });
+
+  it('a PAC activation whose board comes back through the other replica with the same boot id ends reboot_not_observed', async () => {
+    const b = await registerBoard(one, 'same-boot-elsewhere');
+    const first = await FakeAgent.online(one.url, b.token, { boot_id: 'boot-kept' });
+    await eventually(async () => expect(await two.ctx.agents.statusAnywhere(b.id)).toBe('online'), 10_000, 50);
+
+    // Asked of `two`; `one` holds the link and runs the activation.
+    const res = await post(two, '/api/pacs/activate/', { board_id: b.id, pac: 'sample' }, { prefer: 'respond-async' });
+    expect(res.status).toBe(202);
+    const op = await json(res);
+    const activate = await first.next('rpc.request', (m) => m.method === 'pac.activate');
+    first.send({ type: 'rpc.response', id: activate.id, ok: true, result: { output: 'activated\n' } });
+    const reboot = await first.next('rpc.request', (m) => m.method === 'board.reboot');
+    first.send({ type: 'rpc.response', id: reboot.id, ok: true, result: { accepted: true } });
+    await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('rebooting'), 10_000, 50);
+
+    // It "reboots" without rebooting, and the balancer sends it to the other replica.
+    await first.close();
+    const second = await FakeAgent.online(two.url, b.token, { boot_id: 'boot-kept' });
+    const ended = await eventually(
+      async () => {
+        const o = await json(await one.api(`/api/operations/${op.id}/`));
+        expect(o.status).not.toMatch(/^(queued|running)$/);
+        return o;
+      },
+      30_000,
+      100,
+    );
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'reboot_not_observed' } });
+    // The board takes work again on the replica it is linked to now.
+    await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('online'), 10_000, 50);
+    await second.close();
   });
 
   it('settles a server-side run of a replica that is gone, at the second look (its kind says how)', async () => {
