@@ -191,6 +191,25 @@ async function createInvocation(stack: Stack, name: string): Promise<number> {
   return ((await (await stack.postJson('/api/invocations/create/', { name, description: '' })).json()) as { id: number }).id;
 }
 
+/**
+ * MM_BENCH_PERF_DIR=dir: `perf record -g` of the server and agent processes during each timed
+ * transfer and output (kernel and user stacks: where the system time goes, which
+ * --cpu-prof does not show). Read with `perf report -i dir/<file> --sort pid,dso,sym`.
+ */
+const perfDir = process.env.MM_BENCH_PERF_DIR;
+let perfRuns = 0;
+async function perfRecord(label: string, pids: number[]): Promise<() => Promise<void>> {
+  if (!perfDir) return async () => {};
+  await fs.mkdir(perfDir, { recursive: true });
+  const out = path.join(perfDir, `${label}-${++perfRuns}.data`);
+  const perf = spawn('perf', ['record', '-g', '-F', '499', '-p', pids.join(','), '-o', out], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300));
+  return async () => {
+    perf.kill('SIGINT');
+    await new Promise((r) => perf.once('exit', r));
+  };
+}
+
 /** Fresh content, uploaded, then POST …/transfer/ timed; the file on the board checked. */
 async function timedTransfer(stack: Stack, board: Board, file: string, onStart?: () => void): Promise<Timed & { invocation: number }> {
   await stamp(file);
@@ -199,10 +218,12 @@ async function timedTransfer(stack: Stack, board: Board, file: string, onStart?:
   await upload(stack.server.url, inv, 'weights', file, 'payload.bin');
   const size = (await fs.stat(file)).size;
   const cpu0 = { server: await cpuSeconds(stack.server.pid), agent: await cpuSeconds(board.agent.pid) };
+  const stopPerf = await perfRecord('transfer', [stack.server.pid, board.agent.pid]);
   onStart?.();
   const t0 = performance.now();
   const res = await stack.postJson(`/api/invocations/${inv}/transfer/`, { board_id: board.id });
   const ms = performance.now() - t0;
+  await stopPerf();
   const cpu = { server: cpuSince(cpu0.server, await cpuSeconds(stack.server.pid)), agent: cpuSince(cpu0.agent, await cpuSeconds(board.agent.pid)) };
   const op = (await res.json()) as { status: string; result: { bytes_sent: number } };
   if (res.status !== 200 || op.status !== 'succeeded') throw new Error(`transfer answered ${res.status}: ${JSON.stringify(op)}`);
@@ -220,8 +241,10 @@ async function timedTransfer(stack: Stack, board: Board, file: string, onStart?:
 async function timedOutput(stack: Stack, board: Board, size: number): Promise<Timed & { readyAtMs: number }> {
   const inv = await createInvocation(stack, 'bench-output');
   const cpu0 = { server: await cpuSeconds(stack.server.pid), agent: await cpuSeconds(board.agent.pid) };
+  const stopPerf = await perfRecord('output', [stack.server.pid, board.agent.pid]);
   const res = await stack.postJson(`/api/invocations/${inv}/execute/`, { board_id: board.id });
   const doneAt = Date.now();
+  await stopPerf();
   const cpu = { server: cpuSince(cpu0.server, await cpuSeconds(stack.server.pid)), agent: cpuSince(cpu0.agent, await cpuSeconds(board.agent.pid)) };
   const op = (await res.json()) as { id: number; status: string; result: { output_video?: { size: number; sha256: string } | null } };
   if (res.status !== 200 || op.status !== 'succeeded') throw new Error(`execute answered ${res.status}: ${JSON.stringify(op)}`);

@@ -199,6 +199,45 @@ describe('ContentCache', () => {
     expect(sha256(await fsp.readFile(cache.pathOf(sha256(data))))).toBe(sha256(data));
     await expect(fsp.stat(file)).rejects.toThrow();
   });
+
+  it('takes a produced file of its own user by a second name, not a copy; copies one with other names or another owner', async () => {
+    const cache = newCache();
+    await cache.init();
+    // Its own file, no other name: the cache's file is the very same inode (nothing copied).
+    const own = randomBytes(50_000);
+    const ownFile = path.join(dir, 'own.mp4');
+    await fsp.writeFile(ownFile, own);
+    const ownIno = (await fsp.stat(ownFile)).ino;
+    expect(await cache.importFile(ownFile)).toEqual({ sha256: sha256(own), size: own.length });
+    const adopted = await fsp.stat(cache.pathOf(sha256(own)));
+    expect(adopted.ino).toBe(ownIno);
+    expect(adopted.nlink).toBe(1);
+    expect(adopted.mode & 0o777).toBe(0o444);
+    expect(await cache.list()).toContain(sha256(own));
+    expect(await cache.has(sha256(own))).toBe(true);
+
+    // A file that has another name too (someone could write through it): copied.
+    const shared = randomBytes(20_000);
+    const sharedFile = path.join(dir, 'shared.mp4');
+    await fsp.writeFile(sharedFile, shared);
+    await fsp.link(sharedFile, path.join(dir, 'kept-elsewhere.mp4'));
+    expect(await cache.importFile(sharedFile)).toEqual({ sha256: sha256(shared), size: shared.length });
+    expect((await fsp.stat(cache.pathOf(sha256(shared)))).ino).not.toBe((await fsp.stat(path.join(dir, 'kept-elsewhere.mp4'))).ino);
+    expect(await fsp.readFile(path.join(dir, 'kept-elsewhere.mp4'))).toEqual(shared);
+
+    // Another user's file (a runner run as someone else): copied. Needs root to give it away.
+    if (process.getuid?.() === 0) {
+      const theirs = randomBytes(20_000);
+      const theirFile = path.join(dir, 'theirs.mp4');
+      await fsp.writeFile(theirFile, theirs);
+      await fsp.chown(theirFile, 65534, 65534);
+      const theirIno = (await fsp.stat(theirFile)).ino;
+      expect(await cache.importFile(theirFile)).toEqual({ sha256: sha256(theirs), size: theirs.length });
+      const stored = await fsp.stat(cache.pathOf(sha256(theirs)));
+      expect(stored.ino).not.toBe(theirIno);
+      expect(stored.uid).toBe(0);
+    }
+  });
 });
 
 describe('syncInvocationFolder', () => {

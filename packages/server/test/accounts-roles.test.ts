@@ -39,7 +39,8 @@ function concrete(path: string): string {
  * start and cancel work, query PACs and drive scripts; admins the rest.
  */
 function contractRole(method: string, path: string): Access {
-  if (['/api/health/', '/api/agent/connect/', '/api/auth/login/'].includes(path)) return 'public';
+  // Signing in is for anyone: with a password, or with a token (the dashboard's token sign-in).
+  if (['/api/health/', '/api/agent/connect/', '/api/auth/login/', '/api/auth/token-login/'].includes(path)) return 'public';
   if (path.startsWith('/api/users/') || path === '/api/audit/') return 'admin';
   if (path.startsWith('/api/auth/') || path.startsWith('/api/tokens/')) return 'viewer';
   // Every call of the proxy and of the tus upload protocol (HEAD asks for an upload's offset).

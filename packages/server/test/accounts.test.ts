@@ -204,6 +204,7 @@ describe.each(dbKinds)('people and access (%s database)', (kind) => {
       expect((await call(server, 'GET', '/api/boards/', { cookie })).status).toBe(200);
       await db().update(apiTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiTokens.id, t.id));
       expect((await call(server, 'GET', '/api/boards/', { cookie })).status).toBe(401);
+      await db().delete(apiTokens).where(eq(apiTokens.id, t.id));
     });
 
     it('exchanges MM_API_TOKEN for an admin session; logout ends it', async () => {

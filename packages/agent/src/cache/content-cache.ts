@@ -6,7 +6,7 @@ import { writeFileAtomic } from '../journal/atomic-write.ts';
 import type { Logger } from '../logger.ts';
 import { CacheError } from './cache-error.ts';
 import { readViewSources } from './view-sources.ts';
-import { copyAndHash, READ_CHUNK_BYTES, sha256OfFile } from './file-hash.ts';
+import { copyAndHash, hashHandle, READ_CHUNK_BYTES, sha256OfFile } from './file-hash.ts';
 import { PartialPull } from './partial-pull.ts';
 
 const SHA256_NAME = /^[0-9a-f]{64}$/;
@@ -213,12 +213,18 @@ export class ContentCache {
     let result: { sha256: string; size: number };
     try {
       if (!(await handle.stat()).isFile()) throw new CacheError('not_a_regular_file', `${path.basename(source)} is not a regular file`);
-      const out = await fsp.open(tmp, 'wx', 0o600);
-      try {
-        result = await copyAndHash(handle, out);
-        await out.sync();
-      } finally {
-        await out.close();
+      // A second name for the same file instead of a copy where that is safe: a 1 GiB output
+      // is then read once (to hash it) instead of read, written again and synced twice.
+      const linked = await this.adoptByLink(source, tmp);
+      if (linked) result = linked;
+      else {
+        const out = await fsp.open(tmp, 'wx', 0o600);
+        try {
+          result = await copyAndHash(handle, out);
+          await out.sync();
+        } finally {
+          await out.close();
+        }
       }
       if (await this.has(result.sha256)) {
         await fsp.rm(tmp, { force: true });
@@ -239,6 +245,43 @@ export class ContentCache {
     await this.touch(result.sha256);
     await this.ensureSpace(0, result.sha256);
     return result;
+  }
+
+  /**
+   * Gives `source` the name `tmp` (a hard link), hashes it and syncs it, when nothing else can
+   * change it meanwhile: a regular file of the agent's own user (a runner run as another user
+   * could still write through a descriptor it kept) with no name but these two, unchanged
+   * (size, mtime, ctime) from before the hash to after it. Otherwise (another file system,
+   * links not allowed, any doubt) undefined, and the caller copies instead, which hashes the
+   * very bytes it writes. A change after this is caught where the cache checks a file's
+   * recorded size, times and inode before it trusts it.
+   */
+  private async adoptByLink(source: string, tmp: string): Promise<{ sha256: string; size: number } | undefined> {
+    try {
+      // link(2) names the symbolic link itself, never its target; the checks below refuse it.
+      await fsp.link(source, tmp);
+    } catch {
+      return undefined;
+    }
+    let adopted: { sha256: string; size: number } | undefined;
+    try {
+      const handle = await fsp.open(tmp, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+      try {
+        const before = await handle.stat();
+        if (before.isFile() && before.nlink === 2 && before.uid === process.getuid?.()) {
+          const result = await hashHandle(handle);
+          await handle.sync();
+          const after = await handle.stat();
+          if (sameFile(after, verifiedOf(before)) && result.size === after.size) adopted = result;
+        }
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      adopted = undefined;
+    }
+    if (!adopted) await fsp.rm(tmp, { force: true });
+    return adopted;
   }
 
   /** A read stream of complete content from `offset` (for `stream.pull` of produced files). */

@@ -41,3 +41,17 @@ export async function copyAndHash(source: FileHandle, target: FileHandle): Promi
   }
   return { sha256: hash.digest('hex'), size };
 }
+
+/** The sha256 and size of everything readable from `source` (an open handle, read from its start). */
+export async function hashHandle(source: FileHandle): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  let size = 0;
+  for (;;) {
+    const { bytesRead } = await source.read(buf, 0, buf.byteLength, size);
+    if (bytesRead === 0) break;
+    hash.update(buf.subarray(0, bytesRead));
+    size += bytesRead;
+  }
+  return { sha256: hash.digest('hex'), size };
+}

@@ -3061,6 +3061,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/token-login/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a token: sets the session cookie mm_session
+         * @description For the dashboard's "sign in with a token": a personal token or MM_API_TOKEN is exchanged for a session cookie, so that plain links (videos, ZIPs, logs) work in the browser without the token ever being kept by the page. The session acts as the token does and ends with it: revoking a personal token, its expiry or a changed MM_API_TOKEN ends the session too. Same cookie, limits and 401/429 answers as `POST /api/auth/login/`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TokenLogin"];
+                };
+            };
+            responses: {
+                /** @description Signed in */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Me"];
+                    };
+                };
+                /** @description Bad input */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `invalid_credentials` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `cross_origin`: the request came from another site */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: wait Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/logout/": {
         parameters: {
             query?: never;
@@ -4061,6 +4174,14 @@ export interface components {
             auth: "on" | "off";
             /** @enum {string} */
             via: "session" | "token" | "api_token" | "none";
+        };
+        /**
+         * @example {
+         *       "token": "mmu_…"
+         *     }
+         */
+        TokenLogin: {
+            token: string;
         };
         UserList: {
             users: components["schemas"]["User"][];
