@@ -97,7 +97,7 @@ async function explainAll(sql: postgres.Sql, list: Array<[string, string]>): Pro
     let plan: Plan | undefined;
     for (let i = 0; i < 3; i++) {
       const [row] = await sql.unsafe(`explain (analyze, format json) ${text}`);
-      const result = (row as { 'QUERY PLAN': Array<{ Plan: Plan; 'Execution Time': number }> })['QUERY PLAN'][0]!;
+      const result = (row as unknown as { 'QUERY PLAN': Array<{ Plan: Plan; 'Execution Time': number }> })['QUERY PLAN'][0]!;
       if (result['Execution Time'] < best) {
         best = result['Execution Time'];
         plan = result.Plan;
