@@ -24,6 +24,8 @@ export class RemoteStreams implements StreamSharing {
   private readonly lastRead = new Map<string, number>();
   /** Streams fed from elsewhere: the replica last seen holding the board's link. */
   private readonly feeders = new Map<string, string>();
+  /** Counts holders learnt from the bus: a table read in flight meanwhile may be older than them. */
+  private holderNotes = 0;
   private readonly reading = new Map<string, Promise<void>>();
   private writes: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -50,7 +52,10 @@ export class RemoteStreams implements StreamSharing {
       if (status !== 'online') return;
       if (deps.isLocal(boardId)) void this.refresh();
       // Linked anew on another replica: the upstream of the one that fed our clients ended.
-      else if (replicaId && replicaId !== deps.replicaId) this.noteHolder(boardId, replicaId);
+      else if (replicaId && replicaId !== deps.replicaId) {
+        this.holderNotes++;
+        this.noteHolder(boardId, replicaId);
+      }
     });
   }
 
@@ -204,7 +209,9 @@ export class RemoteStreams implements StreamSharing {
       // A holder that died without a word: its session row expires (board-sessions.ts).
       for (const boardId of new Set(mine.map((t) => t.boardId))) {
         if (this.deps.isLocal(boardId)) continue;
-        this.noteHolder(boardId, await this.deps.holderElsewhere(boardId));
+        const notesBefore = this.holderNotes;
+        const holder = await this.deps.holderElsewhere(boardId);
+        if (this.holderNotes === notesBefore) this.noteHolder(boardId, holder);
       }
     } catch (err) {
       this.deps.log.warn({ err }, 'could not refresh the relayed streams');
