@@ -2,7 +2,7 @@
  * Many boards on one control plane (run by hand, prints figures; not a test):
  *
  *   npx tsx bench/many-agents.ts [--agents 10000] [--generators 2] [--rest-s 60]
- *                                [--restart kill|term] [--urls http://a,http://b] [--node-arg=ARG ...]
+ *                                [--restart kill|term] [--replicas 3] [--urls http://a,http://b] [--node-arg=ARG ...]
  *
  * Without --urls it starts one control plane process: on the real PostgreSQL when DATABASE_URL or
  * MM_TEST_DATABASE_URL is set (a scratch database, dropped at the end; the boards are inserted
@@ -19,9 +19,17 @@
  * every board is linked again and the connection attempts per second the server saw meanwhile
  * (spread by the jitter, not a wall at one instant).
  *
- * With --urls (several replicas behind no balancer, e.g. when replicas exist): the boards must
+ * With --replicas N (N > 1; the real PostgreSQL only): N control planes (MM_REPLICA_ID replica-1…N)
+ * on the one scratch database, the agents spread over them (agent i prefers replica i mod N and,
+ * as through a balancer, moves to another one, picked at random, after a failed attempt). Figures: the time to link
+ * them all and where they landed (board_sessions), each replica's RSS/PSS and CPU at rest; then
+ * replica-1 is killed (SIGKILL) and not started again: the time until every board is linked
+ * again (its boards to the others), the attempts per second meanwhile, the survivors' CPU for
+ * it and their RSS after.
+ *
+ * With --urls (several replicas started elsewhere, behind no balancer): the boards must
  * already exist, their tokens in --tokens FILE (one per line); agent i prefers url i mod n and
- * moves to the next one after a failed attempt. No restart is done then.
+ * moves to another one after a failed attempt. No restart is done then.
  *
  * Timings on a shared machine are upper bounds: the load average is printed with them.
  */
@@ -33,7 +41,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import WebSocket from 'ws';
 import { AGENT_CONNECT_PATH, AGENT_PULL_IDS, LinkPeer, parseServerMessage, PROTOCOL_VERSION, type AgentMessage, type ServerMessage } from '@mm/protocol';
-import { fullJitterDelay } from '../packages/agent/src/link/backoff.ts';
+import { fullJitterDelay, parseRetryAfterMs, RETRY_AFTER_STATUSES, retryAfterDelay } from '../packages/agent/src/link/backoff.ts';
 import { cpuSeconds, cpuSince } from './support/bench-kit.ts';
 import { createScratchDatabase, realDatabaseUrl } from '../test/support/databases.ts';
 import { serverCluster, type ServerCluster, type ServerProcess } from '../test/support/processes.ts';
@@ -101,19 +109,25 @@ async function generator(): Promise<void> {
     else rampSlots++;
   };
 
-  /** One connection: resolves when it ends, with whether it reached welcome. */
-  const session = (url: string, token: string, index: number, onReady: () => void): Promise<boolean> =>
+  /** How one connection ended: whether it reached welcome, and the Retry-After of a 503/429 refusal. */
+  interface SessionEnd {
+    welcomed: boolean;
+    retryAfterMs?: number;
+  }
+  /** One connection: resolves when it ends. */
+  const session = (url: string, token: string, index: number, onReady: () => void): Promise<SessionEnd> =>
     new Promise((resolve) => {
       const second = Math.floor(Date.now() / 1000);
       attempts.set(second, (attempts.get(second) ?? 0) + 1);
       let welcomed = false;
       let settled = false;
+      let retryAfterMs: number | undefined;
       const end = () => {
         if (settled) return;
         settled = true;
         if (welcomed) ready--;
         else failures++;
-        resolve(welcomed);
+        resolve(retryAfterMs === undefined ? { welcomed } : { welcomed, retryAfterMs });
       };
       const ws = new WebSocket(new URL(AGENT_CONNECT_PATH, url.replace(/^http/, 'ws')), {
         headers: { authorization: `Bearer ${token}` },
@@ -122,6 +136,7 @@ async function generator(): Promise<void> {
         handshakeTimeout: HEARTBEAT_TIMEOUT_MS,
       });
       ws.on('unexpected-response', (_req, res) => {
+        if (RETRY_AFTER_STATUSES.has(res.statusCode ?? 0)) retryAfterMs = parseRetryAfterMs(res.headers['retry-after']);
         res.resume();
         ws.terminate();
         end();
@@ -167,7 +182,7 @@ async function generator(): Promise<void> {
       });
     });
 
-  /** One simulated agent: the agent's reconnect loop (ServerLink.run) without the agent. */
+  /** One simulated agent: the agent's reconnect loop (ServerLink.run) without the agent, Retry-After included. */
   const agent = async (token: string, i: number) => {
     const index = start.firstIndex + i;
     let attempt = 0;
@@ -180,11 +195,14 @@ async function generator(): Promise<void> {
         released = true;
         if (inRamp) giveSlot();
       };
-      const wasReady = await session(start.urls[urlIndex]!, token, index, release);
+      const ended = await session(start.urls[urlIndex]!, token, index, release);
       release();
-      if (wasReady) attempt = 0;
-      else urlIndex = (urlIndex + 1) % start.urls.length; // through a balancer: another replica
-      const delay = fullJitterDelay(attempt, RECONNECT_BASE_MS, RECONNECT_MAX_DELAY_MS);
+      if (ended.welcomed) attempt = 0;
+      // Through a balancer: another replica, any of the others (a round robin spreads them).
+      else if (start.urls.length > 1) urlIndex = (urlIndex + 1 + Math.floor(Math.random() * (start.urls.length - 1))) % start.urls.length;
+      let delay = fullJitterDelay(attempt, RECONNECT_BASE_MS, RECONNECT_MAX_DELAY_MS);
+      // As the agent: a 503 server_busy (or 429) with Retry-After is not asked again sooner.
+      if (ended.retryAfterMs !== undefined) delay = retryAfterDelay(ended.retryAfterMs, delay, RECONNECT_MAX_DELAY_MS);
       attempt++;
       await new Promise((r) => setTimeout(r, delay));
     }
@@ -219,6 +237,7 @@ async function main(): Promise<void> {
   const restSeconds = Number(arg('rest-s', '60'));
   const restart = arg('restart', 'kill');
   const urlsArg = arg('urls', '');
+  const replicaCount = Number(arg('replicas', '1'));
   const nodeArgs = process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -230,7 +249,27 @@ async function main(): Promise<void> {
   let urls: string[];
   let tokens: string[];
   const children: ChildProcess[] = [];
+  const replicaClusters: ServerCluster[] = [];
   try {
+    if (replicaCount > 1) {
+      if (urlsArg || !realDatabaseUrl) throw new Error('--replicas needs the real PostgreSQL (DATABASE_URL) and no --urls');
+      scratch = await createScratchDatabase();
+      const heartbeat = { MM_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS), MM_HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS) };
+      const startReplica = async (i: number) => {
+        // 'embedded' keeps the cluster from making a database of its own: DATABASE_URL names the shared one.
+        const c = await serverCluster('embedded', { LOG_LEVEL: 'warn', ...heartbeat, DATABASE_URL: scratch!.url, MM_REPLICA_ID: `replica-${i + 1}` }, nodeArgs);
+        replicaClusters[i] = c;
+        return c.start({ LOG_LEVEL: 'info' });
+      };
+      // The first one migrates the database; the others start together.
+      const replicaServers = [await startReplica(0)];
+      replicaServers.push(...(await Promise.all(Array.from({ length: replicaCount - 1 }, (_, i) => startReplica(i + 1)))));
+      say(`${replicaCount} replicas on the real PostgreSQL: ${replicaServers.map((r) => `${r.url} (pid ${r.pid})`).join(', ')}`);
+      tokens = await insertBoards(scratch.url, agents);
+      say(`registered ${agents} boards in the database (load ${load()})`);
+      await runReplicas(replicaServers, replicaClusters, scratch.url, tokens, { generators, restSeconds, children, say, load, sleep });
+      return;
+    }
     if (urlsArg) {
       urls = urlsArg.split(',');
       tokens = (await fs.readFile(arg('tokens', 'tokens.txt'), 'utf8')).split('\n').filter(Boolean).slice(0, agents);
@@ -246,19 +285,7 @@ async function main(): Promise<void> {
       tokens = [];
       const t0 = performance.now();
       if (scratch) {
-        const sql = postgres(scratch.url, { max: 1, onnotice: () => {} });
-        try {
-          for (let from = 0; from < agents; from += 1000) {
-            const rows = [];
-            for (let i = from; i < Math.min(agents, from + 1000); i++) {
-              tokens[i] = randomBytes(32).toString('base64url');
-              rows.push({ name: `load-${i}`, token_hash: createHash('sha256').update(tokens[i]!).digest('hex') });
-            }
-            await sql`insert into boards ${sql(rows, 'name', 'token_hash')}`;
-          }
-        } finally {
-          await sql.end();
-        }
+        tokens = await insertBoards(scratch.url, agents);
       } else {
         let next = 0;
         await Promise.all(
@@ -275,36 +302,8 @@ async function main(): Promise<void> {
       say(`registered ${agents} boards ${scratch ? 'in the database' : 'through the API'} in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${load()})`);
     }
 
-    const totals: Totals = { ready: 0, attemptsPerBucket: new Map(), failures: 0 };
-    const readyBy = new Map<ChildProcess, number>();
-    const per = Math.ceil(tokens.length / generators);
-    for (let g = 0; g < generators; g++) {
-      const child = fork(self, ['--generator'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      children.push(child);
-      readyBy.set(child, 0);
-      child.on('message', (m: GeneratorReport) => {
-        readyBy.set(child, m.ready);
-        totals.ready = [...readyBy.values()].reduce((a, b) => a + b, 0);
-        for (const [second, n] of m.attemptsBySecond) totals.attemptsPerBucket.set(second, (totals.attemptsPerBucket.get(second) ?? 0) + n);
-        totals.failures += m.failures;
-      });
-      const slice = tokens.slice(g * per, (g + 1) * per);
-      const start: GeneratorStart = { kind: 'start', urls, tokens: slice, firstIndex: g * per, localAddress: `127.0.0.${10 + g}`, rampConcurrency: 100 };
-      child.send(start);
-    }
-
-    const waitAll = async (since: number, what: string, timeoutMs = 600_000): Promise<number> => {
-      let lastSay = performance.now();
-      while (totals.ready < tokens.length) {
-        if (performance.now() - since > timeoutMs) throw new Error(`${what}: only ${totals.ready} of ${tokens.length} linked after ${timeoutMs / 1000} s`);
-        if (performance.now() - lastSay > 10_000) {
-          say(`  ${what}: ${totals.ready} linked`);
-          lastSay = performance.now();
-        }
-        await sleep(100);
-      }
-      return performance.now() - since;
-    };
+    const totals = startGenerators(urls, tokens, generators, children);
+    const waitAll = (since: number, what: string, timeoutMs?: number) => waitAllLinked(totals, tokens.length, since, what, say, timeoutMs);
 
     const t1 = performance.now();
     const cpuL0 = server ? await cpuSeconds(server.pid) : undefined;
@@ -367,7 +366,156 @@ async function main(): Promise<void> {
   } finally {
     for (const c of children) c.disconnect();
     await cluster?.cleanup();
+    for (const c of replicaClusters) await c?.cleanup();
     await scratch?.drop();
+  }
+}
+
+/** Boards `load-0…` inserted straight into the database, tokens hashed as the API does (10,000 API calls would take minutes). */
+async function insertBoards(databaseUrl: string, agents: number): Promise<string[]> {
+  const tokens: string[] = [];
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    for (let from = 0; from < agents; from += 1000) {
+      const rows = [];
+      for (let i = from; i < Math.min(agents, from + 1000); i++) {
+        tokens[i] = randomBytes(32).toString('base64url');
+        rows.push({ name: `load-${i}`, token_hash: createHash('sha256').update(tokens[i]!).digest('hex') });
+      }
+      await sql`insert into boards ${sql(rows, 'name', 'token_hash')}`;
+    }
+  } finally {
+    await sql.end();
+  }
+  return tokens;
+}
+
+/** Forks the generators, each with its share of the tokens; their reports add up in the returned totals. */
+function startGenerators(urls: string[], tokens: string[], generators: number, children: ChildProcess[]): Totals {
+  const totals: Totals = { ready: 0, attemptsPerBucket: new Map(), failures: 0 };
+  const readyBy = new Map<ChildProcess, number>();
+  const per = Math.ceil(tokens.length / generators);
+  for (let g = 0; g < generators; g++) {
+    const child = fork(self, ['--generator'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(child);
+    readyBy.set(child, 0);
+    child.on('message', (m: GeneratorReport) => {
+      readyBy.set(child, m.ready);
+      totals.ready = [...readyBy.values()].reduce((a, b) => a + b, 0);
+      for (const [second, n] of m.attemptsBySecond) totals.attemptsPerBucket.set(second, (totals.attemptsPerBucket.get(second) ?? 0) + n);
+      totals.failures += m.failures;
+    });
+    const slice = tokens.slice(g * per, (g + 1) * per);
+    const start: GeneratorStart = { kind: 'start', urls, tokens: slice, firstIndex: g * per, localAddress: `127.0.0.${10 + g}`, rampConcurrency: 100 };
+    child.send(start);
+  }
+  return totals;
+}
+
+/** Waits until the generators report every board linked; the time since `since` (ms). */
+async function waitAllLinked(totals: Totals, count: number, since: number, what: string, say: (line: string) => void, timeoutMs = 600_000): Promise<number> {
+  let lastSay = performance.now();
+  while (totals.ready < count) {
+    if (performance.now() - since > timeoutMs) throw new Error(`${what}: only ${totals.ready} of ${count} linked after ${timeoutMs / 1000} s`);
+    if (performance.now() - lastSay > 10_000) {
+      say(`  ${what}: ${totals.ready} linked`);
+      lastSay = performance.now();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return performance.now() - since;
+}
+
+/** Connection attempts per second from `fromMs` (epoch) on, as the generators counted them. */
+function attemptsSeries(totals: Totals, fromMs: number): number[] {
+  const first = Math.floor(fromMs / 1000);
+  const last = Math.max(first, ...totals.attemptsPerBucket.keys());
+  const series: number[] = [];
+  for (let sec = first; sec <= last; sec++) series.push(totals.attemptsPerBucket.get(sec) ?? 0);
+  return series;
+}
+
+interface ReplicaRunTools {
+  generators: number;
+  restSeconds: number;
+  children: ChildProcess[];
+  say: (line: string) => void;
+  load: () => string;
+  sleep: (ms: number) => Promise<unknown>;
+}
+
+/** `--replicas N`: the agents spread over N replicas, then the first replica killed (see the header). */
+async function runReplicas(servers: ServerProcess[], clusters: ServerCluster[], databaseUrl: string, tokens: string[], t: ReplicaRunTools): Promise<void> {
+  const { say, load, sleep } = t;
+  const names = servers.map((_, i) => `replica-${i + 1}`);
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const placement = async () => {
+    const rows = await sql<Array<{ replica_id: string; n: number }>>`select replica_id, count(*)::int as n from board_sessions group by replica_id order by replica_id`;
+    return rows.map((r) => `${r.replica_id} ${r.n}`).join(', ');
+  };
+  const cpuOf = async (list: ServerProcess[]) => Promise.all(list.map((s) => cpuSeconds(s.pid)));
+  try {
+    const totals = startGenerators(servers.map((s) => s.url), tokens, t.generators, t.children);
+    const t1 = performance.now();
+    const cpu0 = await cpuOf(servers);
+    const linkMs = await waitAllLinked(totals, tokens.length, t1, 'first linking', say);
+    const cpu1 = await cpuOf(servers);
+    const spent = servers.map((_, i) => cpuSince(cpu0[i]!, cpu1[i]!)).map((c) => c.user + c.sys);
+    say(
+      `all ${tokens.length} linked over ${servers.length} replicas in ${(linkMs / 1000).toFixed(1)} s (at most 100 handshakes in flight per generator); ` +
+        `CPU ${spent.map((c, i) => `${names[i]} ${c.toFixed(1)} s`).join(', ')} = ${((spent.reduce((a, b) => a + b, 0) / tokens.length) * 1000).toFixed(2)} ms per link (load ${load()})`,
+    );
+    await sleep(10_000);
+    say(`links per replica (board_sessions): ${await placement()}`);
+    for (const [i, s] of servers.entries()) {
+      const mem = await treeMemory(s.pid);
+      say(`${names[i]}: RSS ${mem.rssMB} MB, PSS ${mem.pssMB} MB`);
+    }
+    const rest0 = await cpuOf(servers);
+    const attemptsAtRest0 = sumAttempts(totals);
+    await sleep(t.restSeconds * 1000);
+    const rest1 = await cpuOf(servers);
+    for (const [i] of servers.entries()) {
+      const c = cpuSince(rest0[i]!, rest1[i]!);
+      const s = c.user + c.sys;
+      say(`${names[i]} at rest for ${t.restSeconds} s: CPU ${s.toFixed(1)} s = ${((s / t.restSeconds) * 60).toFixed(1)} CPU-s per minute, ${((s / t.restSeconds) * 100).toFixed(1)}% of one core`);
+    }
+    say(`${sumAttempts(totals) - attemptsAtRest0} reconnects while at rest (load ${load()})`);
+
+    // replica-1 dies and stays dead: its boards relink to the others (backoff, next URL after a failure).
+    const victim = servers[0]!;
+    const survivors = servers.slice(1);
+    const [victimRows] = await sql<Array<{ n: number }>>`select count(*)::int as n from board_sessions where replica_id = ${names[0]!}`;
+    const sCpu0 = await cpuOf(survivors);
+    const killAt = Date.now();
+    const tKill = performance.now();
+    await clusters[0]!.current().kill();
+    say(`${names[0]} (pid ${victim.pid}, ${victimRows?.n ?? '?'} boards) killed with SIGKILL`);
+    // The generators notice the drop within a report or two; then wait for all of them back.
+    const dropDeadline = performance.now() + 30_000;
+    while (totals.ready === tokens.length && performance.now() < dropDeadline) await sleep(50);
+    const lowest = { n: totals.ready };
+    const watchLow = setInterval(() => (lowest.n = Math.min(lowest.n, totals.ready)), 100);
+    const relinkMs = await waitAllLinked(totals, tokens.length, tKill, 'relinking', say);
+    clearInterval(watchLow);
+    const sCpu1 = await cpuOf(survivors);
+    const sSpent = survivors.map((_, i) => cpuSince(sCpu0[i]!, sCpu1[i]!)).map((c) => c.user + c.sys);
+    say(
+      `all ${tokens.length} linked again ${(relinkMs / 1000).toFixed(1)} s after the kill (at the lowest ${tokens.length - lowest.n} were down); ` +
+        `survivors' CPU meanwhile ${sSpent.map((c, i) => `${names[i + 1]} ${c.toFixed(1)} s`).join(', ')} (load ${load()})`,
+    );
+    await sleep(1500);
+    const series = attemptsSeries(totals, killAt);
+    const total = series.reduce((a, n) => a + n, 0);
+    say(`connection attempts per second from the kill on: ${series.join(' ')}; ${total} in all (peak ${Math.max(0, ...series)}/s) for ${victimRows?.n ?? '?'} boards moved`);
+    // The dead replica's rows are taken over by the new holders' hellos (and expire after 15 s otherwise).
+    say(`links per replica now (board_sessions): ${await placement()}`);
+    for (const [i, s] of survivors.entries()) {
+      const mem = await treeMemory(s.pid);
+      say(`${names[i + 1]} after relinking: RSS ${mem.rssMB} MB, PSS ${mem.pssMB} MB`);
+    }
+  } finally {
+    await sql.end();
   }
 }
 

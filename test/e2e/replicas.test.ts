@@ -237,6 +237,11 @@ describe.skipIf(!realDatabaseUrl)('several replicas on one PostgreSQL', () => {
 
   it('A killed with SIGKILL mid-run: the board moves to another replica, the run outcome arrives, the queued work goes on', async () => {
     expect(linkedTo()).toBe(A);
+    // Motor stream clients on B and C, fed by A's one upstream subscription.
+    const watchers = await Promise.all([B, C].map((r) => openSse(`${r.url}/api/device-scripts/${motorId}/stream/`)));
+    sseClients.push(...watchers);
+    await Promise.all(watchers.map((c) => c.waitFor((b: SseBlock) => upstreamState(b) === 'up', { timeoutMs: 30_000 })));
+    const seenBeforeKill = watchers.map((c) => c.blocks.length);
     const inv = await newInvocation(B, 'killed-a', { duration_s: 5 });
     const queuedInv = await newInvocation(C, 'queued-behind', { duration_s: 1 });
     const running = await json(await post(B, `/api/invocations/${inv}/execute/`, undefined, { prefer: 'respond-async' }));
@@ -279,6 +284,26 @@ describe.skipIf(!realDatabaseUrl)('several replicas on one PostgreSQL', () => {
       250,
     );
     expect(Date.parse(after.started_at)).toBeGreaterThanOrEqual(Date.parse(ran.finished_at));
+
+    // The stream clients heard their upstream go down with A, then come back up from the
+    // board's new holder, and get the script's events again (a command through the replica
+    // that does not hold the link).
+    for (const [i, c] of watchers.entries()) {
+      const down = await c.waitFor((b: SseBlock) => upstreamState(b) === 'down', { from: seenBeforeKill[i]!, timeoutMs: 60_000 });
+      await c.waitFor((b: SseBlock) => upstreamState(b) === 'up', { from: c.blocks.indexOf(down) + 1, timeoutMs: 60_000 });
+    }
+    const other = survivor === B ? C : B;
+    const drive = await eventually(
+      async () => {
+        const res = await other.api(`/api/device-scripts/${motorId}/proxy/motor/forward`, { method: 'POST' });
+        expect(res.status).toBe(200);
+        return json(res);
+      },
+      30_000,
+      250,
+    );
+    await Promise.all(watchers.map((c) => c.waitFor((b: SseBlock) => b.event === 'state' && b.id === String(drive.event_id), { timeoutMs: 30_000 })));
+    for (const c of watchers) c.close();
     // Nothing lost: every earlier operation is still there with its outcome.
     const list = await json(await survivor.api(`/api/operations/?board_id=${board.id}&limit=100`));
     expect(list.operations.every((o: { status: string }) => ['succeeded', 'cancelled'].includes(o.status))).toBe(true);

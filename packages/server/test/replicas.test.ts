@@ -5,14 +5,15 @@
  * and the event bus healing a dropped notification and a lost listening connection.
  */
 import { CloseCode } from '@mm/protocol';
-import { count, eq, inArray } from 'drizzle-orm';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
+import { takeSseBlocks, type SseBlock } from '../../../test/support/sse.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
-import { boardCalls, boardSessions, operationEvents, operations } from '../src/db/schema.ts';
+import { boardCalls, boardSessions, operationEvents, operations, relayEvents, relaySubscriptions } from '../src/db/schema.ts';
 import type { OperationEvent } from '../src/operations/operation-event.ts';
 import { claimNextQueued, insertOperation } from '../src/operations/store.ts';
 import { replicaAppName } from '../src/replicas/board-sessions.ts';
@@ -28,6 +29,41 @@ function post(server: TestServer, path: string, body?: unknown, headers: Record<
   });
 }
 
+/** Reads an event stream's blocks as they come (a test's view of what went over the wire). */
+function readSse(res: Response): { blocks: SseBlock[]; waitFor(match: (b: SseBlock) => boolean, from?: number): Promise<number>; close(): Promise<void> } {
+  const blocks: SseBlock[] = [];
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  const pump = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true as const }));
+      if (done) return;
+      const taken = takeSseBlocks(buffer + value);
+      buffer = taken.rest;
+      blocks.push(...taken.blocks);
+    }
+  })();
+  return {
+    blocks,
+    waitFor: (match, from = 0) =>
+      eventually(
+        () => {
+          const i = blocks.findIndex((b, j) => j >= from && match(b));
+          expect(i).toBeGreaterThanOrEqual(0);
+          return i;
+        },
+        20_000,
+        50,
+      ),
+    close: async () => {
+      await reader.cancel().catch(() => {});
+      await pump;
+    },
+  };
+}
+
+const upstream = (state: string) => (b: SseBlock) => b.event === 'upstream' && b.data !== undefined && (JSON.parse(b.data) as { state: string }).state === state;
+
 describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
   let one: TestServer;
@@ -35,8 +71,10 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase();
-    one = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-one', MM_CANCEL_GRACE_S: '30' }, { scratchDatabase: scratch, keep: true });
-    two = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-two', MM_CANCEL_GRACE_S: '30' }, { scratchDatabase: scratch, keep: true });
+    // A reboot wait short enough that a missed outcome shows as reboot_timeout within the test.
+    const env = { MM_CANCEL_GRACE_S: '30', MM_REBOOT_TIMEOUT_S: '20' };
+    one = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-one', ...env }, { scratchDatabase: scratch, keep: true });
+    two = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-two', ...env }, { scratchDatabase: scratch, keep: true });
   });
 
   afterAll(async () => {
@@ -153,6 +191,79 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(seen.at(-1)!.type).toBe('end');
     await agent.close();
+  });
+
+  it('a PAC activation whose board comes back through the other replica with the same boot id ends reboot_not_observed', async () => {
+    const b = await registerBoard(one, 'same-boot-elsewhere');
+    const first = await FakeAgent.online(one.url, b.token, { boot_id: 'boot-kept' });
+    await eventually(async () => expect(await two.ctx.agents.statusAnywhere(b.id)).toBe('online'), 10_000, 50);
+
+    // Asked of `two`; `one` holds the link and runs the activation.
+    const res = await post(two, '/api/pacs/activate/', { board_id: b.id, pac: 'sample' }, { prefer: 'respond-async' });
+    expect(res.status).toBe(202);
+    const op = await json(res);
+    const activate = await first.next('rpc.request', (m) => m.method === 'pac.activate');
+    first.send({ type: 'rpc.response', id: activate.id, ok: true, result: { output: 'activated\n' } });
+    const reboot = await first.next('rpc.request', (m) => m.method === 'board.reboot');
+    first.send({ type: 'rpc.response', id: reboot.id, ok: true, result: { accepted: true } });
+    await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('rebooting'), 10_000, 50);
+
+    // It "reboots" without rebooting, and the balancer sends it to the other replica.
+    await first.close();
+    const second = await FakeAgent.online(two.url, b.token, { boot_id: 'boot-kept' });
+    const ended = await eventually(
+      async () => {
+        const o = await json(await one.api(`/api/operations/${op.id}/`));
+        expect(o.status).not.toMatch(/^(queued|running)$/);
+        return o;
+      },
+      30_000,
+      100,
+    );
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'reboot_not_observed' } });
+    // The board takes work again on the replica it is linked to now.
+    await eventually(async () => expect((await json(await two.api(`/api/boards/${b.id}/`))).status).toBe('online'), 10_000, 50);
+    await second.close();
+  });
+
+  it('stream clients fed by a replica that died hear upstream down when its session expires, then up from the new holder', async () => {
+    const b = await registerBoard(two, 'ghost-held');
+    const db = two.ctx.database.db;
+    // Linked to a replica that will die without a word: only its board_sessions row says so.
+    await db.insert(boardSessions).values({ boardId: b.id, replicaId: 'replica-ghost', connectedAt: new Date(), bootId: 'boot-1', heartbeatAt: sql`now()` });
+    const { scripts } = await json(await two.api('/api/device-scripts/?device_type=gpio'));
+    const script = scripts[0] as { id: string; port: number };
+    const res = await two.api(`/api/device-scripts/${script.id}/stream/?board_id=${b.id}`, { headers: { accept: 'text/event-stream' } });
+    expect(res.status).toBe(200);
+    const client = readSse(res);
+    const remote = two.ctx.deviceRelay.remoteStreams!;
+    try {
+      // `two` asked for the stream; the ghost's upstream says it is up.
+      await eventually(async () => {
+        const wants = await db.select().from(relaySubscriptions).where(and(eq(relaySubscriptions.boardId, b.id), eq(relaySubscriptions.replicaId, 'replica-two')));
+        expect(wants).toHaveLength(1);
+      }, 10_000, 50);
+      await db.insert(relayEvents).values({ boardId: b.id, scriptId: script.id, frame: Buffer.from('event: upstream\ndata: {"state":"up"}\n\n'), state: 'up' });
+      await remote.refresh();
+      const up = await client.waitFor(upstream('up'));
+
+      // The ghost stops refreshing its row: once stale, no replica holds the link.
+      await db.update(boardSessions).set({ heartbeatAt: sql`now() - interval '1 minute'` }).where(eq(boardSessions.boardId, b.id));
+      await remote.refresh();
+      const down = await client.waitFor(upstream('down'), up + 1);
+      expect(JSON.parse(client.blocks[down]!.data!)).toMatchObject({ state: 'down', message: "no replica holds the board's link" });
+
+      // The board links to `one`, which takes the upstream over: up, then the script's events.
+      const agent = await FakeAgent.online(one.url, b.token);
+      const subscribe = await agent.next('sse.subscribe', (m) => m.port === script.port);
+      agent.send({ type: 'sse.status', sub_id: subscribe.sub_id, state: 'open' });
+      const upAgain = await client.waitFor(upstream('up'), down + 1);
+      agent.send({ type: 'sse.event', sub_id: subscribe.sub_id, id: '7', event: 'state', data: '{"motion":"stop"}' });
+      await client.waitFor((blk) => blk.event === 'state' && blk.id === '7', upAgain + 1);
+      await agent.close();
+    } finally {
+      await client.close();
+    }
   });
 
   it('settles a server-side run of a replica that is gone, at the second look (its kind says how)', async () => {

@@ -19,6 +19,7 @@ import {
   type StreamSource,
 } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
+import { parseRetryAfterMs } from './backoff.ts';
 
 export type HelloMessage = MessageOf<'hello'>;
 export type WelcomeMessage = MessageOf<'welcome'>;
@@ -44,8 +45,11 @@ export interface SessionOptions {
 }
 
 export type SessionEnd =
-  /** The server refused the upgrade (401 for a bad token…). */
-  | { kind: 'rejected'; status: number; detail: string }
+  /**
+   * The server refused the upgrade (401 for a bad token, 503 `server_busy`…); `retryAfterMs`
+   * is its `Retry-After` when it sent one.
+   */
+  | { kind: 'rejected'; status: number; detail: string; retryAfterMs?: number }
   /** No connection could be made (refused, DNS, TLS, handshake timeout). */
   | { kind: 'unreachable'; error: string }
   /** The link was up and closed; `ready` says whether it got as far as `welcome`. */
@@ -87,12 +91,15 @@ export class ControlPlaneLink {
     });
     ws.on('unexpected-response', (_req, res) => {
       const chunks: Buffer[] = [];
+      const status = res.statusCode ?? 0;
+      const retryAfterMs = parseRetryAfterMs(res.headers['retry-after']);
+      const retry = retryAfterMs === undefined ? {} : { retryAfterMs };
       res.on('data', (c: Buffer) => chunks.length < 16 && chunks.push(c));
       res.on('end', () => {
-        finish({ kind: 'rejected', status: res.statusCode ?? 0, detail: describeProblem(Buffer.concat(chunks).toString('utf8')) });
+        finish({ kind: 'rejected', status, detail: describeProblem(Buffer.concat(chunks).toString('utf8')), ...retry });
         ws.terminate();
       });
-      res.on('error', () => finish({ kind: 'rejected', status: res.statusCode ?? 0, detail: '' }));
+      res.on('error', () => finish({ kind: 'rejected', status, detail: '', ...retry }));
     });
     ws.on('error', (err) => {
       // Before 'open' this is a failed attempt; after it the peer logs it and 'close' follows.

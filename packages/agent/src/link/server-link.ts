@@ -1,7 +1,7 @@
 import { CloseCode, systemClock, type AgentMessage, type Clock } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { ControlPlaneLink, type SessionEnd, type SessionHandlers } from './control-plane-link.ts';
-import { fullJitterDelay } from './backoff.ts';
+import { fullJitterDelay, RETRY_AFTER_STATUSES, retryAfterDelay } from './backoff.ts';
 
 export interface ServerLinkOptions {
   url: string;
@@ -126,6 +126,11 @@ export class ServerLink {
       if (end.kind === 'closed' && end.ready && !slow && end.code !== CloseCode.replaced) attempt = 0;
       let delay = fullJitterDelay(attempt, base, this.opts.reconnectMaxDelayMs, random);
       if (slow) delay = Math.max(delay, this.opts.reconnectMaxDelayMs * 2 + fullJitterDelay(attempt, base, this.opts.reconnectMaxDelayMs * 2, random));
+      // A busy server (503 server_busy, database_unreachable) or a rate limit (429) says how
+      // long to stay away: coming back sooner only costs it another refusal.
+      if (end.kind === 'rejected' && end.retryAfterMs !== undefined && RETRY_AFTER_STATUSES.has(end.status)) {
+        delay = retryAfterDelay(end.retryAfterMs, delay, this.opts.reconnectMaxDelayMs, random);
+      }
       delay = Math.max(delay, this.pauseNextMs);
       this.pauseNextMs = 0;
       attempt++;
@@ -148,7 +153,7 @@ export class ServerLink {
         if (end.status === 401) {
           log.error({ url: this.opts.url, status: 401, detail: end.detail }, 'the server rejected the board token (401): check MM_BOARD_TOKEN; retrying');
         } else {
-          log.warn({ url: this.opts.url, status: end.status, detail: end.detail }, 'the server refused the connection');
+          log.warn({ url: this.opts.url, status: end.status, detail: end.detail, retry_after_ms: end.retryAfterMs }, 'the server refused the connection');
         }
         return false;
       case 'closed':

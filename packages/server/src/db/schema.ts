@@ -98,6 +98,12 @@ export const operations = pgTable(
   (t) => [
     index('operations_board_status_idx').on(t.boardId, t.status, t.id),
     index('operations_invocation_idx').on(t.invocationId, t.id),
+    // The retention pruner's `coalesce(finished_at, created_at) < cutoff`: its hourly pass
+    // finds the few expired rows without reading the table (bench/operation-indexes.ts).
+    index('operations_expiry_idx').on(sql`coalesce(${t.finishedAt}, ${t.createdAt})`),
+    // `GET /api/operations/?status=` and `?kind=` (page newest first, and the count).
+    index('operations_status_idx').on(t.status, t.id),
+    index('operations_kind_idx').on(t.kind, t.id),
   ],
 );
 

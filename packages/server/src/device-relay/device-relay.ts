@@ -41,6 +41,7 @@ export class DeviceRelay {
         log: deps.log,
         relay: this.streams,
         isLocal: (boardId) => links.isLocal(boardId),
+        holderElsewhere: (boardId) => links.holderElsewhere(boardId),
       });
       this.streams.useSharing(this.remoteStreams);
       this.remoteStreams.start();

@@ -22,6 +22,10 @@ const keyOf = (t: { boardId: string; scriptId: string }) => `${t.boardId}/${t.sc
  */
 export class RemoteStreams implements StreamSharing {
   private readonly lastRead = new Map<string, number>();
+  /** Streams fed from elsewhere: the replica last seen holding the board's link. */
+  private readonly feeders = new Map<string, string>();
+  /** Counts holders learnt from the bus: a table read in flight meanwhile may be older than them. */
+  private holderNotes = 0;
   private readonly reading = new Map<string, Promise<void>>();
   private writes: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -34,6 +38,8 @@ export class RemoteStreams implements StreamSharing {
       log: Logger;
       relay: StreamRelay;
       isLocal(boardId: string): boolean;
+      /** The live replica other than this one holding the board's link (board_sessions), if any. */
+      holderElsewhere(boardId: string): Promise<string | undefined>;
     },
     private readonly intervalMs = 5000,
   ) {
@@ -42,8 +48,14 @@ export class RemoteStreams implements StreamSharing {
     });
     deps.bus.subscribe('relay.event', undefined, ({ boardId, scriptId }) => this.readShared(boardId, scriptId));
     // A board that says hello here takes over what other replicas want of it.
-    deps.bus.subscribe('board.status', undefined, ({ boardId, status }) => {
-      if (status === 'online' && deps.isLocal(boardId)) void this.refresh();
+    deps.bus.subscribe('board.status', undefined, ({ boardId, status, replicaId }) => {
+      if (status !== 'online') return;
+      if (deps.isLocal(boardId)) void this.refresh();
+      // Linked anew on another replica: the upstream of the one that fed our clients ended.
+      else if (replicaId && replicaId !== deps.replicaId) {
+        this.holderNotes++;
+        this.noteHolder(boardId, replicaId);
+      }
     });
   }
 
@@ -78,6 +90,9 @@ export class RemoteStreams implements StreamSharing {
           set: { port: target.port, path: target.path, heartbeatAt: sql`now()` },
         });
       bus.publish('relay.want', target.boardId, target);
+      // Whose upstream feeds it: a later change (or its end) is an upstream `down` here.
+      const holder = await this.deps.holderElsewhere(target.boardId);
+      if (holder !== undefined && !this.feeders.has(keyOf(target))) this.feeders.set(keyOf(target), holder);
     });
   }
 
@@ -94,27 +109,51 @@ export class RemoteStreams implements StreamSharing {
     this.writes = this.writes.then(task).catch((err: unknown) => this.deps.log.warn({ err }, 'could not share a relayed stream'));
   }
 
+  /**
+   * Where the link of a board whose stream is fed from elsewhere lives now (undefined: no live
+   * replica holds it, its session row expired). A stream whose feeder is gone, or was another
+   * replica, hears `upstream` `down` after what it has read so far; `up` comes from the new
+   * holder's rows once it has subscribed (it shares its state at each of its refreshes too).
+   */
+  private noteHolder(boardId: string, holder: string | undefined): void {
+    for (const key of this.lastRead.keys()) {
+      if (!key.startsWith(`${boardId}/`)) continue;
+      const scriptId = key.slice(boardId.length + 1);
+      const before = this.feeders.get(key);
+      if (holder === undefined) this.feeders.delete(key);
+      else this.feeders.set(key, holder);
+      if (holder !== undefined && (before === undefined || before === holder)) continue;
+      const message = holder === undefined ? "no replica holds the board's link" : "the board's link moved to another replica";
+      this.inOrder(key, async () => this.deps.relay.remoteUpstreamLost(boardId, scriptId, message));
+    }
+  }
+
   /** Reads the stream's rows after the last one delivered here and writes them to this replica's clients. */
   private readShared(boardId: string, scriptId: string): void {
     const key = keyOf({ boardId, scriptId });
     if (!this.lastRead.has(key)) return;
+    this.inOrder(key, async () => {
+      const after = this.lastRead.get(key);
+      if (after === undefined) return;
+      const rows = await this.deps.db
+        .select()
+        .from(relayEvents)
+        .where(and(eq(relayEvents.boardId, boardId), eq(relayEvents.scriptId, scriptId), gt(relayEvents.id, after)))
+        .orderBy(relayEvents.id)
+        .limit(1000);
+      for (const r of rows) {
+        this.lastRead.set(key, r.id);
+        this.deps.relay.deliverShared(boardId, scriptId, Buffer.from(r.frame), r.lastEventId, r.state);
+      }
+    });
+  }
+
+  /** One stream's deliveries, one after the other (rows read, upstream lost). */
+  private inOrder(key: string, task: () => Promise<void>): void {
     const previous = this.reading.get(key) ?? Promise.resolve();
     const next = previous
-      .then(async () => {
-        const after = this.lastRead.get(key);
-        if (after === undefined) return;
-        const rows = await this.deps.db
-          .select()
-          .from(relayEvents)
-          .where(and(eq(relayEvents.boardId, boardId), eq(relayEvents.scriptId, scriptId), gt(relayEvents.id, after)))
-          .orderBy(relayEvents.id)
-          .limit(1000);
-        for (const r of rows) {
-          this.lastRead.set(key, r.id);
-          this.deps.relay.deliverShared(boardId, scriptId, Buffer.from(r.frame), r.lastEventId, r.state);
-        }
-      })
-      .catch((err: unknown) => this.deps.log.warn({ err, board_id: boardId }, 'could not read a relayed stream'))
+      .then(task)
+      .catch((err: unknown) => this.deps.log.warn({ err, stream: key }, 'could not read a relayed stream'))
       .finally(() => {
         if (this.reading.get(key) === next) this.reading.delete(key);
       });
@@ -131,7 +170,11 @@ export class RemoteStreams implements StreamSharing {
     try {
       const mine = relay.remoteStreams();
       const keep = new Set(mine.map(keyOf));
-      for (const key of [...this.lastRead.keys()]) if (!keep.has(key)) this.lastRead.delete(key);
+      for (const key of [...this.lastRead.keys()]) {
+        if (keep.has(key)) continue;
+        this.lastRead.delete(key);
+        this.feeders.delete(key);
+      }
       for (const t of mine) {
         await db
           .insert(relaySubscriptions)
@@ -163,6 +206,13 @@ export class RemoteStreams implements StreamSharing {
       }
       for (const t of relay.wantedStreams()) if (!wantedHere.has(keyOf(t))) relay.setWanted(t, false);
       for (const t of mine) this.readShared(t.boardId, t.scriptId);
+      // A holder that died without a word: its session row expires (board-sessions.ts).
+      for (const boardId of new Set(mine.map((t) => t.boardId))) {
+        if (this.deps.isLocal(boardId)) continue;
+        const notesBefore = this.holderNotes;
+        const holder = await this.deps.holderElsewhere(boardId);
+        if (this.holderNotes === notesBefore) this.noteHolder(boardId, holder);
+      }
     } catch (err) {
       this.deps.log.warn({ err }, 'could not refresh the relayed streams');
     }

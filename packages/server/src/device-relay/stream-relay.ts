@@ -197,6 +197,19 @@ export class StreamRelay {
     stream.channel.publish(frame, { lastId: stream.lastId });
   }
 
+  /**
+   * The replica that fed a stream of a board linked elsewhere is gone (its board_sessions row
+   * expired) or the board linked to yet another replica: that upstream is no more, as when a
+   * link drops here. Clients get `upstream` `down`; `up` follows once the board's new holder
+   * has made the subscription again and says so.
+   */
+  remoteUpstreamLost(boardId: string, scriptId: string, message: string): void {
+    const stream = this.streams.get(streamKey(boardId, scriptId));
+    if (!stream || !stream.remote || stream.sub || stream.state === 'down') return;
+    stream.state = 'down';
+    stream.channel.publish(upstreamEvent('down', message), { remember: false });
+  }
+
   private targetOf(stream: ScriptStream): StreamTarget {
     return { boardId: stream.boardId, scriptId: stream.scriptId, port: stream.port, path: stream.path };
   }
@@ -213,7 +226,9 @@ export class StreamRelay {
     if (!conn) return;
     for (const stream of this.streams.values()) {
       if (stream.boardId !== boardId || (stream.channel.clientCount === 0 && !stream.wanted)) continue;
-      // Fed from another replica until now: the board is linked here.
+      // Fed from another replica until now: the board is linked here. That replica's upstream
+      // ended with its link (it may have died without saying so): down, then up once ours opens.
+      if (stream.remote && stream.state === 'up') this.setState(stream, 'down', "the board's link moved to this replica");
       stream.remote = false;
       if (stream.sub?.conn === conn) continue;
       this.forgetSubscription(stream);

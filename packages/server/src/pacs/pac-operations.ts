@@ -145,8 +145,11 @@ async function rebootAndWait(deps: PacKindDeps, h: OperationHelpers): Promise<{ 
   h.progress(noProgress('reboot'));
   const { back } = h.expectReboot();
 
-  const stopWatching = deps.bus.subscribe('board.status', boardId, ({ status }) => {
-    if (status !== 'online' || previousBootId === null || agents.liveBootId(boardId) !== previousBootId) return;
+  const stopWatching = deps.bus.subscribe('board.status', boardId, ({ status, bootId }) => {
+    // The note carries the boot id of the hello: the board may have come back through another
+    // replica, where this one has no link to read it from.
+    const seen = bootId ?? agents.liveBootId(boardId);
+    if (status !== 'online' || previousBootId === null || seen !== previousBootId) return;
     agents.endRebootWait(
       boardId,
       new OperationFailure('reboot_not_observed', `The board reconnected with the boot id it had (${previousBootId}): it did not reboot.`),
