@@ -7,6 +7,9 @@ import { simulatedDefaults } from './simulate/simulated-board.ts';
 import { startSimulatedBoardDriver } from './simulate/simulated-board-driver.ts';
 import { AGENT_VERSION } from './version.ts';
 
+/** How long a stop may take before the agent exits anyway (under the unit's TimeoutStopSec=30, so this says why). */
+const STOP_DEADLINE_MS = 25_000;
+
 /** `mm-agent [--simulate]`: runs the agent until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   let cli;
@@ -63,6 +66,12 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, 'stopping');
+    // A stop that hangs must not keep the agent from being restarted: the journal holds what
+    // it was doing, and the next start settles it.
+    setTimeout(() => {
+      log.error({ after_s: STOP_DEADLINE_MS / 1000 }, 'stopping did not finish in time; exiting');
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
     agent.stop().then(
       () => process.exit(0),
       (err: unknown) => {

@@ -25,6 +25,8 @@ if (process.argv[2] === 'create-user') {
 }
 
 const log = createLogger(config.logLevel);
+/** How long a graceful stop may take before the process exits anyway (systemd's own default is 90 s). */
+const SHUTDOWN_DEADLINE_MS = 60_000;
 // A background promise that fails (e.g. a write while the database is away) is logged, not fatal:
 // the services retry what must land; exiting would lose everything in flight.
 process.on('unhandledRejection', (reason) => {
@@ -36,6 +38,12 @@ try {
   const stop = (signal: string) => {
     if (++signals > 1) process.exit(1);
     log.info({ signal }, 'shutting down');
+    // A graceful stop that hangs (a database connection that never answers, say) must not
+    // keep the process, and the port, forever: what it held recovers at the next start.
+    setTimeout(() => {
+      log.error({ step: server.closingStep(), after_s: SHUTDOWN_DEADLINE_MS / 1000 }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {

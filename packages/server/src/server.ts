@@ -31,6 +31,8 @@ export interface RunningServer {
   app: App;
   /** Graceful stop: no new connections, settle running work, close the database. */
   close(): Promise<void>;
+  /** What a close in progress is waiting for (logged when a shutdown takes too long). */
+  closingStep(): string;
 }
 
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
@@ -94,28 +96,33 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   log.info({ url, database: database.kind, data_dir: config.dataDir }, 'control plane listening');
 
   let closing: Promise<void> | undefined;
+  let closingStep = 'not closing';
   const close = () =>
     (closing ??= (async () => {
       const http = server as import('node:http').Server;
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections?.();
       try {
-        await ctx.shutdown();
+        await ctx.shutdown((name) => (closingStep = `services: ${name}`));
       } catch (err) {
         log.warn({ err }, 'services did not stop cleanly');
       }
       for (const client of wss.clients) client.terminate();
       wss.close();
       // Requests still streaming after the hooks ran are cut: their handlers clean up on abort.
+      closingStep = 'HTTP connections';
       const cut = setTimeout(() => http.closeAllConnections?.(), 2000);
       await stopped;
       clearTimeout(cut);
       // Handlers of cut requests are still cleaning up (partial files, transactions).
+      closingStep = 'requests still running';
       if (!(await inFlight.settled(10_000))) log.warn({ requests: inFlight.size }, 'requests still running at shutdown');
+      closingStep = 'database';
       await database.close();
       lock.release();
+      closingStep = 'stopped';
       log.info('control plane stopped');
     })());
 
-  return { url, port: address.port, ctx, app, close };
+  return { url, port: address.port, ctx, app, close, closingStep: () => closingStep };
 }

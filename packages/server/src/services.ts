@@ -61,8 +61,11 @@ export interface Services extends StoreContext {
   metrics: ServerMetrics;
   /** Removes old finished operations and unrecorded content (MM_RETENTION_DAYS), hourly. */
   retention: RetentionPruner;
-  /** Graceful stop, before the database closes: event streams end, runs settle, links close. */
-  shutdown(): Promise<void>;
+  /**
+   * Graceful stop, before the database closes: event streams end, runs settle, links close.
+   * `step` hears the name of each part before it is awaited (a shutdown that hangs says where).
+   */
+  shutdown(step?: (name: string) => void): Promise<void>;
 }
 
 export interface ServicesOptions {
@@ -167,10 +170,12 @@ export async function createServices(config: Config, database: Database, log: Lo
     auth,
     metrics,
     retention,
-    async shutdown() {
+    async shutdown(step = (_name: string) => {}) {
       auth.stop();
+      step('retention');
       await retention.stop();
       // Appends still streaming stop (their bytes so far are kept for a resume).
+      step('resumable uploads');
       await resumableUploads.close();
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
@@ -178,10 +183,15 @@ export async function createServices(config: Config, database: Database, log: Lo
       clearInterval(orphanWatch);
       operations.stop();
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
+      step('agent links');
       await hub.shutdown();
+      step('operations still settling');
       await operations.drain();
+      step('device relay');
       await deviceRelay.stop();
+      step('board sessions');
       await sessions.stop();
+      step('event bus');
       await pgBus?.close();
       metrics.close();
       files.close?.();

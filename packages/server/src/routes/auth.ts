@@ -7,6 +7,7 @@ import { InvalidCredentialsError, TooManyAttemptsError } from '../auth/errors.ts
 import { clearLoginFailures, loginRetryAfterS, recordLoginFailure } from '../auth/login-limiter.ts';
 import { clientIp, requestProto } from '../auth/origin.ts';
 import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.ts';
+import type { Principal } from '../auth/principal.ts';
 import { requestAuth } from '../auth/request-auth.ts';
 import { MeSchema, problem, UserSchema } from '../auth/schemas.ts';
 import { createSession, endSession, SESSION_COOKIE } from '../auth/sessions.ts';
@@ -91,6 +92,11 @@ export function authRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => new NotFoundError('route_not_found', 'No such route.')) });
   const { db, config } = auth;
 
+  /** Who a principal is, as `/api/auth/me/` says it (MM_API_TOKEN and auth off have no user row). */
+  const userOf = async (p: Principal) => {
+    const row = p.kind === 'user' && p.userId ? await findUser(db, p.userId) : undefined;
+    return row ? toUserObject(row) : { id: p.userId, username: p.username, role: p.role, created_at: null };
+  };
   const secure = (c: Context<AppEnv>) => requestProto(c, config) === 'https' || Boolean(config.publicUrl?.startsWith('https://'));
   const setSessionCookie = (c: Context<AppEnv>, cookie: string, expiresAt: Date) =>
     setCookie(c, SESSION_COOKIE, cookie, {
@@ -149,15 +155,7 @@ export function authRoutes(auth: AuthService) {
     setSessionCookie(c, cookie, row.expiresAt);
     const via = 'apiTokenId' in owner ? { token: owner.apiTokenId } : { token: 'MM_API_TOKEN' };
     await auth.audit.record({ action: 'auth.login', target: p.userId ? `user ${p.userId}` : 'MM_API_TOKEN', actor: p, ip, requestId, detail: { session: row.id, ...via } });
-    const userRow = p.userId ? await findUser(db, p.userId) : undefined;
-    return c.json(
-      {
-        user: userRow ? toUserObject(userRow) : { id: p.userId, username: p.username, role: p.role, created_at: null },
-        auth: 'on' as const,
-        via: 'session' as const,
-      },
-      200,
-    );
+    return c.json({ user: await userOf(p), auth: 'on' as const, via: 'session' as const }, 200);
   });
 
   app.openapi(logoutRoute, async (c) => {
@@ -173,16 +171,7 @@ export function authRoutes(auth: AuthService) {
 
   app.openapi(meRoute, async (c) => {
     const { principal: p, authOn } = requestAuth();
-    const row = p.kind === 'user' && p.userId ? await findUser(db, p.userId) : undefined;
-    const user = row ? toUserObject(row) : undefined;
-    return c.json(
-      {
-        user: user ?? { id: p.userId, username: p.username, role: p.role, created_at: null },
-        auth: authOn ? ('on' as const) : ('off' as const),
-        via: p.via,
-      },
-      200,
-    );
+    return c.json({ user: await userOf(p), auth: authOn ? ('on' as const) : ('off' as const), via: p.via }, 200);
   });
 
   return app;
