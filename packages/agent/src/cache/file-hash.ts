@@ -26,7 +26,20 @@ export async function sha256OfFile(file: string): Promise<{ sha256: string; size
  * `target` (an open handle), hashing the very bytes it writes: what the hash names is what
  * was copied, even if someone changes the source meanwhile. Neither handle is closed.
  */
-export async function copyAndHash(source: FileHandle, target: FileHandle): Promise<{ sha256: string; size: number }> {
+export function copyAndHash(source: FileHandle, target: FileHandle): Promise<{ sha256: string; size: number }> {
+  return hashChunks(source, async (chunk) => {
+    let at = 0;
+    while (at < chunk.byteLength) at += (await target.write(chunk, at, chunk.byteLength - at)).bytesWritten;
+  });
+}
+
+/** The sha256 and size of everything readable from `source` (an open handle, read from its start). */
+export function hashHandle(source: FileHandle): Promise<{ sha256: string; size: number }> {
+  return hashChunks(source);
+}
+
+/** Reads `source` from its start in READ_CHUNK_BYTES pieces, hashing each and handing it to `each` (same buffer, reused). */
+async function hashChunks(source: FileHandle, each?: (chunk: Buffer) => Promise<void>): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   let size = 0;
@@ -35,22 +48,7 @@ export async function copyAndHash(source: FileHandle, target: FileHandle): Promi
     if (bytesRead === 0) break;
     const chunk = buf.subarray(0, bytesRead);
     hash.update(chunk);
-    let at = 0;
-    while (at < bytesRead) at += (await target.write(chunk, at, bytesRead - at)).bytesWritten;
-    size += bytesRead;
-  }
-  return { sha256: hash.digest('hex'), size };
-}
-
-/** The sha256 and size of everything readable from `source` (an open handle, read from its start). */
-export async function hashHandle(source: FileHandle): Promise<{ sha256: string; size: number }> {
-  const hash = createHash('sha256');
-  const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-  let size = 0;
-  for (;;) {
-    const { bytesRead } = await source.read(buf, 0, buf.byteLength, size);
-    if (bytesRead === 0) break;
-    hash.update(buf.subarray(0, bytesRead));
+    await each?.(chunk);
     size += bytesRead;
   }
   return { sha256: hash.digest('hex'), size };
