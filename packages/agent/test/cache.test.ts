@@ -1,10 +1,14 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CacheError } from '../src/cache/cache-error.ts';
 import { ContentCache } from '../src/cache/content-cache.ts';
 import { syncInvocationFolder } from '../src/cache/invocation-folder.ts';
+import { createLogger } from '../src/logger.ts';
 import { removeTempDirs, sha256, tempDir, testLogger } from './support/agent-fixture.ts';
 
 afterAll(removeTempDirs);
@@ -135,13 +139,14 @@ describe('ContentCache', () => {
     expect(await cache.list()).toEqual([sha256(b)]);
   });
 
-  it('evicting content also removes its copies in invocation folders', async () => {
+  it('evicting content also removes its links in invocation folders', async () => {
     const cache = newCache(150_000);
     await cache.init();
     const a = randomBytes(100_000);
     await pullAll(cache, a);
     const paths = await syncInvocationFolder(cache, path.join(dir, 'invocations'), 7, [{ kind: 'weights', filename: 'w.bin', sha256: sha256(a), size: a.length }]);
     expect(sha256(await fsp.readFile(paths.get('weights')!))).toBe(sha256(a));
+    expect((await fsp.stat(paths.get('weights')!)).nlink).toBe(2);
     await setLastUse(cache, sha256(a), 1000);
     await pullAll(cache, randomBytes(100_000));
     expect(await cache.has(sha256(a))).toBe(false);
@@ -184,7 +189,6 @@ describe('ContentCache', () => {
     expect(await cache.list()).toEqual([]);
     // A FIFO swapped in for the video neither hangs nor imports.
     const fifo = path.join(dir, 'fifo.mp4');
-    const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [fifo]);
     await expect(cache.importFile(fifo)).rejects.toMatchObject({ code: 'not_a_regular_file' });
   });
@@ -241,8 +245,23 @@ describe('ContentCache', () => {
 });
 
 describe('syncInvocationFolder', () => {
-  it('links files under their own names, replaces stale ones and removes leftovers', async () => {
-    const cache = newCache();
+  /** A cache whose log says when it hashes an entry again (`re-verifying`). */
+  function watchedCache() {
+    const lines: string[] = [];
+    const cache = new ContentCache(path.join(dir, 'cache'), 1024 ** 3, path.join(dir, 'invocations'), createLogger('info', {}, (line) => lines.push(line)));
+    const rehashes = () => lines.filter((l) => l.includes('re-verifying')).length;
+    return { cache, rehashes };
+  }
+
+  /** Whether the cache's saved record of `sha` is its file as it is now: its next use does not hash it again. */
+  async function recordHolds(cache: ContentCache, sha: string): Promise<boolean> {
+    const saved = (JSON.parse(await fsp.readFile(path.join(cache.dir, 'verified.json'), 'utf8')) as Record<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }>)[sha];
+    const st = await fsp.lstat(cache.pathOf(sha));
+    return saved !== undefined && saved.size === st.size && saved.mtimeMs === st.mtimeMs && saved.ctimeMs === st.ctimeMs && saved.ino === st.ino;
+  }
+
+  it('links files under their own names, replaces stale ones and removes leftovers; the cache stays verified', async () => {
+    const { cache, rehashes } = watchedCache();
     await cache.init();
     const [p1, p2, w] = [Buffer.from('{"v":1}'), Buffer.from('{"v":2}'), randomBytes(5000)];
     for (const d of [p1, p2, w]) await pullAll(cache, d);
@@ -258,28 +277,172 @@ describe('syncInvocationFolder', () => {
     ]);
     expect((await fsp.readdir(path.join(inv, '3'))).sort()).toEqual(['bitstream-weights.bin', 'params.json', 'weights.bin']);
     expect(await fsp.readFile(paths.get('parameter')!, 'utf8')).toBe('{"v":2}');
-    // A copy of its own, read-only: never a hard link to the cache file.
-    expect((await fsp.stat(paths.get('weights')!)).ino).not.toBe((await fsp.stat(cache.pathOf(sha256(w)))).ino);
+    // A hard link to the cache file (nothing copied), read-only.
+    const view = await fsp.stat(paths.get('weights')!);
+    const cached = await fsp.stat(cache.pathOf(sha256(w)));
+    expect([view.ino, view.dev]).toEqual([cached.ino, cached.dev]);
+    expect(view.nlink).toBe(2); // the old name went
+    expect(view.mode & 0o222).toBe(0);
     expect(sha256(await fsp.readFile(paths.get('weights')!))).toBe(sha256(w));
-    expect((await fsp.stat(paths.get('weights')!)).mode & 0o222).toBe(0);
+    // Links made, replaced (params.json: p1 → p2) and removed (old-weights.bin) moved the
+    // entries' ctimes; their records were renewed, so using them hashes nothing again.
+    for (const d of [p1, p2, w]) expect(await recordHolds(cache, sha256(d))).toBe(true);
+    for (const d of [p1, p2, w]) expect(await cache.has(sha256(d))).toBe(true);
+    expect(rehashes()).toBe(0);
+    // Nor after a restart (the record is on disk), nor for a sync that finds all in place.
+    const reopened = watchedCache();
+    await reopened.cache.init();
+    await syncInvocationFolder(reopened.cache, inv, 3, [{ kind: 'weights', filename: 'weights.bin', sha256: sha256(w), size: w.length }]);
+    expect((await fsp.stat(paths.get('weights')!)).ino).toBe(cached.ino);
+    for (const d of [p1, p2, w]) expect(await reopened.cache.has(sha256(d))).toBe(true);
+    expect(reopened.rehashes()).toBe(0);
   });
 
-  it('a runner writing to its input file changes neither the cache nor the next run', async () => {
-    const cache = newCache();
+  it("a runner of the agent's user writing its input file (the cache file) is caught: the entry is dropped, never served, and pulled again", async () => {
+    const { cache } = watchedCache();
     await cache.init();
     const w = randomBytes(50_000);
     await pullAll(cache, w);
     const inv = path.join(dir, 'invocations');
     const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
     const view = (await syncInvocationFolder(cache, inv, 9, files)).get('weights')!;
-    // What a runner running as the agent's user can do to the file it was given.
+    // What a runner running as the agent's user can do to the file it was given: it is the cache file.
     await fsp.chmod(view, 0o644);
     await fsp.writeFile(view, 'tampered');
-    expect(sha256(await fsp.readFile(cache.pathOf(sha256(w))))).toBe(sha256(w));
-    expect(await cache.has(sha256(w))).toBe(true);
-    // The next run gets the real bytes again.
+    // Handing it out again (without the transfer's check first) re-verifies it and refuses.
+    await expect(syncInvocationFolder(cache, inv, 9, files)).rejects.toMatchObject({ code: 'cache_entry_changed' });
+    expect(await cache.has(sha256(w))).toBe(false);
+    expect(await cache.list()).not.toContain(sha256(w));
+    await expect(fsp.stat(cache.pathOf(sha256(w)))).rejects.toThrow();
+    await expect(syncInvocationFolder(cache, inv, 9, files)).rejects.toMatchObject({ code: 'not_cached' });
+    // The next transfer pulls it again; the next run gets the real bytes, a link to the new file.
+    await pullAll(cache, w);
     await syncInvocationFolder(cache, inv, 9, files);
     expect(sha256(await fsp.readFile(view))).toBe(sha256(w));
+    expect((await fsp.stat(view)).ino).toBe((await fsp.stat(cache.pathOf(sha256(w)))).ino);
+    expect((await fsp.stat(view)).mode & 0o222).toBe(0);
+    expect(await cache.has(sha256(w))).toBe(true);
+  });
+
+  it('a runner that only chmods its input: re-verified once, kept, and read-only again', async () => {
+    const { cache, rehashes } = watchedCache();
+    await cache.init();
+    const w = randomBytes(50_000);
+    await pullAll(cache, w);
+    const inv = path.join(dir, 'invocations');
+    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const view = (await syncInvocationFolder(cache, inv, 4, files)).get('weights')!;
+    await fsp.chmod(view, 0o666);
+    expect(await cache.has(sha256(w))).toBe(true);
+    expect(rehashes()).toBe(1);
+    expect((await fsp.stat(cache.pathOf(sha256(w)))).mode & 0o777).toBe(0o444);
+    await syncInvocationFolder(cache, inv, 4, files);
+    expect((await fsp.stat(view)).ino).toBe((await fsp.stat(cache.pathOf(sha256(w)))).ino);
+    expect(await recordHolds(cache, sha256(w))).toBe(true);
+    expect(rehashes()).toBe(1);
+  });
+
+  it('links made and removed at the same time, with uses in between, keep the entry verified', async () => {
+    const { cache, rehashes } = watchedCache();
+    await cache.init();
+    const w = randomBytes(20_000);
+    await pullAll(cache, w);
+    const inv = path.join(dir, 'invocations');
+    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const ids = [11, 12, 13, 14, 15, 16];
+    const checks = await Promise.all([
+      ...ids.map((id) => syncInvocationFolder(cache, inv, id, files).then(() => true)),
+      ...ids.map(() => cache.has(sha256(w))),
+      ...ids.map(() => cache.touch(sha256(w)).then(() => true)),
+    ]);
+    expect(checks.every(Boolean)).toBe(true);
+    expect((await fsp.stat(cache.pathOf(sha256(w)))).nlink).toBe(1 + ids.length);
+    // The same folders emptied (leftover links removed) while others are made.
+    await Promise.all(ids.map((id, i) => syncInvocationFolder(cache, inv, id, i % 2 ? [] : files)));
+    expect((await fsp.stat(cache.pathOf(sha256(w)))).nlink).toBe(1 + ids.length / 2);
+    expect(await recordHolds(cache, sha256(w))).toBe(true);
+    expect(await cache.has(sha256(w))).toBe(true);
+    expect(rehashes()).toBe(0);
+  });
+
+  it('replaces a copy an earlier agent left with a link', async () => {
+    const { cache, rehashes } = watchedCache();
+    await cache.init();
+    const w = randomBytes(20_000);
+    await pullAll(cache, w);
+    const inv = path.join(dir, 'invocations');
+    const copy = path.join(inv, '6', 'weights.bin');
+    await fsp.mkdir(path.dirname(copy), { recursive: true });
+    await fsp.copyFile(cache.pathOf(sha256(w)), copy);
+    await fsp.chmod(copy, 0o444);
+    const cached = await fsp.stat(cache.pathOf(sha256(w)));
+    await fsp.utimes(copy, cached.atime, cached.mtime);
+    await fsp.writeFile(path.join(inv, '.6.sources.json'), JSON.stringify({ 'weights.bin': sha256(w) }));
+    await syncInvocationFolder(cache, inv, 6, [{ kind: 'weights', filename: 'weights.bin', sha256: sha256(w), size: w.length }]);
+    expect((await fsp.stat(copy)).ino).toBe(cached.ino);
+    expect(await cache.has(sha256(w))).toBe(true);
+    expect(rehashes()).toBe(0);
+  });
+
+  // /dev/shm is a tmpfs: a link from the cache (here under the system's temporary folder) into it fails with EXDEV.
+  const otherFs = (() => {
+    try {
+      return fs.statSync('/dev/shm').dev !== fs.statSync(os.tmpdir()).dev;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!otherFs)('copies where the invocations folder is on another file system (link refused)', async () => {
+    const { cache, rehashes } = watchedCache();
+    await cache.init();
+    const w = randomBytes(30_000);
+    await pullAll(cache, w);
+    const inv = await fsp.mkdtemp(path.join('/dev/shm', 'mm-invocations-'));
+    try {
+      const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+      const view = (await syncInvocationFolder(cache, inv, 2, files)).get('weights')!;
+      const copy = await fsp.stat(view);
+      const cached = await fsp.stat(cache.pathOf(sha256(w)));
+      expect(copy.dev).not.toBe(cached.dev);
+      expect(copy.nlink).toBe(1);
+      expect(copy.mode & 0o222).toBe(0);
+      expect(Math.abs(copy.mtimeMs - cached.mtimeMs)).toBeLessThan(2);
+      expect(sha256(await fsp.readFile(view))).toBe(sha256(w));
+      expect(await fsp.readdir(path.join(inv, '2'))).toEqual(['weights.bin']);
+      // An intact copy is kept; one the runner changed is replaced; the cache file is untouched throughout.
+      await syncInvocationFolder(cache, inv, 2, files);
+      expect((await fsp.stat(view)).ino).toBe(copy.ino);
+      await fsp.chmod(view, 0o644);
+      await fsp.writeFile(view, 'tampered');
+      await syncInvocationFolder(cache, inv, 2, files);
+      expect(sha256(await fsp.readFile(view))).toBe(sha256(w));
+      expect(await cache.has(sha256(w))).toBe(true);
+      expect(await recordHolds(cache, sha256(w))).toBe(true);
+      expect(rehashes()).toBe(0);
+    } finally {
+      await fsp.rm(inv, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('a runner of its own user (MM_RUNNER_USER) can read its linked input but neither write nor chmod it', async () => {
+    const { cache, rehashes } = watchedCache();
+    await cache.init();
+    const w = randomBytes(20_000);
+    await pullAll(cache, w);
+    await fsp.chmod(dir, 0o755); // the runner reaches the invocation folder (group-traversable on a board)
+    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const view = (await syncInvocationFolder(cache, path.join(dir, 'invocations'), 8, files)).get('weights')!;
+    const script = [
+      'sha256sum < "$VIEW" | cut -d" " -f1',
+      'if { printf x >> "$VIEW"; } 2>/dev/null; then echo wrote; else echo no-write; fi',
+      'if printf x 2>/dev/null 1<> "$VIEW"; then echo overwrote; else echo no-overwrite; fi',
+      'if chmod 666 "$VIEW" 2>/dev/null; then echo chmodded; else echo no-chmod; fi',
+    ].join('\n');
+    const out = execFileSync('/bin/sh', ['-c', script], { uid: 65534, gid: 65534, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', VIEW: view } }).toString();
+    expect(out.trim().split('\n')).toEqual([sha256(w), 'no-write', 'no-overwrite', 'no-chmod']);
+    expect((await fsp.stat(cache.pathOf(sha256(w)))).mode & 0o777).toBe(0o444);
+    expect(await cache.has(sha256(w))).toBe(true);
+    expect(rehashes()).toBe(0);
   });
 
   it('refuses file names that are not plain names', async () => {

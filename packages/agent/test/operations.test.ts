@@ -156,6 +156,8 @@ describe('execute', () => {
     expect(link.of('op.log').filter((m) => m.op_id === 6 && m.stream === 'stdout').map((m) => m.data).join('')).toBe('running inv\ndone\n');
     expect(link.of('op.log').some((m) => m.op_id === 6 && m.stream === 'stderr' && m.data.includes('warming'))).toBe(true);
     expect(link.of('op.progress').some((m) => m.op_id === 6 && m.progress.phase === 'run')).toBe(true);
+    // This server's welcome names no features: no early offer.
+    expect(link.of('op.output')).toEqual([]);
 
     const pulled = path.join(dir, 'pulled.mp4');
     const { size } = await link.pullProduced(result.outcome.output!.sha256, pulled);
@@ -168,6 +170,33 @@ describe('execute', () => {
     await waitUntil(() => link.of('op.result').filter((m) => m.outcome.op_id === 6).length === 2, 'the repeated outcome');
     link.sendMessage({ type: 'op.result.ack', op_id: 6 });
     await waitUntil(() => agent.journal.outcome(6) === undefined, 'the journal entry to go');
+    expect(link.invalid).toEqual([]);
+  });
+
+  it('offers the output video (op.output) before its outcome to a server that takes it, for one pull', async () => {
+    plane.features = ['op.output'];
+    await agentFor({ config: { runner: copyRunner } });
+    const link = await readyLink();
+    const video = randomBytes(3_000_000);
+    const files = [await serverFile('input_video', 'in.mp4', video)];
+    link.sendMessage(opStart(7, 'execute', files));
+    const offer = await link.waitFor('op.output', (m) => m.op_id === 7);
+    expect(offer).toEqual({ type: 'op.output', op_id: 7, filename: 'out.mp4', size: video.length, content_type: 'video/mp4' });
+    const pulled = path.join(dir, 'early.mp4');
+    const { size } = await link.pullOutput(7, pulled);
+    expect(size).toBe(video.length);
+    expect(sha256(await fsp.readFile(pulled))).toBe(sha256(video));
+    const result = await link.waitFor('op.result', (m) => m.outcome.op_id === 7);
+    expect(link.messages.indexOf(offer)).toBeLessThan(link.messages.indexOf(result));
+    expect(result.outcome.output).toMatchObject({ sha256: sha256(video), size: video.length });
+    // One pull per offer; after it the video is pulled by sha256, from the cache.
+    await expect(link.pullOutput(7, path.join(dir, 'again.mp4'))).rejects.toMatchObject({ info: { code: 'not_found' } });
+    await link.pullProduced(sha256(video), path.join(dir, 'by-sha.mp4'));
+    expect(sha256(await fsp.readFile(path.join(dir, 'by-sha.mp4')))).toBe(sha256(video));
+    // A run that fails offers nothing.
+    link.sendMessage(opStart(8, 'execute', [], { timeout_s: 30 }));
+    await link.waitFor('op.result', (m) => m.outcome.op_id === 8);
+    expect(link.of('op.output').map((m) => m.op_id)).toEqual([7]);
     expect(link.invalid).toEqual([]);
   });
 

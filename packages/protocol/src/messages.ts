@@ -90,6 +90,8 @@ export const Welcome = z.object({
   board_name: z.string(),
   server_version: z.string(),
   protocol_version: z.number().int(),
+  /** Optional abilities of this server (`LinkFeature`); absent from older servers. */
+  features: z.array(z.string()).optional(),
 });
 
 /** A↔S, the answer to a message that could not be understood or handled. Never answered. */
@@ -138,6 +140,21 @@ export const OpLog = z.object({
   offset: z.number().int().nonnegative().optional(),
 });
 
+/**
+ * A→S, an execute's runner exited and left this output video (only to a server whose
+ * welcome names the `op.output` feature). The server may pull it at once (source `output`)
+ * while the agent hashes it into its cache; `op.result` then names its sha256, and the
+ * server keeps what it pulled only if that hashes to the same sha256 and size. Otherwise
+ * (or if this pull fails) it pulls `produced` by sha256 as without this message.
+ */
+export const OpOutput = z.object({
+  type: z.literal('op.output'),
+  op_id: OperationId,
+  filename: z.string().min(1),
+  size: z.number().int().nonnegative(),
+  content_type: z.string(),
+});
+
 /** A→S, how the operation ended; repeated (hello.finished) until acknowledged. */
 export const OpResult = z.object({ type: z.literal('op.result'), outcome: OperationOutcome });
 
@@ -152,6 +169,8 @@ export const StreamSource = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('content'), sha256: Sha256 }),
   /** A file the agent produced and keeps in its cache (S pulls from A). */
   z.object({ kind: z.literal('produced'), sha256: Sha256 }),
+  /** The output video an `op.output` announced, before the agent has hashed it (S pulls from A). */
+  z.object({ kind: z.literal('output'), op_id: OperationId }),
   /** An upload the server holds for an RPC (e.g. a PAC archive); A pulls from S. */
   z.object({ kind: z.literal('upload'), upload_id: z.string().min(1) }),
   /** The body of a relayed HTTP request (`http.request` with `has_body`); A pulls from S, offset 0. */
@@ -297,6 +316,7 @@ export const catalog = {
   'op.cancel': OpCancel,
   'op.progress': OpProgress,
   'op.log': OpLog,
+  'op.output': OpOutput,
   'op.result': OpResult,
   'op.result.ack': OpResultAck,
   'stream.pull': StreamPull,
@@ -328,6 +348,7 @@ export const AgentMessage = z.discriminatedUnion('type', [
   ErrorMessage,
   OpProgress,
   OpLog,
+  OpOutput,
   OpResult,
   StreamPull,
   StreamCredit,

@@ -6,6 +6,20 @@
  */
 export const PROTOCOL_VERSION = 1;
 
+/**
+ * Optional abilities a server announces in `welcome.features`, additions an older peer
+ * simply does not use (so the major version stays). An agent uses one only when the
+ * server that welcomed this connection named it.
+ */
+export const LinkFeature = {
+  /**
+   * The server takes `op.output`: the agent announces an execute's output video as soon as
+   * the runner has exited, the server pulls it (source `output`) while the agent is still
+   * hashing it, and keeps the bytes once `op.result` names the same sha256 and size.
+   */
+  earlyOutput: 'op.output',
+} as const;
+
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */
 export function protocolMajor(version: number): number {
   return Math.trunc(version);

@@ -1,5 +1,8 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../../../test/support/databases.ts';
+import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { createInvocation, fakeMp4, patterned, uploadFile } from './invocations-support.ts';
@@ -299,6 +302,94 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     await agent.report(agent.outcome(op2.id, 'cancelled'));
     expect((await getOp(server, op2.id)).status).toBe('cancelled');
     await agent.close();
+  });
+
+  describe('an output video offered before the agent has hashed it (op.output)', () => {
+    async function executeWithOffer(name: string, offered: (video: Buffer) => Buffer | undefined) {
+      const board = await onlineBoard(server, name);
+      const inv = await createInvocation(server, name);
+      const video = fakeMp4(700_000);
+      const pending = post(server, `/api/invocations/${inv}/execute/`, { board_id: board.id });
+      const start = await board.agent.next('op.start');
+      const early = offered(video);
+      if (early) board.agent.offerOutput(start.op_id, 'out.mp4', early);
+      else board.agent.send({ type: 'op.output', op_id: start.op_id, filename: 'out.mp4', size: video.length, content_type: 'video/mp4' });
+      // The server pulls the offer at once, before any op.result.
+      await board.agent.next('stream.pull', (p) => p.source.kind === 'output');
+      const output = board.agent.produce('out.mp4', video);
+      board.agent.send({ type: 'op.result', outcome: board.agent.outcome(start.op_id, 'succeeded', { output }) });
+      const res = await pending;
+      expect(res.status).toBe(200);
+      const op = await json(res);
+      const stored = Buffer.from(await (await server.api(`/api/invocations/${inv}/video/`)).arrayBuffer());
+      await board.agent.close();
+      return { op, output, stored, video, pulls: board.agent.pullsOfOwnFiles() };
+    }
+
+    it('is announced by the welcome and kept without a second pull when it is the reported content', async () => {
+      const b = await registerBoard(server, 'early-welcome');
+      const agent = await FakeAgent.connect(server.url, b.token);
+      expect((await agent.hello()).features).toContain('op.output');
+      await agent.close();
+
+      const { op, output, stored, video, pulls } = await executeWithOffer('early-same', (v) => v);
+      expect(op).toMatchObject({ status: 'succeeded', result: { output_video: { sha256: output.sha256, size: video.length } } });
+      expect(sha256Of(stored)).toBe(output.sha256);
+      expect(pulls).toEqual([{ kind: 'output', op_id: op.id }]);
+    });
+
+    it('pulls the reported content by sha256 when the offered bytes differ (the file changed while hashed)', async () => {
+      const { op, output, stored, pulls } = await executeWithOffer('early-changed', (v) => {
+        const changed = Buffer.from(v);
+        const last = changed.length - 1;
+        changed.writeUInt8(changed.readUInt8(last) ^ 0xff, last);
+        return changed;
+      });
+      expect(op).toMatchObject({ status: 'succeeded', result: { output_video: { sha256: output.sha256 } } });
+      expect(sha256Of(stored)).toBe(output.sha256);
+      expect(pulls).toEqual([
+        { kind: 'output', op_id: op.id },
+        { kind: 'produced', sha256: output.sha256 },
+      ]);
+    });
+
+    it('pulls the reported content by sha256 when the offer was shorter, or its pull failed', async () => {
+      const shorter = await executeWithOffer('early-short', (v) => v.subarray(0, v.length - 10));
+      expect(shorter.op.status).toBe('succeeded');
+      expect(sha256Of(shorter.stored)).toBe(shorter.output.sha256);
+      expect(shorter.pulls.map((p) => p.kind)).toEqual(['output', 'produced']);
+      // No bytes on offer: the agent aborts the output stream (not_found).
+      const failed = await executeWithOffer('early-failed', () => undefined);
+      expect(failed.op.status).toBe('succeeded');
+      expect(sha256Of(failed.stored)).toBe(failed.output.sha256);
+      expect(failed.pulls.map((p) => p.kind)).toEqual(['output', 'produced']);
+    });
+
+    it('drops an offer whose operation ends without an output, and ignores one for a transfer', async () => {
+      const board = await onlineBoard(server, 'early-dropped');
+      const inv = await createInvocation(server, 'early-dropped');
+      const pending = post(server, `/api/invocations/${inv}/execute/`, { board_id: board.id });
+      const start = await board.agent.next('op.start');
+      board.agent.offerOutput(start.op_id, 'out.mp4', fakeMp4(50_000));
+      await board.agent.next('stream.pull', (p) => p.source.kind === 'output');
+      await board.agent.report(board.agent.outcome(start.op_id, 'failed'));
+      await pending;
+      expect((await getOp(server, start.op_id)).status).toBe('failed');
+      // What its pull wrote is gone (the store's temporary folder holds nothing of it).
+      const temp = path.join(server.dataDir, 'content', '.tmp');
+      await eventually(async () => expect(await fsp.readdir(temp).catch(() => [])).toEqual([]));
+      expect((await json(await server.api(`/api/invocations/${inv}/`))).files.output_video).toBeNull();
+
+      await uploadFile(server, inv, 'parameter', 'p.json', Buffer.from('{}'));
+      const transfer = post(server, `/api/invocations/${inv}/transfer/`, { board_id: board.id });
+      const t = await board.agent.next('op.start');
+      board.agent.offerOutput(t.op_id, 'out.mp4', fakeMp4(1000));
+      await board.agent.report(board.agent.outcome(t.op_id, 'succeeded'));
+      await transfer;
+      expect((await getOp(server, t.op_id)).status).toBe('succeeded');
+      expect(board.agent.pullsOfOwnFiles()).toEqual([{ kind: 'output', op_id: start.op_id }]);
+      await board.agent.close();
+    });
   });
 
   it('waits for the output video again when the link drops while it is pulled', async () => {

@@ -38,14 +38,18 @@ interface Entry {
  * Least recently used goes first when the total (complete and partial) exceeds the cap;
  * "use" is recorded in the file's atime, set explicitly with utimes so it works whatever
  * the mount's atime policy. Content a running operation needs, or an unacknowledged
- * output, is pinned and never evicted. Files under `invocations/` are copies (reflinks
- * where the file system can) of cache files; evicting content removes those too, or the
- * disk space would stay taken.
+ * output, is pinned and never evicted. Files under `invocations/` are hard links to cache
+ * files (`linkInto`; copies where the file system refuses links); evicting content removes
+ * those too, or the disk space would stay taken.
  *
  * A complete file is trusted only as it was when its sha256 was last checked: `has()`
  * re-hashes an entry whose size, mtime, ctime or inode changed since (a process that
- * wrote to it), and drops it when it no longer matches its name. The checked state is
- * kept in `verified.json`, so a restart does not re-hash everything.
+ * wrote to it, or chmodded it, through the cache or a link), and drops it when it no longer
+ * matches its name. The checked state is kept in `verified.json`, so a restart does not
+ * re-hash everything. What the cache does itself to an entry's inode (a link made or
+ * removed, a use recorded in its atime) moves its ctime too: those changes and the checks
+ * run one at a time (`serialized`), and a change renews the record of an entry that was
+ * verified just before it.
  */
 export class ContentCache {
   readonly partialDir: string;
@@ -54,6 +58,9 @@ export class ContentCache {
   private readonly verified = new Map<string, Verified>();
   private readonly manifestPath: string;
   private saving: Promise<void> = Promise.resolve();
+  /** The tail of the checks of entries and changes to their names and times, run one at a time (`serialized`). */
+  private queue: Promise<unknown> = Promise.resolve();
+  private linkRefusalLogged = false;
 
   constructor(
     readonly dir: string,
@@ -92,6 +99,13 @@ export class ContentCache {
    */
   async has(sha256: string): Promise<boolean> {
     const file = this.pathOf(sha256);
+    // Not while the cache makes or removes a link, or records a use: those move the ctime
+    // before the record is renewed, which is no change to hash the entry again for.
+    return this.serialized(() => this.verify(sha256, file));
+  }
+
+  /** `has()` inside `serialized` (for the changes that run there themselves). */
+  private async verify(sha256: string, file: string): Promise<boolean> {
     const st = await fsp.lstat(file).catch(() => undefined);
     if (!st) return false;
     const known = this.verified.get(sha256);
@@ -101,8 +115,12 @@ export class ContentCache {
       const actual = await sha256OfFile(file).catch(() => undefined);
       const after = await fsp.lstat(file).catch(() => undefined);
       if (actual?.sha256 === sha256 && after && sameFile(after, verifiedOf(st))) {
-        await this.record(sha256, after);
-        return true;
+        // Read-only again if it was made writable (through a link, by a runner of the agent's user).
+        const kept = (after.mode & 0o222) === 0 ? after : await this.makeReadOnly(file, after);
+        if (kept) {
+          await this.record(sha256, kept);
+          return true;
+        }
       }
     }
     this.log.warn({ sha256 }, 'cache entry no longer matches its sha256: removing it');
@@ -130,15 +148,92 @@ export class ContentCache {
   async touch(sha256: string): Promise<void> {
     const now = new Date();
     const file = this.pathOf(sha256);
-    const st = await fsp.lstat(file).catch(() => undefined);
-    if (!st?.isFile()) return;
-    // utimes moves the ctime: a verified entry stays verified (it was unchanged just before).
-    const wasVerified = this.verified.get(sha256);
-    await fsp.utimes(file, now, st.mtime).catch(() => {});
-    if (wasVerified && sameFile(st, wasVerified)) {
-      const after = await fsp.lstat(file).catch(() => undefined);
-      if (after) await this.record(sha256, after);
-    }
+    await this.serialized(async () => {
+      const st = await fsp.lstat(file).catch(() => undefined);
+      if (!st?.isFile()) return;
+      // utimes moves the ctime: a verified entry stays verified (it was unchanged just before).
+      const before = await this.verifiedNow(sha256);
+      await fsp.utimes(file, now, st.mtime).catch(() => {});
+      await this.renew(sha256, before, 2);
+    });
+  }
+
+  /**
+   * Makes `target` (a file of an invocation folder) a second name of the cache file of
+   * `sha256`: a hard link, read-only as the entry is, put in place atomically (a link under a
+   * temporary name in the same folder, then a rename over `target`). Nothing is copied. The
+   * entry must still be as it was verified (size, mtime, ctime, inode, read-only), or it is
+   * hashed again first, and dropped when it no longer matches its sha256 (CacheError
+   * `cache_entry_changed`: it is pulled again by the next transfer). Making the link moves
+   * the inode's ctime, so the record is renewed after it (if size and mtime are still the
+   * same); so is that of `replacing`, the entry `target` was a view of, whose link the rename
+   * removes. `target` already a name of the entry is left as it is.
+   * Returns false, with `target` untouched, when the file system refuses the link (EXDEV: the
+   * invocations folder on another file system; EPERM, EMLINK, …): the caller copies instead.
+   */
+  async linkInto(sha256: string, target: string, replacing?: string): Promise<boolean> {
+    const file = this.pathOf(sha256);
+    return this.serialized(async () => {
+      let st = await this.verifiedNow(sha256);
+      if (!st) {
+        const exists = await fsp.lstat(file).then(
+          () => true,
+          () => false,
+        );
+        if (!exists) throw new CacheError('not_cached', `${sha256} is not in the cache`);
+        if (!(await this.verify(sha256, file))) {
+          throw new CacheError('cache_entry_changed', `cache entry ${sha256} changed on disk since it was verified; it is pulled again at the next transfer`);
+        }
+        st = await this.verifiedNow(sha256);
+      }
+      if (st && (st.mode & 0o222) !== 0) {
+        // Verified while writable (made so through a link): its bytes hold, its mode is put back.
+        const readOnly = await this.makeReadOnly(file, st);
+        if (readOnly) await this.record(sha256, readOnly);
+        st = readOnly;
+      }
+      if (!st) throw new CacheError('cache_entry_changed', `cache entry ${sha256} is changing on disk; it is verified again at the next transfer`);
+      const have = await fsp.lstat(target).catch(() => undefined);
+      if (have?.isFile() && have.ino === st.ino && have.dev === st.dev) return true;
+      const tmp = path.join(path.dirname(target), `.tmp-${randomBytes(6).toString('hex')}`);
+      try {
+        await fsp.link(file, tmp);
+      } catch (err) {
+        if (!this.linkRefusalLogged) {
+          this.linkRefusalLogged = true;
+          this.log.warn({ err, folder: path.dirname(target) }, 'cannot hard-link cache files into the invocation folder: copying them instead');
+        }
+        return false;
+      }
+      // The entry `target` links to now, if it is `replacing` as verified: the rename removes that link.
+      const oldEntry = replacing !== undefined && replacing !== sha256 && SHA256_NAME.test(replacing) && have?.isFile() ? replacing : undefined;
+      const oldBefore = oldEntry ? await this.verifiedNow(oldEntry) : undefined;
+      const replacesLink = oldBefore !== undefined && oldBefore.ino === have?.ino && oldBefore.dev === have.dev;
+      try {
+        await fsp.rename(tmp, target);
+      } finally {
+        // Left over if the rename failed (or found `target` already a link to the same file, and did nothing).
+        await fsp.rm(tmp, { force: true }).catch(() => {});
+        await this.renew(sha256, st);
+        if (oldEntry && replacesLink) await this.renew(oldEntry, oldBefore);
+      }
+      return true;
+    });
+  }
+
+  /**
+   * Removes `file`, a view in an invocation folder (a link or a copy; a leftover of an earlier
+   * version is a folder at worst). When it was a link to the entry `sha256` (what the folder's
+   * record says it showed), removing that name moved the entry's ctime: the record is renewed,
+   * so the entry's next use does not hash it again.
+   */
+  async removeView(file: string, sha256?: string): Promise<void> {
+    const entry = sha256 !== undefined && SHA256_NAME.test(sha256) ? sha256 : undefined;
+    await this.serialized(async () => {
+      const before = entry ? await this.verifiedNow(entry) : undefined;
+      await fsp.rm(file, { recursive: true, force: true });
+      if (entry) await this.renew(entry, before);
+    });
   }
 
   /** Protects content from eviction until the returned release function is called. */
@@ -198,8 +293,13 @@ export class ContentCache {
    * another process controls: it must be a regular file itself (a symlink is refused, never
    * followed), it is opened once and hashed and copied from that handle, and nothing is done
    * to the path afterwards but unlinking it. The cache's copy is the agent's own file.
+   * `onOpened` is given that handle (a regular file, `size` bytes when opened) before any
+   * hashing: the early offer of an output video reads from it meanwhile (OperationManager).
    */
-  async importFile(source: string): Promise<{ sha256: string; size: number }> {
+  async importFile(
+    source: string,
+    opts: { onOpened?: (handle: fsp.FileHandle, size: number) => void | Promise<void> } = {},
+  ): Promise<{ sha256: string; size: number }> {
     let handle: fsp.FileHandle;
     try {
       // O_NONBLOCK: a FIFO swapped in for the file must not hang the open.
@@ -212,7 +312,9 @@ export class ContentCache {
     const tmp = path.join(this.partialDir, `import-${process.pid}-${randomBytes(6).toString('hex')}`);
     let result: { sha256: string; size: number };
     try {
-      if (!(await handle.stat()).isFile()) throw new CacheError('not_a_regular_file', `${path.basename(source)} is not a regular file`);
+      const opened = await handle.stat();
+      if (!opened.isFile()) throw new CacheError('not_a_regular_file', `${path.basename(source)} is not a regular file`);
+      await opts.onOpened?.(handle, opened.size);
       // A second name for the same file instead of a copy where that is safe: a 1 GiB output
       // is then read once (to hash it) instead of read, written again and synced twice.
       const linked = await this.adoptByLink(source, tmp);
@@ -319,8 +421,9 @@ export class ContentCache {
   }
 
   /**
-   * Removes the invocation-folder files of an evicted entry: the copies its record names
-   * (see syncInvocationFolder) and hard links an older agent made (same inode).
+   * Removes the invocation-folder files of an evicted entry: those the folders' records name
+   * (see syncInvocationFolder: links, or copies where linking is refused) and any other
+   * name of its inode (a link the record does not list).
    */
   private async removeLinkedViews(e: Entry): Promise<void> {
     const folders = await fsp.readdir(this.linkedViewsDir).catch(() => [] as string[]);
@@ -353,6 +456,51 @@ export class ContentCache {
       }
     }
     return out;
+  }
+
+  /**
+   * Runs `task` after those queued before it: a check of entries (`has()`) or a change that
+   * moves their ctimes (a link made or removed, a use recorded with utimes). One at a time, a
+   * change knows that the ctime it moves is its own and renews the record, and a check never
+   * sees a ctime moved by a change whose renewal is still to come (it would hash the entry
+   * again for nothing, and could drop it when the ctime moved while it hashed).
+   * Never called from inside a task (that would wait for itself).
+   */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** The entry's file as it is now, if that is as it was verified. */
+  private async verifiedNow(sha256: string): Promise<fs.Stats | undefined> {
+    const st = await fsp.lstat(this.pathOf(sha256)).catch(() => undefined);
+    const known = this.verified.get(sha256);
+    return st?.isFile() && known && sameFile(st, known) ? st : undefined;
+  }
+
+  /**
+   * After the cache made or removed a name of an entry's file, or set its atime (all of which
+   * move the ctime only): renews the record of an entry that was verified as `before`, as long
+   * as it is the same inode with the same size and mtime. Content written meanwhile moves the
+   * mtime and keeps the entry unverified (re-hashed at its next use). `mtimeSetMs`: the change
+   * itself set the mtime back to what it was, which utimes from Node does only to within a
+   * millisecond (a Date), so it may differ by less than that.
+   */
+  private async renew(sha256: string, before: fs.Stats | undefined, mtimeSetMs = 0): Promise<void> {
+    if (!before) return;
+    const after = await fsp.lstat(this.pathOf(sha256)).catch(() => undefined);
+    if (!after?.isFile() || after.ino !== before.ino || after.size !== before.size) return;
+    if (mtimeSetMs > 0 ? Math.abs(after.mtimeMs - before.mtimeMs) >= mtimeSetMs : after.mtimeMs !== before.mtimeMs) return;
+    if (sameFile(after, verifiedOf(before))) return;
+    await this.record(sha256, after);
+  }
+
+  /** Takes the write bits off an entry's file; its state after, if only the ctime moved. */
+  private async makeReadOnly(file: string, st: fs.Stats): Promise<fs.Stats | undefined> {
+    await fsp.chmod(file, 0o444).catch(() => {});
+    const after = await fsp.lstat(file).catch(() => undefined);
+    return after?.isFile() && (after.mode & 0o222) === 0 && after.ino === st.ino && after.size === st.size && after.mtimeMs === st.mtimeMs ? after : undefined;
   }
 
   /** Records (or forgets) the verified state of an entry and saves the record. */

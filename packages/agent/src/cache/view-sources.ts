@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-/** Which cache entry each file of an invocation folder is a copy of (`{ name: sha256 }`). */
+/** Which cache entry each file of an invocation folder shows, as a link to it or a copy (`{ name: sha256 }`). */
 export function viewSourcesFile(invocationsDir: string, invocationId: number | string): string {
   return path.join(invocationsDir, `.${invocationId}.sources.json`);
 }

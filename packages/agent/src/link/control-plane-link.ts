@@ -67,6 +67,8 @@ export class ControlPlaneLink {
   private readonly clock: Clock;
   private ready = false;
   private helloSent: HelloMessage | undefined;
+  /** The server's welcome, once this connection is ready (its `features` say what it takes). */
+  welcome: WelcomeMessage | undefined;
 
   constructor(private readonly opts: SessionOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -181,6 +183,7 @@ export class ControlPlaneLink {
       return;
     }
     this.ready = true;
+    this.welcome = message;
     this.opts.log.info({ board_id: message.board_id, board_name: message.board_name, server_version: message.server_version }, 'link up');
     this.opts.handlers.onReady(this, message, this.helloSent);
   }

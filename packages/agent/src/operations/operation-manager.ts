@@ -1,6 +1,8 @@
+import type fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Clock, ErrorInfo, MessageOf, OperationOutcome, ProducedFile } from '@mm/protocol';
-import { openFileReader, StreamError } from '@mm/protocol';
+import type { ChunkReader, Clock, ErrorInfo, MessageOf, OperationOutcome, ProducedFile } from '@mm/protocol';
+import { LinkFeature, openFileReader, StreamError } from '@mm/protocol';
+import { openOwnDescriptor } from '../cache/own-descriptor.ts';
 import type { Board } from '../board/board.ts';
 import type { ContentCache } from '../cache/content-cache.ts';
 import { syncInvocationFolder } from '../cache/invocation-folder.ts';
@@ -39,6 +41,12 @@ export interface OperationManagerOptions {
   runAs?: RunAs;
 }
 
+/** An output video offered before it is hashed (`op.output`): served from a descriptor of the agent's own. */
+interface EarlyOutput {
+  handle: fsp.FileHandle;
+  size: number;
+}
+
 interface RunningOperation {
   opId: number;
   kind: OpStart['kind'];
@@ -60,6 +68,8 @@ export class OperationManager {
   private readonly running = new Map<number, RunningOperation>();
   /** Outputs of unacknowledged outcomes, kept from eviction until the server has them. */
   private readonly outputPins = new Map<number, () => void>();
+  /** Output videos announced by `op.output`, until the server's one pull of each ends. */
+  private readonly earlyOutputs = new Map<number, EarlyOutput>();
   private shuttingDown = false;
   /**
    * Reporters of ended operations whose outcome the server has not acknowledged: after a
@@ -114,9 +124,13 @@ export class OperationManager {
     }
   }
 
-  /** The server pulls a file this agent produced (`source: produced`). */
+  /**
+   * The server pulls a file this agent produced: from the cache by sha256 (`produced`), or
+   * an output video `op.output` offered before it was hashed (`output`).
+   */
   async serveProduced(pull: MessageOf<'stream.pull'>, connection: ControlPlaneLink): Promise<void> {
     const source = pull.source;
+    if (source.kind === 'output') return this.serveEarlyOutput(pull, source.op_id, connection);
     if (source.kind !== 'produced') {
       connection.sendMessage({
         type: 'stream.abort',
@@ -133,6 +147,46 @@ export class OperationManager {
       await cache.touch(source.sha256);
       return { reader: await openFileReader(cache.pathOf(source.sha256), pull.offset), size };
     });
+  }
+
+  /**
+   * One pull of an offered output: the bytes as they are now, at most the size announced.
+   * Whatever happens to it, the offer ends with it: a pull after a dropped link goes by
+   * sha256 from the cache, as without the offer.
+   */
+  private async serveEarlyOutput(pull: MessageOf<'stream.pull'>, opId: number, connection: ControlPlaneLink): Promise<void> {
+    const early = this.earlyOutputs.get(opId);
+    this.earlyOutputs.delete(opId);
+    let served = false;
+    await connection.serve(pull, async () => {
+      if (!early) throw new StreamError({ code: 'not_found', message: `no output of operation ${opId} on offer` });
+      if (pull.offset > early.size) throw new StreamError({ code: 'invalid_offset', message: `offset ${pull.offset} is past the end (${early.size} bytes)` });
+      served = true;
+      // The reader closes the handle when the stream ends.
+      return { reader: boundedReader(early.handle, pull.offset, early.size), size: early.size };
+    });
+    if (early && !served) await early.handle.close().catch(() => {});
+  }
+
+  /**
+   * Offers the output video importFile has just opened (`handle`) to a server that takes
+   * `op.output`, so the server pulls it while the cache hashes and syncs it. The offer reads
+   * through a descriptor of its own on the same open file, which outlives importFile's.
+   */
+  private async offerOutput(opId: number, handle: fsp.FileHandle, announced: Omit<MessageOf<'op.output'>, 'type' | 'op_id'>): Promise<void> {
+    const connection = this.opts.link.current;
+    if (!connection?.welcome?.features?.includes(LinkFeature.earlyOutput)) return;
+    const own = await openOwnDescriptor(handle);
+    if (!own) return;
+    await this.closeEarlyOutput(opId);
+    this.earlyOutputs.set(opId, { handle: own, size: announced.size });
+    if (!connection.sendMessage({ type: 'op.output', op_id: opId, ...announced })) await this.closeEarlyOutput(opId);
+  }
+
+  private async closeEarlyOutput(opId: number): Promise<void> {
+    const early = this.earlyOutputs.get(opId);
+    this.earlyOutputs.delete(opId);
+    await early?.handle.close().catch(() => {});
   }
 
   /** Stops every operation (agent shutdown). Runs in `run` stay journaled: the next start reports them `agent_restarted`. */
@@ -246,9 +300,12 @@ export class OperationManager {
         await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });
       },
       collectOutput: async (file) => {
-        const { sha256, size } = await cache.importFile(file);
         const filename = path.basename(file);
-        return { filename, sha256, size, content_type: videoContentType(filename) ?? 'application/octet-stream' };
+        const content_type = videoContentType(filename) ?? 'application/octet-stream';
+        const { sha256, size } = await cache.importFile(file, {
+          onOpened: (handle, openedSize) => this.offerOutput(msg.op_id, handle, { filename, size: openedSize, content_type }),
+        });
+        return { filename, sha256, size, content_type };
       },
     });
     const seconds = (result.durationMs / 1000).toFixed(1);
@@ -263,6 +320,8 @@ export class OperationManager {
 
   private async finish(op: RunningOperation, outcome: OperationOutcome, log: Logger): Promise<void> {
     op.reporter.close();
+    // An offer whose import failed (or a stopped run) has nothing left to give.
+    if (!outcome.output) await this.closeEarlyOutput(outcome.op_id);
     if (op.stopReason === 'shutdown') {
       log.info('operation stopped by the agent shutting down');
       return;
@@ -304,6 +363,7 @@ export class OperationManager {
     this.awaitingAck.delete(opId);
     this.outputPins.get(opId)?.();
     this.outputPins.delete(opId);
+    await this.closeEarlyOutput(opId);
     if (this.opts.journal.outcome(opId)) await this.opts.journal.acknowledge(opId);
   }
 
@@ -320,4 +380,22 @@ export class OperationManager {
   ): OperationOutcome {
     return { op_id: opId, status, finished_at: new Date().toISOString(), result, error, output };
   }
+}
+
+/**
+ * Reads `handle` from `start` up to `size` (what was announced), never past it: bytes a
+ * runner appended later are not part of the offer. Closing it closes the handle.
+ */
+function boundedReader(handle: fsp.FileHandle, start: number, size: number): ChunkReader {
+  let position = start;
+  return {
+    read: async (into, offset, length) => {
+      const want = Math.min(length, size - position);
+      if (want <= 0) return 0;
+      const { bytesRead } = await handle.read(into, offset, want, position);
+      position += bytesRead;
+      return bytesRead;
+    },
+    close: () => handle.close(),
+  };
 }

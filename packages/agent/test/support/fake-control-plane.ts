@@ -34,6 +34,8 @@ export class FakeControlPlane {
   /** When set, decides what to do with a content pull instead of serving it in full. */
   onContentPull: ((link: FakeAgentLink, pull: PullMessage) => boolean | Promise<boolean>) | undefined;
   autoWelcome = true;
+  /** What the welcome names in `features` (a real server names `op.output`). */
+  features: string[] | undefined;
   /** When false, the server's socket does not answer pings (a dead peer). */
   autoPong = true;
   private readonly linkWaiters: Array<(l: FakeAgentLink) => void> = [];
@@ -156,7 +158,8 @@ export class FakeAgentLink {
   }
 
   welcome(): void {
-    this.peer.send({ type: 'welcome', board_id: '00000000-0000-4000-8000-000000000001', board_name: 'test board', server_version: '0.0.0-test', protocol_version: PROTOCOL_VERSION });
+    const features = this.plane.features ? { features: this.plane.features } : {};
+    this.peer.send({ type: 'welcome', board_id: '00000000-0000-4000-8000-000000000001', board_name: 'test board', server_version: '0.0.0-test', protocol_version: PROTOCOL_VERSION, ...features });
   }
 
   /** Sends any JSON object, valid or not (tests of the agent's checks send broken ones). */
@@ -196,6 +199,11 @@ export class FakeAgentLink {
   /** Pulls produced content from the agent into `dest` (as the server does for output videos). */
   pullProduced(sha256: string, dest: string): Promise<{ bytes: number; size: number }> {
     return this.peer.pull({ kind: 'produced', sha256 }, 0, writableSink(fs.createWriteStream(dest))).done;
+  }
+
+  /** Pulls the output video an `op.output` offered into `dest`. */
+  pullOutput(opId: number, dest: string): Promise<{ bytes: number; size: number }> {
+    return this.peer.pull({ kind: 'output', op_id: opId }, 0, writableSink(fs.createWriteStream(dest))).done;
   }
 
   /** Resolves with the first message (already received or to come) of `type` that matches. */

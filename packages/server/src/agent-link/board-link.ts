@@ -17,7 +17,7 @@ import type { Logger } from '../logger.ts';
 import { RpcClient } from './rpc-client.ts';
 
 export type HelloMessage = MessageOf<'hello'>;
-export type OperationMessage = MessageOf<'op.progress'> | MessageOf<'op.log'> | MessageOf<'op.result'>;
+export type OperationMessage = MessageOf<'op.progress'> | MessageOf<'op.log'> | MessageOf<'op.output'> | MessageOf<'op.result'>;
 export type PullMessage = MessageOf<'stream.pull'>;
 /** Messages the link handles itself; every other agent message goes to the hub's extensions. */
 type CoreMessage = Extract<AgentMessage, { type: 'hello' | 'error' | `op.${string}` | `stream.${string}` | 'rpc.response' }>;
@@ -163,6 +163,7 @@ export class BoardLink {
         return;
       case 'op.progress':
       case 'op.log':
+      case 'op.output':
       case 'op.result':
         if (this.state === 'greeting') {
           this.peer.replyError('hello_required', 'the first message must be hello', m.type);

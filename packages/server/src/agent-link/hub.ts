@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import { HandshakeGate } from './handshake-gate.ts';
 import type WebSocket from 'ws';
-import { CloseCode, isCompatibleProtocol, openFileReader, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
+import { CloseCode, isCompatibleProtocol, LinkFeature, openFileReader, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -198,6 +198,7 @@ export class AgentHub {
       board_name: row.name,
       server_version: SERVER_VERSION,
       protocol_version: PROTOCOL_VERSION,
+      features: [LinkFeature.earlyOutput],
     });
     conn.log.info(
       { agent_version: hello.agent_version, boot_id: hello.boot_id, running: hello.running, finished: hello.finished.map((f) => f.op_id) },

@@ -1,12 +1,24 @@
 import { PassThrough } from 'node:stream';
 import { and, eq, inArray } from 'drizzle-orm';
-import { StreamError, systemClock, writableSink, type ByteSink, type Clock, type FileRef, type TimerHandle, type OperationOutcome, type ProducedFile } from '@mm/protocol';
+import {
+  StreamError,
+  systemClock,
+  writableSink,
+  type ByteSink,
+  type Clock,
+  type FileRef,
+  type MessageOf,
+  type TimerHandle,
+  type OperationOutcome,
+  type ProducedFile,
+  type StreamSource,
+} from '@mm/protocol';
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardWork } from '../agent-link/board-work.ts';
 import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError, PayloadTooLargeError } from '../errors.ts';
-import type { StoredBlob } from '../storage/blob-store.ts';
+import type { BlobWriter, StoredBlob } from '../storage/blob-store.ts';
 import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
 import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
 import { isAgentKind, type AgentKind } from './kinds.ts';
@@ -29,6 +41,15 @@ interface ActiveOperation {
   files: FileRef[];
 }
 
+/** An output video announced by `op.output`, pulled before its `op.result` (see receiveOutput). */
+interface EarlyOutput {
+  writer: BlobWriter;
+  /** Settles when the pull has ended; rejects when it failed (the writer is then aborted). */
+  pulled: Promise<void>;
+  size: number;
+  expiry: TimerHandle;
+}
+
 /** What the server saw of a transfer (bytes it sent, from which offsets), for the result. */
 interface TransferStats {
   bytesSent: number;
@@ -49,6 +70,7 @@ export class AgentOperations implements BoardWork {
   private readonly runningOnBoard = new Map<string, number>();
   private readonly stats = new Map<number, TransferStats>();
   private readonly outcomes = new Map<number, Promise<void>>();
+  private readonly earlyOutputs = new Map<number, EarlyOutput>();
   /** Ids of operations known to have ended, so late messages cost no database read. */
   private readonly recentlyFinal = new Set<number>();
 
@@ -121,6 +143,7 @@ export class AgentOperations implements BoardWork {
     if (a && this.runningOnBoard.get(a.boardId) === id) this.runningOnBoard.delete(a.boardId);
     this.active.delete(id);
     this.stats.delete(id);
+    this.dropEarlyOutput(id);
     this.recentlyFinal.add(id);
     if (this.recentlyFinal.size > RECENTLY_FINAL_KEPT) {
       const oldest = this.recentlyFinal.values().next().value;
@@ -151,7 +174,8 @@ export class AgentOperations implements BoardWork {
       conn.sendMessage({ type: 'error', code: 'unknown_operation', message: `no running operation ${m.op_id} for this board`, ref_type: m.type });
       return;
     }
-    if (m.type === 'op.progress') this.ops.reportProgress(m.op_id, m.progress);
+    if (m.type === 'op.output') this.startEarlyOutput(conn, op, m);
+    else if (m.type === 'op.progress') this.ops.reportProgress(m.op_id, m.progress);
     else await this.ops.appendAgentLog(m.op_id, m.stream, m.data, m.offset);
   }
 
@@ -245,58 +269,31 @@ export class AgentOperations implements BoardWork {
 
   /**
    * Pulls the produced file from the agent's cache into the content store, checking its
-   * sha256 as it is stored and taking at most the declared size. Pulled even when the store
+   * sha256 as it is stored and taking at most the declared size; or keeps what an `op.output`
+   * pull already received, when that is the same content. Pulled even when the store
    * already holds that hash, so an agent cannot claim another invocation's content as its
    * output. Given up after MM_OUTPUT_PULL_TIMEOUT_S in all or MM_OUTPUT_PULL_IDLE_S without a
    * byte, so a stalled agent does not hold the link's message chain. The content stays
    * pinned until it is attached or discarded.
    */
   private async receiveOutput(conn: BoardLink, opId: number, output: ProducedFile): Promise<StoredBlob> {
+    const early = this.earlyOutputs.get(opId);
+    if (early) {
+      this.earlyOutputs.delete(opId);
+      this.clock.clearTimeout(early.expiry);
+      const kept = await this.keepEarlyOutput(conn, opId, early, output);
+      if (kept) return kept;
+    }
     const files = this.ctx.files;
-    const { outputPullTimeoutMs, outputPullIdleMs } = this.ctx.config;
-    const giveUp = new AbortController();
-    const deadline = this.clock.setTimeout(
-      () => giveUp.abort(new Error(`the board did not send the output within ${outputPullTimeoutMs / 1000} s`)),
-      outputPullTimeoutMs,
-    );
-    let idle: TimerHandle | undefined;
-    const armIdle = () => {
-      this.clock.clearTimeout(idle);
-      idle = this.clock.setTimeout(
-        () => giveUp.abort(new Error(`the board sent no output bytes for ${outputPullIdleMs / 1000} s`)),
-        outputPullIdleMs,
-      );
-    };
-    const tooLarge = () => new Error(`the board sent more than the declared ${output.size} bytes`);
     if (files.createWriter) {
       // The link's receiver writes its batches straight into the store (hash + writev).
       const writer = files.createWriter({ expectedSha256: output.sha256, maxBytes: output.size });
-      let refused = false;
-      const sink: ByteSink = {
-        write: (chunk) => sink.writev!([chunk]),
-        writev: (chunks) =>
-          writer.writev(chunks).catch((err: unknown) => {
-            if (err instanceof PayloadTooLargeError) refused = true;
-            throw err;
-          }),
-        // commit() fsyncs, checks and stores once the pull has ended.
-        finish: async () => {},
-        destroy: () => void writer.abort(),
-      };
-      armIdle();
-      try {
-        await conn.pull({ kind: 'produced', sha256: output.sha256 }, sink, { onBytes: armIdle, signal: giveUp.signal });
-      } catch (err) {
-        await writer.abort();
-        if (refused) throw tooLarge();
-        if (giveUp.signal.aborted) conn.log.warn({ op_id: opId }, 'output pull timed out');
-        throw err;
-      } finally {
-        this.clock.clearTimeout(deadline);
-        this.clock.clearTimeout(idle);
-      }
+      await this.pullInto(conn, opId, { kind: 'produced', sha256: output.sha256 }, writer, output.size);
+      // commit() fsyncs, checks and stores once the pull has ended.
       return writer.commit();
     }
+    const { giveUp, armIdle, stop } = this.outputPullTimers(opId);
+    const tooLarge = () => tooLargeError(output.size);
     const pipe = new PassThrough({ highWaterMark: 1024 * 1024 });
     // The pull may fail before ingest has wired its pipeline: never an unhandled 'error'.
     pipe.on('error', () => {});
@@ -313,8 +310,7 @@ export class AgentOperations implements BoardWork {
       if (giveUp.signal.aborted) conn.log.warn({ op_id: opId }, 'output pull timed out');
       throw err;
     } finally {
-      this.clock.clearTimeout(deadline);
-      this.clock.clearTimeout(idle);
+      stop();
     }
     try {
       return await ingest;
@@ -322,6 +318,116 @@ export class AgentOperations implements BoardWork {
       if (err instanceof PayloadTooLargeError) throw tooLarge();
       throw err;
     }
+  }
+
+  /**
+   * `op.output`: the runner exited and the agent is hashing its video into its cache. Pull
+   * the video now (source `output`) into a writer of the store that hashes what it
+   * receives; `receiveOutput` keeps it once `op.result` names the same sha256 and size.
+   * Started, not awaited: the link's operation messages go on meanwhile.
+   */
+  private startEarlyOutput(conn: BoardLink, op: ActiveOperation, m: MessageOf<'op.output'>): void {
+    const files = this.ctx.files;
+    if (!files.createWriter || op.kind !== 'execute' || this.earlyOutputs.has(m.op_id)) return;
+    const writer = files.createWriter({ maxBytes: m.size });
+    const pulled = this.pullInto(conn, m.op_id, { kind: 'output', op_id: m.op_id }, writer, m.size);
+    // Its failure is handled where it is awaited (receiveOutput) or when it expires.
+    pulled.catch(() => {});
+    // An op.result that never comes (the operation was cancelled meanwhile, the server is
+    // stopping): the written bytes go after the longest an output pull may take.
+    const expiry = this.clock.setTimeout(() => this.dropEarlyOutput(m.op_id), this.ctx.config.outputPullTimeoutMs * 2);
+    this.earlyOutputs.set(m.op_id, { writer, pulled, size: m.size, expiry });
+  }
+
+  /** An early output nobody will take (the operation ended without one): its bytes go. */
+  private dropEarlyOutput(id: number): void {
+    const early = this.earlyOutputs.get(id);
+    if (!early) return;
+    this.earlyOutputs.delete(id);
+    this.clock.clearTimeout(early.expiry);
+    void early.pulled.then(() => early.writer.abort(), () => {});
+  }
+
+  /**
+   * What an early pull received, stored if it is what `op.result` names (the same size,
+   * hashing to the same sha256); undefined otherwise (it failed, the link dropped, the
+   * runner's file changed under it), and the caller pulls `produced` by sha256 instead.
+   */
+  private async keepEarlyOutput(conn: BoardLink, opId: number, early: EarlyOutput, output: ProducedFile): Promise<StoredBlob | undefined> {
+    const log = conn.log.child({ op_id: opId });
+    try {
+      await early.pulled;
+    } catch (err) {
+      log.info({ err }, 'the early pull of the output failed: pulling it by its sha256');
+      return undefined;
+    }
+    if (early.writer.size !== output.size) {
+      log.warn({ received: early.writer.size, reported: output.size }, 'the early output differs in size from the reported one: pulling it by its sha256');
+      await early.writer.abort();
+      return undefined;
+    }
+    try {
+      return await early.writer.commit(output.sha256);
+    } catch (err) {
+      // ContentMismatchError: the file changed while the agent hashed it. commit removed the bytes.
+      log.warn({ err }, 'the early output is not the reported content: pulling it by its sha256');
+      return undefined;
+    }
+  }
+
+  /**
+   * Pulls `source` from the agent into `writer` under the output pull's limits: given up
+   * after MM_OUTPUT_PULL_TIMEOUT_S in all or MM_OUTPUT_PULL_IDLE_S without a byte; on any
+   * failure the writer is aborted (nothing is kept).
+   */
+  private async pullInto(conn: BoardLink, opId: number, source: StreamSource, writer: BlobWriter, declared: number): Promise<void> {
+    const { giveUp, armIdle, stop } = this.outputPullTimers(opId);
+    let refused = false;
+    const sink: ByteSink = {
+      write: (chunk) => sink.writev!([chunk]),
+      writev: (chunks) =>
+        writer.writev(chunks).catch((err: unknown) => {
+          if (err instanceof PayloadTooLargeError) refused = true;
+          throw err;
+        }),
+      // The caller commits once the pull has ended.
+      finish: async () => {},
+      destroy: () => void writer.abort(),
+    };
+    armIdle();
+    try {
+      await conn.pull(source, sink, { onBytes: armIdle, signal: giveUp.signal });
+    } catch (err) {
+      await writer.abort();
+      if (refused) throw tooLargeError(declared);
+      if (giveUp.signal.aborted) conn.log.warn({ op_id: opId, source: source.kind }, 'output pull timed out');
+      throw err;
+    } finally {
+      stop();
+    }
+  }
+
+  /** The output pull's deadline and idle timer: `giveUp` aborts when either fires. */
+  private outputPullTimers(opId: number): { giveUp: AbortController; armIdle: () => void; stop: () => void } {
+    const { outputPullTimeoutMs, outputPullIdleMs } = this.ctx.config;
+    const giveUp = new AbortController();
+    const deadline = this.clock.setTimeout(
+      () => giveUp.abort(new Error(`the board did not send the output of operation ${opId} within ${outputPullTimeoutMs / 1000} s`)),
+      outputPullTimeoutMs,
+    );
+    let idle: TimerHandle | undefined;
+    const armIdle = () => {
+      this.clock.clearTimeout(idle);
+      idle = this.clock.setTimeout(
+        () => giveUp.abort(new Error(`the board sent no output bytes for ${outputPullIdleMs / 1000} s`)),
+        outputPullIdleMs,
+      );
+    };
+    const stop = () => {
+      this.clock.clearTimeout(deadline);
+      this.clock.clearTimeout(idle);
+    };
+    return { giveUp, armIdle, stop };
   }
 
   // ── reconnect ────────────────────────────────────────────────────────────────────
@@ -402,6 +508,10 @@ export class AgentOperations implements BoardWork {
   private fileOf(id: number, sha256: string): FileRef | undefined {
     return this.active.get(id)?.files.find((f) => f.sha256 === sha256);
   }
+}
+
+function tooLargeError(declared: number): Error {
+  return new Error(`the board sent more than the declared ${declared} bytes`);
 }
 
 /** The output's file name as a plain base name (no folders, no NUL), whatever the agent sent. */

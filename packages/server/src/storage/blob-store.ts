@@ -26,8 +26,14 @@ export interface ListedBlob {
 export interface BlobWriter {
   /** Appends and hashes `chunks` in order; rejects with PayloadTooLargeError past maxBytes. */
   writev(chunks: Buffer[]): Promise<void>;
-  /** Makes the bytes durable (fsync), checks the hash, moves the content into place, pinned until `release`, as `ingest` does. */
-  commit(): Promise<StoredBlob>;
+  /**
+   * Makes the bytes durable (fsync), checks the hash, moves the content into place, pinned
+   * until `release`, as `ingest` does. `expectedSha256` here is for a writer that learnt
+   * the content's hash only after it was created (it overrides the option's).
+   */
+  commit(expectedSha256?: string): Promise<StoredBlob>;
+  /** The bytes written so far (all of them once the writer is done). */
+  readonly size: number;
   /** Gives up: removes what was written. */
   abort(): Promise<void>;
 }

@@ -171,12 +171,15 @@ export class ContentStore implements BlobStore {
         for (const chunk of chunks) bytes += chunk.byteLength;
         rolling.wrote(await writing, bytes);
       },
-      commit: async () => {
+      get size() {
+        return size;
+      },
+      commit: async (expectedSha256 = opts.expectedSha256) => {
         try {
           await rolling.settle();
           await (await handle()).sync();
           await close();
-          return { sha256: await this.moveIntoPlace(tempPath, hash.digest('hex'), opts.expectedSha256), size };
+          return { sha256: await this.moveIntoPlace(tempPath, hash.digest('hex'), expectedSha256), size };
         } catch (err) {
           await removeTemp();
           throw err;

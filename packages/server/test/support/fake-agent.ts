@@ -68,6 +68,8 @@ export class FakeAgent {
   private readonly waiters = new Set<() => void>();
   /** Produced files this agent serves when the server pulls them. */
   readonly produced = new Map<string, Buffer>();
+  /** Output videos announced by `op.output`, by operation, served when the server pulls source `output`. */
+  readonly offered = new Map<number, Buffer>();
   /** When set, the server's pulls of produced files are left unanswered. */
   holdPulls = false;
   closeCode: number | undefined;
@@ -208,8 +210,9 @@ export class FakeAgent {
   }
 
   private handle(m: Msg): void {
-    if (m.type !== 'stream.pull' || m.source.kind !== 'produced' || this.holdPulls) return;
-    const data = this.produced.get(m.source.sha256);
+    if (m.type !== 'stream.pull' || this.holdPulls) return;
+    if (m.source.kind !== 'produced' && m.source.kind !== 'output') return;
+    const data = m.source.kind === 'produced' ? this.produced.get(m.source.sha256) : this.offered.get(m.source.op_id);
     void this.peer.serve(m, async () => {
       if (!data) throw new StreamError({ code: 'not_found', message: 'no such produced file' });
       const body = data.subarray(m.offset);
@@ -220,6 +223,17 @@ export class FakeAgent {
         size: data.length,
       };
     });
+  }
+
+  /** Announces `data` as the output of `opId` before its outcome (`op.output`), as an agent does while it hashes the video. */
+  offerOutput(opId: number, filename: string, data: Buffer, contentType = 'video/mp4'): void {
+    this.offered.set(opId, data);
+    this.send({ type: 'op.output', op_id: opId, filename, size: data.length, content_type: contentType });
+  }
+
+  /** The server's pulls of this agent's files so far (`produced` and `output`). */
+  pullsOfOwnFiles(): StreamSource[] {
+    return this.received.flatMap((m) => (m.type === 'stream.pull' && (m.source.kind === 'produced' || m.source.kind === 'output') ? [m.source] : []));
   }
 
   /** Offers `data` as produced content; answers its outcome descriptor. */
