@@ -31,6 +31,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -128,7 +129,7 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
     agentEntry = path.join(agentBundleDir, 'mm-agent.mjs');
   }
   const dbKind = mode === 'bundle' && realDatabaseUrl ? 'postgres' : 'embedded';
-  const cluster = await serverCluster(dbKind, {}, profile('server'), serverEntry);
+  const cluster = await serverCluster(dbKind, {}, [...profile('server'), ...serverNodeArgs], serverEntry);
   const server = await cluster.start();
   const postJson = (p: string, body: unknown, headers: Record<string, string> = {}) =>
     stack.server.api(p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -157,7 +158,7 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
           ...agentExtraEnv,
           ...opts.env,
         },
-        nodeArgs: opts.profile === false ? [] : profile(`agent-${name}`),
+        nodeArgs: [...(opts.profile === false ? [] : profile(`agent-${name}`)), ...agentNodeArgs],
       });
       await eventually(async () => {
         const s = (await (await stack.server.api(`/api/boards/${b.id}/`)).json()) as { status: string };
@@ -192,6 +193,26 @@ interface Timed {
 async function createInvocation(stack: Stack, name: string): Promise<number> {
   return ((await (await stack.postJson('/api/invocations/create/', { name, description: '' })).json()) as { id: number }).id;
 }
+
+/**
+ * The server's node flags: those deploy/server/Dockerfile's CMD runs it with (as deployed; and
+ * scripts/dev.mjs, so `pnpm start`, passes the same), then MM_BENCH_SERVER_NODE_ARGS="--flag …"
+ * (e.g. `--trace-gc`).
+ */
+const serverNodeArgs = [
+  ...deployedServerNodeFlags(),
+  ...(process.env.MM_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
+
+function deployedServerNodeFlags(): string[] {
+  const dockerfile = readFileSync(path.join(repoRoot, 'deploy/server/Dockerfile'), 'utf8');
+  const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
+  if (!cmd) throw new Error('deploy/server/Dockerfile has no exec-form CMD');
+  return (JSON.parse(cmd[1]!) as string[]).filter((a) => a.startsWith('--'));
+}
+
+/** MM_BENCH_AGENT_NODE_ARGS="--flag …": more node options for every agent. */
+const agentNodeArgs = (process.env.MM_BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /** MM_BENCH_AGENT_ENV="NAME=VALUE,…": more environment for every agent (e.g. malloc tunables). */
 const agentExtraEnv = Object.fromEntries(
@@ -273,6 +294,18 @@ async function timedOutput(stack: Stack, board: Board, size: number): Promise<Ti
   const log = await (await stack.server.api(`/api/operations/${op.id}/log/`)).text();
   const ready = /bench-output-ready (\d+)/.exec(log);
   if (!ready) throw new Error(`the runner's last line is not in the log:\n${log.slice(-500)}`);
+  if (process.env.MM_BENCH_SHOW_TIMELINE) {
+    const gcs = stack.server.output.text.filter((l) => /Mark-Compact|Scavenge/.test(l));
+    if (gcs.length > 0) {
+      const count = (kind: string) => gcs.filter((l) => l.includes(kind)).length;
+      console.log(`  server GCs so far (--trace-gc): ${count('Mark-Compact')} mark-compact, ${count('Scavenge')} scavenge; the last three:`);
+      for (const l of gcs.slice(-3)) console.log(`    ${l}`);
+      const starts = stack.server.output.text.filter((l) => /IncrementalMarking.*[Ss]tart/.test(l));
+      for (const l of starts.slice(-4)) console.log(`    ${l.slice(0, 200)}`);
+    }
+    console.log(`  output #${op.id}: the server's log lines:`);
+    for (const line of log.split('\n').filter((l) => /output|bench-output-ready/.test(l))) console.log(`    ${line.slice(0, 160)}`);
+  }
   // The stored video is what the runner made (the server verified its sha256 on the way in).
   const got = createHash('sha256');
   const body = await stack.server.api(`/api/invocations/${inv}/video/`);
@@ -691,6 +724,8 @@ async function profileSection(stack: Stack, files: Files): Promise<void> {
     windows.push({ what: 'output', fromUs, toUs: fromUs + Math.round(o.ms * 1000) });
     said.push(`output ${seconds(o.ms)}`);
   }
+  // The profiles themselves are written (and their folders made) only when the processes exit.
+  await fs.mkdir(profileDir, { recursive: true });
   await fs.writeFile(path.join(profileDir, 'windows.json'), JSON.stringify(windows, null, 2));
   console.log(`  profiled: ${said.join(', ')}`);
   note(`CPU profiles in ${profileDir} (server/, agent-profiled/; windows.json: when the transfers and outputs ran)`);

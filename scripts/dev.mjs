@@ -22,8 +22,8 @@ let stopping = false;
 let finalCode = 0;
 const running = (child) => child && child.exitCode === null && child.signalCode === null;
 
-function start(name, file, args, env) {
-  const child = spawn(process.execPath, [file, ...args], { cwd: root, stdio: 'inherit', env });
+function start(name, file, args, env, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd: root, stdio: 'inherit', env });
   children.add(child);
   child.on('exit', (code, signal) => {
     children.delete(child);
@@ -100,7 +100,8 @@ async function simulatedBoard() {
   return { id: board.id, name: board.name, token: board.token, reused: false };
 }
 
-const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir });
+// The server's node flag, as deploy/server/Dockerfile runs it (see there).
+const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16']);
 let agent;
 
 try {

@@ -79,6 +79,23 @@ describe('deployment files', () => {
     expect(r.stdout).toMatch(/condition: service_healthy/);
   });
 
+  it('the server runs with the same node flags in the image, under `pnpm start` and in the README, and node accepts them', () => {
+    const dockerfile = fs.readFileSync(path.join(deploy, 'server/Dockerfile'), 'utf8');
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
+    expect(cmd, 'an exec-form CMD').not.toBeNull();
+    const argv = JSON.parse(cmd![1]!) as string[];
+    const flags = argv.filter((a) => a.startsWith('--'));
+    expect(flags).toContain('--min-semi-space-size=16');
+    expect(argv).toEqual(['node', ...flags, 'dist/mm-server.mjs']);
+    const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
+    expect(dev).toContain(`bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ${JSON.stringify(flags).replaceAll('"', "'")});`);
+    const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    expect(readme).toContain(`node ${flags.join(' ')} /opt/mm-server/dist/mm-server.mjs`);
+    const r = spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
   it('docker-compose.yml needs its secrets and gives server.env to the server only', () => {
     const compose = fs.readFileSync(path.join(deploy, 'server/docker-compose.yml'), 'utf8');
     // Each service's block: from its `  name:` line to the next one at that indent.

@@ -355,23 +355,29 @@ export class AgentOperations implements BoardWork {
    */
   private async keepEarlyOutput(conn: BoardLink, opId: number, early: EarlyOutput, output: ProducedFile): Promise<StoredBlob | undefined> {
     const log = conn.log.child({ op_id: opId });
+    const fallBack = async (why: string) => {
+      await this.ops.appendLog(opId, 'server', `the output video as first received is not usable (${why}): pulling it again by its sha256\n`);
+      return undefined;
+    };
     try {
       await early.pulled;
     } catch (err) {
       log.info({ err }, 'the early pull of the output failed: pulling it by its sha256');
-      return undefined;
+      return fallBack(err instanceof Error ? err.message : String(err));
     }
     if (early.writer.size !== output.size) {
       log.warn({ received: early.writer.size, reported: output.size }, 'the early output differs in size from the reported one: pulling it by its sha256');
       await early.writer.abort();
-      return undefined;
+      return fallBack(`${early.writer.size} bytes, the board reported ${output.size}`);
     }
     try {
-      return await early.writer.commit(output.sha256);
+      const stored = await early.writer.commit(output.sha256);
+      await this.ops.appendLog(opId, 'server', `received the output video (${stored.size} bytes) while the board was hashing it\n`);
+      return stored;
     } catch (err) {
       // ContentMismatchError: the file changed while the agent hashed it. commit removed the bytes.
       log.warn({ err }, 'the early output is not the reported content: pulling it by its sha256');
-      return undefined;
+      return fallBack(err instanceof Error ? err.message : String(err));
     }
   }
 
@@ -393,6 +399,8 @@ export class AgentOperations implements BoardWork {
       // The caller commits once the pull has ended.
       finish: async () => {},
       destroy: () => void writer.abort(),
+      // The writer hashes and writes a batch before its promise resolves.
+      releasesChunks: true,
     };
     armIdle();
     try {
