@@ -651,6 +651,18 @@ async function startNginx(dir: string, upstreamPort: number): Promise<Nginx> {
   return { port, cert, proc };
 }
 
+/** The processes whose parent is `pid` (nginx's workers). */
+async function childPids(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const name of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) out.push(Number(name));
+  }
+  return out;
+}
+
 async function tlsSection(stack: Stack, files: Files): Promise<void> {
   const nginx = await startNginx(path.join(files.work, 'nginx'), stack.server.port);
   try {
@@ -658,7 +670,13 @@ async function tlsSection(stack: Stack, files: Files): Promise<void> {
       serverUrl: `https://127.0.0.1:${nginx.port}`,
       env: { NODE_EXTRA_CA_CERTS: nginx.cert },
     });
+    const workers = await childPids(nginx.proc.pid!);
+    const before = await Promise.all(workers.map(cpuSeconds));
     await lanSection(stack, board, files, undefined, `Through nginx with TLS (deploy/server/nginx.conf), ${stack.label}; scp: see the LAN table`);
+    const after = await Promise.all(workers.map(cpuSeconds));
+    const used = after.reduce((sum, c, i) => sum + c.user + c.sys - before[i]!.user - before[i]!.sys, 0);
+    note(`nginx's ${workers.length} workers used ${used.toFixed(2)} CPU-s in all for the section's transfers and outputs (${rounds} of each, plus the cached re-transfers).`);
+    note('');
     await removeBoard(stack, board);
   } finally {
     nginx.proc.kill('SIGTERM');
