@@ -144,7 +144,9 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
     async addBoard(name, opts = {}) {
       const res = await postJson('/api/boards/', { name });
       const b = (await res.json()) as { id: string; token: string };
-      const agentDir = path.join(work, `agent-${name}`);
+      // MM_BENCH_AGENT_ROOT (e.g. /dev/shm): the agents' folders elsewhere than the server's,
+      // as on a real board, whose disk is not the server's.
+      const agentDir = path.join(process.env.MM_BENCH_AGENT_ROOT ?? work, `agent-${name}-${process.pid}`);
       const agent = await startAgent({
         entry: agentEntry,
         serverUrl: opts.serverUrl ?? stack.server.url,
@@ -169,7 +171,10 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
       return board;
     },
     async cleanup() {
-      for (const b of boards) await b.agent.stop();
+      for (const b of boards) {
+        await b.agent.stop();
+        await fs.rm(b.agentDir, { recursive: true, force: true });
+      }
       await cluster.cleanup();
       if (serverEntry) await fs.rm(path.dirname(serverEntry), { recursive: true, force: true });
     },
