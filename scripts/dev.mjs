@@ -101,7 +101,7 @@ async function simulatedBoard() {
 }
 
 // The server's node flag, as deploy/server/Dockerfile runs it (see there).
-const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16', '--no-memory-reducer']);
+const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16']);
 let agent;
 
 try {

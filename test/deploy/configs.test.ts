@@ -85,7 +85,7 @@ describe('deployment files', () => {
     expect(cmd, 'an exec-form CMD').not.toBeNull();
     const argv = JSON.parse(cmd![1]!) as string[];
     const flags = argv.filter((a) => a.startsWith('--'));
-    expect(flags).toEqual(['--min-semi-space-size=16', '--no-memory-reducer']);
+    expect(flags).toEqual(['--min-semi-space-size=16']);
     expect(argv).toEqual(['node', ...flags, 'dist/mm-server.mjs']);
     const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
     expect(dev).toContain(`bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, [${flags.map((f) => `'${f}'`).join(', ')}]);`);

@@ -350,10 +350,11 @@ export interface StreamReceiverOptions {
  *
  * Into a sink that `releasesChunks`, frames are copied into gather buffers of the receiver's
  * own (reused, long-lived) and the frame's memory is let go at once. Held until written
- * instead, the WebSocket's fresh buffers outlive a young-generation GC or two whenever the
- * disk is slow, get promoted, and are then freed only by full mark-compacts: measured on the
- * server receiving a 1 GiB output video, ~100 of them and 2.5 CPU-s, against 1 and 0.03 s of
- * copying here (a copy into warm memory runs at tens of GB/s).
+ * instead, the WebSocket's fresh buffers outlive two young-generation GCs whenever the disk
+ * is slow, get promoted, and are then freed only by full mark-compacts: on the server
+ * receiving output videos after a long slow spell, 100–150 mark-compacts per GiB and 3 CPU-s
+ * instead of 1 (docs/data-plane.md, "Fourth pass"). The copy into warm memory costs ~30 ms
+ * per GiB.
  */
 export class StreamReceiver {
   readonly done: Promise<{ bytes: number; size: number }>;
