@@ -264,8 +264,8 @@ async function timedTransfer(stack: Stack, board: Board, file: string, onStart?:
   const cpu = { server: cpuSince(cpu0.server, await cpuSeconds(stack.server.pid)), agent: cpuSince(cpu0.agent, await cpuSeconds(board.agent.pid)) };
   const op = (await res.json()) as { id: number; status: string; result: { bytes_sent: number } };
   if (res.status !== 200 || op.status !== 'succeeded') throw new Error(`transfer answered ${res.status}: ${JSON.stringify(op)}`);
-  if (process.env.MM_BENCH_SHOW_TIMELINE) {
-    // Where the time of one transfer went: its stored events, relative to the POST.
+  if (process.env.MM_BENCH_SHOW_TIMELINE && stack.cluster.kind === 'postgres') {
+    // Where the time of one transfer went (read from PostgreSQL; not from the embedded database): its stored events, relative to the POST.
     const sql = postgres(stack.cluster.databaseUrl!, { max: 1, onnotice: () => {} });
     const rows = await sql<{ seq: number; type: string; data: unknown; at: Date }[]>`
       SELECT seq, type, data, created_at AS at FROM operation_events WHERE operation_id = ${op.id} ORDER BY seq`;

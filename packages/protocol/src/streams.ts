@@ -171,32 +171,6 @@ export interface ByteSink {
   finish(): Promise<void>;
   /** Called once if the stream fails; must release what it holds. */
   destroy(error: Error): void;
-  /**
-   * The sink keeps no reference to a chunk once its write has resolved (a file write, a
-   * hash): the receiver may then gather frames into buffers of its own that it reuses
-   * (`StreamReceiver`, "gather buffers"). Left out, chunks are handed over as they came.
-   */
-  releasesChunks?: boolean;
-}
-
-/**
- * Buffers a receiver gathers frames into (MAX_WRITE_BATCH_BYTES each), reused across the
- * streams of this process: a few are kept when free, the rest left to the GC.
- */
-const GATHER_BUFFERS_KEPT = 4;
-const freeGatherBuffers: Buffer[] = [];
-function takeGatherBuffer(): Buffer {
-  return freeGatherBuffers.pop() ?? Buffer.allocUnsafeSlow(MAX_WRITE_BATCH_BYTES);
-}
-function releaseGatherBuffer(buffer: Buffer): void {
-  if (freeGatherBuffers.length < GATHER_BUFFERS_KEPT) freeGatherBuffers.push(buffer);
-}
-
-/** A gather buffer and how much of it is filled; `sealed` once its write has begun. */
-interface Gathered {
-  buffer: Buffer;
-  used: number;
-  sealed: boolean;
 }
 
 /** A ByteSink over a Node Writable (e.g. fs.createWriteStream). */
@@ -344,17 +318,9 @@ export interface StreamReceiverOptions {
 /**
  * The receiving end of one stream; created by the side that sent `stream.pull`.
  *
- * Frames that arrive while a write runs are gathered and written together (one write of
- * at most MAX_WRITE_BATCH_BYTES), and credit is granted per write, once at least an
+ * Frames that arrive while a write runs are gathered and written together (one `writev`
+ * of at most MAX_WRITE_BATCH_BYTES), and credit is granted per write, once at least an
  * eighth of the window is written and not yet granted.
- *
- * Into a sink that `releasesChunks`, frames are copied into gather buffers of the receiver's
- * own (reused, long-lived) and the frame's memory is let go at once. Held until written
- * instead, the WebSocket's fresh buffers outlive two young-generation GCs whenever the disk
- * is slow, get promoted, and are then freed only by full mark-compacts: on the server
- * receiving output videos after a long slow spell, 100–150 mark-compacts per GiB and 3 CPU-s
- * instead of 1 (docs/data-plane.md, "Fourth pass"). The copy into warm memory costs ~30 ms
- * per GiB.
  */
 export class StreamReceiver {
   readonly done: Promise<{ bytes: number; size: number }>;
@@ -367,8 +333,6 @@ export class StreamReceiver {
   private outstandingCredit: number;
   private ungranted = 0;
   private readonly queue: Buffer[] = [];
-  /** With a sink that `releasesChunks`: the frames, copied, in order (the first one may be being written). */
-  private readonly gathered: Gathered[] = [];
   private writing = false;
   private endSize: number | undefined;
   private settled = false;
@@ -423,19 +387,8 @@ export class StreamReceiver {
     this.outstandingCredit -= payload.byteLength;
     this.received += payload.byteLength;
     this.tuner?.arrived(this.received);
-    if (this.sink.releasesChunks && payload.byteLength <= MAX_WRITE_BATCH_BYTES) this.gather(payload);
-    else this.queue.push(payload);
+    this.queue.push(payload);
     this.writeNext();
-  }
-
-  private gather(payload: Buffer): void {
-    let last = this.gathered.at(-1);
-    if (!last || last.sealed || last.used + payload.byteLength > last.buffer.byteLength) {
-      last = { buffer: takeGatherBuffer(), used: 0, sealed: false };
-      this.gathered.push(last);
-    }
-    payload.copy(last.buffer, last.used);
-    last.used += payload.byteLength;
   }
 
   /** The sender said `stream.end`; resolves `done` once everything is written. */
@@ -448,13 +401,6 @@ export class StreamReceiver {
   /** Writes what has arrived (in order, one write at a time); finishes after the last. */
   private writeNext(): void {
     if (this.writing || this.settled) return;
-    const gathered = this.gathered[0];
-    if (gathered) {
-      // A sink gets either gathered buffers or frames as they came, never both (see push).
-      gathered.sealed = true;
-      this.writeGathered(gathered);
-      return;
-    }
     if (this.queue.length === 0) {
       if (this.endSize !== undefined) this.finish(this.endSize);
       return;
@@ -478,29 +424,6 @@ export class StreamReceiver {
       },
       (err: unknown) => {
         this.writing = false;
-        this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true);
-      },
-    );
-  }
-
-  private writeGathered(gathered: Gathered): void {
-    const bytes = gathered.used;
-    this.writing = true;
-    this.sink.write(gathered.buffer.subarray(0, bytes)).then(
-      () => {
-        this.writing = false;
-        this.gathered.shift();
-        releaseGatherBuffer(gathered.buffer);
-        if (this.settled) return;
-        this.opts.onBytes?.(bytes);
-        this.ungranted += bytes;
-        this.grant();
-        this.writeNext();
-      },
-      (err: unknown) => {
-        this.writing = false;
-        // Not reused: the failed write may still be reading it.
-        this.gathered.shift();
         this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true);
       },
     );
@@ -547,8 +470,6 @@ export class StreamReceiver {
   private settle(): void {
     this.settled = true;
     this.queue.length = 0;
-    // Those not being written go back now; the one a write still reads, when that write ends.
-    for (const g of this.gathered.splice(this.writing ? 1 : 0)) releaseGatherBuffer(g.buffer);
     if (this.tuner) this.budget?.release(this.currentWindow);
   }
 

@@ -190,50 +190,6 @@ describe('write batching (StreamReceiver)', () => {
     expect(sink.batches.length).toBeLessThan(data.length / STREAM_CHUNK_BYTES);
   });
 
-  it('gathers frames into a few reused buffers of its own for a sink that releases chunks, every byte in order', async () => {
-    const data = randomBytes(40 * MiB + 12_345);
-    const sink = recordingSink({ writeMs: 4 });
-    const seen = new Set<ArrayBufferLike>();
-    const gathering: ByteSink = {
-      ...sink,
-      write: (c) => {
-        seen.add(c.buffer);
-        return sink.write(c);
-      },
-      writev: undefined,
-      releasesChunks: true,
-    };
-    const { sender, receiver } = delayedLink({ oneWayMs: 1, window: 8 * MiB, sink: gathering });
-    await sender.pumpReader(bufferReader(data), data.length);
-    expect(await receiver.done).toEqual({ bytes: data.length, size: data.length });
-    expect(sink.data().equals(data)).toBe(true);
-    // Whole gather buffers per write (never more than MAX_WRITE_BATCH_BYTES), far fewer writes than frames.
-    expect(Math.max(...sink.batches)).toBeLessThanOrEqual(MAX_WRITE_BATCH_BYTES);
-    expect(sink.batches.length).toBeLessThan(data.length / STREAM_CHUNK_BYTES / 2);
-    // The memory is reused: at most the window's worth of gather buffers, plus one being filled.
-    expect(seen.size).toBeLessThanOrEqual((8 * MiB) / MAX_WRITE_BATCH_BYTES + 1);
-
-    // A second stream reuses them again, and a failed write gives its buffer to nobody.
-    const again = randomBytes(9 * MiB);
-    const sink2 = recordingSink({ writeMs: 2 });
-    let writes = 0;
-    const failing: ByteSink = {
-      ...sink2,
-      write: (c) => (++writes === 2 ? Promise.reject(new Error('disk full')) : sink2.write(c)),
-      writev: undefined,
-      releasesChunks: true,
-    };
-    const second = delayedLink({ oneWayMs: 1, window: 8 * MiB, sink: failing });
-    const pumping = second.sender.pumpReader(bufferReader(again), again.length).catch((e: unknown) => e);
-    await expect(second.receiver.done).rejects.toMatchObject({ info: { code: 'write_failed' } });
-    await pumping;
-    const third = recordingSink({ writeMs: 1 });
-    const link3 = delayedLink({ oneWayMs: 0, window: 4 * MiB, sink: { ...third, writev: undefined, releasesChunks: true } });
-    await link3.sender.pumpReader(bufferReader(again), again.length);
-    await link3.receiver.done;
-    expect(third.data().equals(again)).toBe(true);
-  });
-
   it('writes one chunk at a time into a sink without writev, in order', async () => {
     const data = randomBytes(6 * MiB + 3);
     const sink = recordingSink({ writeMs: 5, writev: false });

@@ -65,8 +65,6 @@ export class PartialPull {
     destroy: () => {
       void this.close();
     },
-    // A chunk is written and hashed when its write resolves; nothing keeps it.
-    releasesChunks: true,
   };
 
   /** Appends a batch of chunks with one writev, hashing them while the write runs. */

@@ -399,8 +399,6 @@ export class AgentOperations implements BoardWork {
       // The caller commits once the pull has ended.
       finish: async () => {},
       destroy: () => void writer.abort(),
-      // The writer hashes and writes a batch before its promise resolves.
-      releasesChunks: true,
     };
     armIdle();
     try {
