@@ -157,9 +157,11 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           Download the whole log
         </a>
       </div>
+      {/* role="log": a live region of appended lines, and a role that may carry a label (a bare <pre> may not, and axe says so when it is empty). */}
       <pre
         class="log"
         ref={pre}
+        role="log"
         tabIndex={0}
         aria-label="Live log"
         data-testid="live-log"
