@@ -634,6 +634,39 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
     }
   });
 
+  it('serves a pull resumed at once by an agent coming back mid-transfer, before its hello is settled', async () => {
+    const first = await startTestServer(kind, {}, { keep: true });
+    let restarted: TestServer | undefined;
+    try {
+      const b = await registerBoard(first, 'resume-at-once');
+      let agent = await FakeAgent.online(first.url, b.token);
+      const inv = await createInvocation(first, 'resume-at-once');
+      const bitstream = patterned(300_000);
+      await uploadFile(first, inv, 'bitstream', 'b.bit', bitstream);
+      const running = await json(await post(first, `/api/invocations/${inv}/transfer/`, { board_id: b.id }, async));
+      await agent.next('op.start');
+      await first.stop();
+      await agent.closed;
+
+      // A restarted server (like a replica the board moved to) knows the run only from the
+      // database. The agent resumes its pull in the same breath as its hello, before the
+      // server has read its running operations back: the pull waits for that, it is not refused.
+      restarted = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
+      agent = await FakeAgent.connect(restarted.url, b.token);
+      const welcome = agent.hello({ running: [running.id] });
+      const pulled = await agent.pullContent(sha256Of(bitstream), 100_000);
+      expect(pulled.size).toBe(bitstream.length);
+      expect(pulled.data.equals(bitstream.subarray(100_000))).toBe(true);
+      await welcome;
+      await agent.report(agent.outcome(running.id, 'succeeded'));
+      expect((await getOp(restarted, running.id)).status).toBe('succeeded');
+      await agent.close();
+    } finally {
+      await restarted?.stop();
+      await import('node:fs/promises').then((fs) => fs.rm(first.dataDir, { recursive: true, force: true }));
+    }
+  });
+
   it('stores agent log text sent again after a restart once: what it already has is dropped, the rest kept', async () => {
     const first = await startTestServer(kind, {}, { keep: true });
     let restarted: TestServer | undefined;

@@ -66,6 +66,14 @@ export class BoardLink {
   private readonly rpc: RpcClient;
   /** Operation messages are handled one after the other, and only after hello is settled. */
   private operationChain: Promise<void> = Promise.resolve();
+  /**
+   * Pulls of content are served only after hello is settled too: `welcome` goes out before
+   * the settling, and an agent that resumes a pull at once (a board that just moved here from
+   * a killed replica, or back to a restarted server) must not be checked against running
+   * operations not yet read back from the database. Other pulls (a relayed request's body)
+   * do not wait: settling may take as long as pulling a finished run's output video.
+   */
+  private helloSettled: Promise<void> = Promise.resolve();
 
   constructor(
     readonly socket: WebSocket,
@@ -160,6 +168,7 @@ export class BoardLink {
           this.log.error({ err }, 'could not settle the agent hello');
           this.close(1011, 'hello failed');
         });
+        this.helloSettled = this.operationChain;
         return;
       case 'op.progress':
       case 'op.log':
@@ -176,6 +185,7 @@ export class BoardLink {
       case 'stream.pull':
         void this.peer
           .serve(m, async () => {
+            if (m.source.kind === 'content') await this.helloSettled;
             const opened = await this.handlers.openSource(this, m);
             const size = opened.size !== undefined ? { size: opened.size } : {};
             return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
