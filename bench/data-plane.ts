@@ -19,6 +19,7 @@
  *           proxy's own round trip and rate are measured and printed first.
  * - tls:    lan and output with the agent reaching the server through nginx (the site of
  *           deploy/server/nginx.conf, TLS with a self-signed certificate).
+ * - caddy:  the same through Caddy (deploy/server/Caddyfile); not in the default sections.
  * - many:   `--boards` simulated boards pull the same `--many-mib` file at once: total
  *           throughput, per-board min/max, and how often the server read the file.
  * - tsx:    lan, output and cached as `pnpm start` runs them (sources through tsx, embedded DB).
@@ -27,7 +28,7 @@
  * MM_BENCH_PROFILE_DIR=dir: the deployed server and agents run with --cpu-prof into it
  * (summarize with bench/cpu-profile-summary.ts).
  *
- * Needs openssh-server (sshd, scp, ssh-keygen), nginx and openssl.
+ * Needs openssh-server (sshd, scp, ssh-keygen), nginx and openssl (and caddy for `caddy`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -598,21 +599,16 @@ async function wanSection(stack: Stack, files: Files, sshd: Sshd | undefined): P
   note('');
 }
 
-interface Nginx {
+/** A TLS reverse proxy in front of the server (nginx or Caddy). */
+interface ReverseProxy {
   port: number;
   cert: string;
   proc: ChildProcess;
 }
 
 /** nginx with deploy/server/nginx.conf's TLS site in front of `upstreamPort`, self-signed certificate for 127.0.0.1. */
-async function startNginx(dir: string, upstreamPort: number): Promise<Nginx> {
-  await fs.mkdir(dir, { recursive: true });
-  const cert = path.join(dir, 'fullchain.pem');
-  const key = path.join(dir, 'privkey.pem');
-  await run('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-  ]); // prettier-ignore
+async function startNginx(dir: string, upstreamPort: number): Promise<ReverseProxy> {
+  const { cert } = await selfSignedCertificate(dir);
   const port = await freePort();
   let site = await fs.readFile(path.join(repoRoot, 'deploy/server/nginx.conf'), 'utf8');
   // The plain-HTTP redirect server is of no use here; the TLS one listens on a free port.
@@ -642,6 +638,23 @@ async function startNginx(dir: string, upstreamPort: number): Promise<Nginx> {
     ].join('\n'),
   );
   const proc = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await listening(port);
+  return { port, cert, proc };
+}
+
+/** A self-signed certificate for 127.0.0.1 in `dir` (fullchain.pem, privkey.pem). */
+async function selfSignedCertificate(dir: string): Promise<{ cert: string; key: string }> {
+  await fs.mkdir(dir, { recursive: true });
+  const cert = path.join(dir, 'fullchain.pem');
+  const key = path.join(dir, 'privkey.pem');
+  await run('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
+  ]); // prettier-ignore
+  return { cert, key };
+}
+
+async function listening(port: number): Promise<void> {
   await eventually(
     () =>
       new Promise<void>((resolve, reject) => {
@@ -653,6 +666,26 @@ async function startNginx(dir: string, upstreamPort: number): Promise<Nginx> {
       }),
     10_000,
   );
+}
+
+/**
+ * Caddy with deploy/server/Caddyfile's site in front of `upstreamPort`: the same file, its
+ * address a free port on 127.0.0.1 with a self-signed certificate instead of an automatic one.
+ */
+async function startCaddy(dir: string, upstreamPort: number): Promise<ReverseProxy> {
+  const { cert, key } = await selfSignedCertificate(dir);
+  const port = await freePort();
+  let site = await fs.readFile(path.join(repoRoot, 'deploy/server/Caddyfile'), 'utf8');
+  const address = '{$MM_DOMAIN:localhost} {';
+  if (!site.includes(address)) throw new Error(`deploy/server/Caddyfile no longer has the site address ${address}`);
+  site = site.replace(address, `https://127.0.0.1:${port} {\n\ttls ${cert} ${key}`);
+  const conf = path.join(dir, 'Caddyfile');
+  await fs.writeFile(conf, ['{', '\tadmin off', '\tauto_https disable_redirects', '}', '', site].join('\n'));
+  const proc = spawn('caddy', ['run', '--config', conf, '--adapter', 'caddyfile'], {
+    stdio: ['ignore', 'ignore', 'ignore'],
+    env: { ...process.env, MM_UPSTREAM: `127.0.0.1:${upstreamPort}`, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
+  });
+  await listening(port);
   return { port, cert, proc };
 }
 
@@ -668,23 +701,27 @@ async function childPids(pid: number): Promise<number[]> {
   return out;
 }
 
-async function tlsSection(stack: Stack, files: Files): Promise<void> {
-  const nginx = await startNginx(path.join(files.work, 'nginx'), stack.server.port);
+async function tlsSection(stack: Stack, files: Files, proxy: 'nginx' | 'caddy' = 'nginx'): Promise<void> {
+  const started =
+    proxy === 'nginx' ? await startNginx(path.join(files.work, 'nginx'), stack.server.port) : await startCaddy(path.join(files.work, 'caddy'), stack.server.port);
+  const site = proxy === 'nginx' ? 'deploy/server/nginx.conf' : 'deploy/server/Caddyfile';
   try {
-    const board = await stack.addBoard('tls', {
-      serverUrl: `https://127.0.0.1:${nginx.port}`,
-      env: { NODE_EXTRA_CA_CERTS: nginx.cert },
+    const board = await stack.addBoard(proxy === 'nginx' ? 'tls' : 'tls-caddy', {
+      serverUrl: `https://127.0.0.1:${started.port}`,
+      env: { NODE_EXTRA_CA_CERTS: started.cert },
     });
-    const workers = await childPids(nginx.proc.pid!);
+    // nginx works in its worker processes; Caddy is one process.
+    const workers = proxy === 'nginx' ? await childPids(started.proc.pid!) : [started.proc.pid!];
     const before = await Promise.all(workers.map(cpuSeconds));
-    await lanSection(stack, board, files, undefined, `Through nginx with TLS (deploy/server/nginx.conf), ${stack.label}; scp: see the LAN table`);
+    await lanSection(stack, board, files, undefined, `Through ${proxy} with TLS (${site}), ${stack.label}; scp: see the LAN table`);
     const after = await Promise.all(workers.map(cpuSeconds));
     const used = after.reduce((sum, c, i) => sum + c.user + c.sys - before[i]!.user - before[i]!.sys, 0);
-    note(`nginx's ${workers.length} workers used ${used.toFixed(2)} CPU-s in all for the section's transfers and outputs (${rounds} of each, plus the cached re-transfers).`);
+    const who = proxy === 'nginx' ? `nginx's ${workers.length} workers` : 'Caddy';
+    note(`${who} used ${used.toFixed(2)} CPU-s in all for the section's transfers and outputs (${rounds} of each, plus the cached re-transfers).`);
     note('');
     await removeBoard(stack, board);
   } finally {
-    nginx.proc.kill('SIGTERM');
+    started.proc.kill('SIGTERM');
   }
 }
 
@@ -783,7 +820,7 @@ async function main(): Promise<void> {
     if (sections.has('many')) await writeRandomFile(files.manySource, manyMiB * MiB);
     sshd = await startSshd(work);
 
-    const wantsDeployed = ['lan', 'output', 'cached', 'wan', 'tls', 'many', 'profile'].some((s) => sections.has(s));
+    const wantsDeployed = ['lan', 'output', 'cached', 'wan', 'tls', 'caddy', 'many', 'profile'].some((s) => sections.has(s));
     if (wantsDeployed) {
       const stack = await startStack(work, 'bundle', files.outputSource);
       stacks.push(stack);
@@ -803,6 +840,7 @@ async function main(): Promise<void> {
       });
       await section('wan', () => wanSection(stack, files, sshd));
       await section('tls', () => tlsSection(stack, files));
+      await section('caddy', () => tlsSection(stack, files, 'caddy'));
       await section('many', () => manySection(stack, files));
       await section('profile', () => profileSection(stack, files));
       await stack.cleanup();
