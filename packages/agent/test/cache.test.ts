@@ -253,6 +253,17 @@ describe('syncInvocationFolder', () => {
     return { cache, rehashes };
   }
 
+  /** A watched, initialised cache holding `bytes` random bytes of weights, and their file entry for an invocation folder. */
+  async function cacheWithWeights(bytes: number) {
+    const { cache, rehashes } = watchedCache();
+    await cache.init();
+    const w = randomBytes(bytes);
+    await pullAll(cache, w);
+    const inv = path.join(dir, 'invocations');
+    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    return { cache, rehashes, w, inv, files };
+  }
+
   /** Whether the cache's saved record of `sha` is its file as it is now: its next use does not hash it again. */
   async function recordHolds(cache: ContentCache, sha: string): Promise<boolean> {
     const saved = (JSON.parse(await fsp.readFile(path.join(cache.dir, 'verified.json'), 'utf8')) as Record<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }>)[sha];
@@ -299,12 +310,7 @@ describe('syncInvocationFolder', () => {
   });
 
   it("a runner of the agent's user writing its input file (the cache file) is caught: the entry is dropped, never served, and pulled again", async () => {
-    const { cache } = watchedCache();
-    await cache.init();
-    const w = randomBytes(50_000);
-    await pullAll(cache, w);
-    const inv = path.join(dir, 'invocations');
-    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const { cache, w, inv, files } = await cacheWithWeights(50_000);
     const view = (await syncInvocationFolder(cache, inv, 9, files)).get('weights')!;
     // What a runner running as the agent's user can do to the file it was given: it is the cache file.
     await fsp.chmod(view, 0o644);
@@ -325,12 +331,7 @@ describe('syncInvocationFolder', () => {
   });
 
   it('a runner that only chmods its input: re-verified once, kept, and read-only again', async () => {
-    const { cache, rehashes } = watchedCache();
-    await cache.init();
-    const w = randomBytes(50_000);
-    await pullAll(cache, w);
-    const inv = path.join(dir, 'invocations');
-    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const { cache, rehashes, w, inv, files } = await cacheWithWeights(50_000);
     const view = (await syncInvocationFolder(cache, inv, 4, files)).get('weights')!;
     await fsp.chmod(view, 0o666);
     expect(await cache.has(sha256(w))).toBe(true);
@@ -343,12 +344,7 @@ describe('syncInvocationFolder', () => {
   });
 
   it('links made and removed at the same time, with uses in between, keep the entry verified', async () => {
-    const { cache, rehashes } = watchedCache();
-    await cache.init();
-    const w = randomBytes(20_000);
-    await pullAll(cache, w);
-    const inv = path.join(dir, 'invocations');
-    const files = [{ kind: 'weights' as const, filename: 'weights.bin', sha256: sha256(w), size: w.length }];
+    const { cache, rehashes, w, inv, files } = await cacheWithWeights(20_000);
     const ids = [11, 12, 13, 14, 15, 16];
     const checks = await Promise.all([
       ...ids.map((id) => syncInvocationFolder(cache, inv, id, files).then(() => true)),
