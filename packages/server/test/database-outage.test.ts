@@ -97,4 +97,24 @@ describe.skipIf(!realDatabaseUrl)('a database outage (postgres database)', () =>
     expect((await server.api('/api/health/')).status).toBe(200);
     await agent.close();
   });
+
+  it('stores an outcome the board sent while the database was away once it is back, on the same link', async () => {
+    const b = await registerBoard(server, 'outage-outcome');
+    const agent = await FakeAgent.online(server.url, b.token);
+    const inv = await createInvocation(server, 'outage-outcome');
+    const headers = { 'content-type': 'application/json', prefer: 'respond-async' };
+    const op = await json(await server.api(`/api/invocations/${inv}/execute/`, { method: 'POST', headers, body: JSON.stringify({ board_id: b.id }) }));
+    await agent.next('op.start', (m) => m.op_id === op.id);
+    proxy.cut();
+    // The agent sends an outcome once; it sends it again only when it reconnects, and this link stays up.
+    agent.send({ type: 'op.result', outcome: agent.outcome(op.id, 'failed', { error: { code: 'runner_failed', message: 'exit 3' } }) });
+    await new Promise((r) => setTimeout(r, 1500));
+    proxy.restore();
+    await agent.next('op.result.ack', (m) => m.op_id === op.id, 20_000);
+    const ended = await json(await server.api(`/api/operations/${op.id}/`));
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'runner_failed' } });
+    // Settled on the link the outcome came on: it was never closed.
+    expect(await Promise.race([agent.closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('open'), 50))])).toBe('open');
+    await agent.close();
+  });
 });

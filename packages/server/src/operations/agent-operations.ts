@@ -16,6 +16,7 @@ import {
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { BoardWork } from '../agent-link/board-work.ts';
 import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
+import { isDatabaseUnavailable } from '../db/pg-error.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError, PayloadTooLargeError } from '../errors.ts';
 import type { BlobWriter, StoredBlob } from '../storage/blob-store.ts';
@@ -58,6 +59,10 @@ interface TransferStats {
 
 const KIND_ORDER: ReadonlyMap<string, number> = new Map<string, number>(INPUT_FILE_KINDS.map((k, i) => [k, i]));
 const RECENTLY_FINAL_KEPT = 1000;
+/** An outcome that could not be settled because the database is away is tried again after this, doubling… */
+const OUTCOME_RETRY_FIRST_MS = 250;
+/** …up to this, for as long as its link is open. */
+const OUTCOME_RETRY_MAX_MS = 5_000;
 
 /**
  * `transfer` and `execute`, the operations the agent runs (docs/agent-link.md, "Operations"):
@@ -183,12 +188,34 @@ export class AgentOperations implements BoardWork {
   handleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
     const id = outcome.op_id;
     const inFlight = this.outcomes.get(id);
-    const run = (inFlight ?? Promise.resolve()).then(() => this.settleOutcome(conn, outcome));
+    const run = (inFlight ?? Promise.resolve()).then(() => this.settleOutcomeWhileLinked(conn, outcome));
     const tracked = run.finally(() => {
       if (this.outcomes.get(id) === tracked) this.outcomes.delete(id);
     });
     this.outcomes.set(id, tracked);
     return tracked;
+  }
+
+  /**
+   * settleOutcome, tried again while the database is unreachable and the link is open. The
+   * agent sends an outcome again only when it reconnects, so one that came during an outage
+   * would otherwise wait for the next reconnect, however long the link stays up. A try that
+   * failed after the output video came is tried whole again (the video pulled again): nothing
+   * of it was stored, and what was received is released.
+   */
+  private async settleOutcomeWhileLinked(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
+    let delay = OUTCOME_RETRY_FIRST_MS;
+    for (;;) {
+      try {
+        await this.settleOutcome(conn, outcome);
+        return;
+      } catch (err) {
+        if (!isDatabaseUnavailable(err) || !conn.isOpen) throw err;
+        conn.log.warn({ err, op_id: outcome.op_id, retry_in_ms: delay }, 'could not settle an outcome: the database is unreachable; trying again');
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, OUTCOME_RETRY_MAX_MS);
+      }
+    }
   }
 
   private async settleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
@@ -237,6 +264,8 @@ export class AgentOperations implements BoardWork {
           conn.log.info({ op_id: id }, 'link closed while pulling the output; waiting for the agent to report again');
           return;
         }
+        // Not the board's fault: the whole outcome is tried again (settleOutcomeWhileLinked).
+        if (isDatabaseUnavailable(err)) throw err;
         status = 'failed';
         error = { code: 'output_unavailable', message: `Could not receive the output video: ${err instanceof Error ? err.message : String(err)}` };
       }
