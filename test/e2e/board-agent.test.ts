@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
-import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
+import { eventually, isLiveProcess, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { FakeAgent, tryConnect } from '../../packages/server/test/support/fake-agent.ts';
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -178,7 +178,7 @@ describe.each(dbKinds)('board and agent, end to end (%s database)', (kind) => {
     }, 30_000);
     expect(ended.error.code).toBe('cancelled');
     await eventually(async () => expect(await pidsWithMarker(agent.marker, [agent.pid])).toEqual([]), 20_000);
-    for (const pid of runners) expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of runners) expect(await isLiveProcess(pid)).toBe(false);
   });
 
   it('keeps the board online through a fast reconnect of its link', async () => {

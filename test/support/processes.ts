@@ -278,4 +278,15 @@ export async function pidsWithMarker(marker: string, except: number[] = []): Pro
   return found;
 }
 
+/**
+ * Whether `pid` is a live process: not gone and not a zombie. Where PID 1 does not reap
+ * orphans (a container without an init, like CI's), a killed runner whose parent died first
+ * stays a zombie, and `process.kill(pid, 0)` still succeeds for it.
+ */
+export async function isLiveProcess(pid: number): Promise<boolean> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
+  if (stat === undefined) return false;
+  return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}
+
 export { eventually } from './eventually.ts';
