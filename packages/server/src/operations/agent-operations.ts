@@ -200,8 +200,8 @@ export class AgentOperations implements BoardWork {
    * settleOutcome, tried again while the database is unreachable and the link is open. The
    * agent sends an outcome again only when it reconnects, so one that came during an outage
    * would otherwise wait for the next reconnect, however long the link stays up. A try that
-   * failed after the output video came is tried whole again (the video pulled again): nothing
-   * of it was stored, and what was received is released.
+   * failed after the output video came is tried whole again: the video is pulled again, and
+   * attaching the same content again replaces nothing.
    */
   private async settleOutcomeWhileLinked(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
     let delay = OUTCOME_RETRY_FIRST_MS;
