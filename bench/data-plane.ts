@@ -685,7 +685,10 @@ async function startCaddy(dir: string, upstreamPort: number): Promise<ReversePro
     stdio: ['ignore', 'ignore', 'ignore'],
     env: { ...process.env, MM_UPSTREAM: `127.0.0.1:${upstreamPort}`, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
   });
-  await listening(port);
+  const failed = new Promise<never>((_, reject) =>
+    proc.once('error', (err) => reject(new Error(`could not start caddy (${err.message}); the caddy section needs it: apt-get install caddy`))),
+  );
+  await Promise.race([listening(port), failed]);
   return { port, cert, proc };
 }
 
