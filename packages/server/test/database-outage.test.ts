@@ -65,13 +65,19 @@ describe.skipIf(!realDatabaseUrl)('a database outage (postgres database)', () =>
     await proxy?.close();
   });
 
-  it("keeps the server up when the database is away as a cancel's grace runs out, and stores the cancel once it is back", async () => {
-    const b = await registerBoard(server, 'outage');
+  /** A fake agent's board running an execute (op.start received). */
+  const startedExecute = async (name: string) => {
+    const b = await registerBoard(server, name);
     const agent = await FakeAgent.online(server.url, b.token);
-    const inv = await createInvocation(server, 'outage');
+    const inv = await createInvocation(server, name);
     const headers = { 'content-type': 'application/json', prefer: 'respond-async' };
     const op = await json(await server.api(`/api/invocations/${inv}/execute/`, { method: 'POST', headers, body: JSON.stringify({ board_id: b.id }) }));
     await agent.next('op.start', (m) => m.op_id === op.id);
+    return { agent, op };
+  };
+
+  it("keeps the server up when the database is away as a cancel's grace runs out, and stores the cancel once it is back", async () => {
+    const { agent, op } = await startedExecute('outage');
     const cancel = await server.api(`/api/operations/${op.id}/cancel/`, { method: 'POST' });
     expect(cancel.status).toBe(202);
     await agent.next('op.cancel', (m) => m.op_id === op.id);
@@ -99,12 +105,7 @@ describe.skipIf(!realDatabaseUrl)('a database outage (postgres database)', () =>
   });
 
   it('stores an outcome the board sent while the database was away once it is back, on the same link', async () => {
-    const b = await registerBoard(server, 'outage-outcome');
-    const agent = await FakeAgent.online(server.url, b.token);
-    const inv = await createInvocation(server, 'outage-outcome');
-    const headers = { 'content-type': 'application/json', prefer: 'respond-async' };
-    const op = await json(await server.api(`/api/invocations/${inv}/execute/`, { method: 'POST', headers, body: JSON.stringify({ board_id: b.id }) }));
-    await agent.next('op.start', (m) => m.op_id === op.id);
+    const { agent, op } = await startedExecute('outage-outcome');
     proxy.cut();
     // The agent sends an outcome once; it sends it again only when it reconnects, and this link stays up.
     agent.send({ type: 'op.result', outcome: agent.outcome(op.id, 'failed', { error: { code: 'runner_failed', message: 'exit 3' } }) });

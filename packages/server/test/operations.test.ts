@@ -598,6 +598,14 @@ describe.each(dbKinds)('operations: sync wait and board choice (%s database)', (
 });
 
 describe.each(dbKinds)('operations across a server restart (%s database)', (kind) => {
+  /** A second server on the first one's data folder and database (`first` was started with keep: true). */
+  const restart = (first: TestServer) =>
+    startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
+  const cleanUp = async (first: TestServer, restarted: TestServer | undefined) => {
+    await restarted?.stop();
+    await fsp.rm(first.dataDir, { recursive: true, force: true });
+  };
+
   it('keeps queued work and settles running work when the agent comes back', async () => {
     const first = await startTestServer(kind, {}, { keep: true });
     let restarted: TestServer | undefined;
@@ -614,7 +622,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await first.stop();
       expect([1001, 1000]).toContain(await agent.closed);
 
-      restarted = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
+      restarted = await restart(first);
       expect((await getOp(restarted, running.id)).status).toBe('running');
       expect((await getOp(restarted, queued.id)).status).toBe('queued');
       const video = fakeMp4(20_000);
@@ -629,8 +637,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       expect(await (await restarted.api(`/api/operations/${running.id}/log/`)).text()).toContain('before restart\n');
       await agent.close();
     } finally {
-      await restarted?.stop();
-      await import('node:fs/promises').then((fs) => fs.rm(first.dataDir, { recursive: true, force: true }));
+      await cleanUp(first, restarted);
     }
   });
 
@@ -651,7 +658,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       // A restarted server (like a replica the board moved to) knows the run only from the
       // database. The agent resumes its pull in the same breath as its hello, before the
       // server has read its running operations back: the pull waits for that, it is not refused.
-      restarted = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
+      restarted = await restart(first);
       agent = await FakeAgent.connect(restarted.url, b.token);
       const welcome = agent.hello({ running: [running.id] });
       const pulled = await agent.pullContent(sha256Of(bitstream), 100_000);
@@ -662,8 +669,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       expect((await getOp(restarted, running.id)).status).toBe('succeeded');
       await agent.close();
     } finally {
-      await restarted?.stop();
-      await import('node:fs/promises').then((fs) => fs.rm(first.dataDir, { recursive: true, force: true }));
+      await cleanUp(first, restarted);
     }
   });
 
@@ -685,7 +691,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await first.stop();
       await agent.closed;
 
-      restarted = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
+      restarted = await restart(first);
       agent = await FakeAgent.connect(restarted.url, b.token);
       await agent.hello({ running: [running.id] });
       // The agent sends its kept text again from the start, then what is new.
@@ -699,8 +705,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       expect(events).not.toContain('agent_end');
       await agent.close();
     } finally {
-      await restarted?.stop();
-      await import('node:fs/promises').then((fs) => fs.rm(first.dataDir, { recursive: true, force: true }));
+      await cleanUp(first, restarted);
     }
   });
 });
