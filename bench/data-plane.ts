@@ -32,7 +32,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -217,8 +217,21 @@ function deployedServerNodeFlags(): string[] {
   return (JSON.parse(cmd[1]!) as string[]).filter((a) => a.startsWith('--'));
 }
 
-/** MM_BENCH_AGENT_NODE_ARGS="--flag …": more node options for every agent. */
-const agentNodeArgs = (process.env.MM_BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/**
+ * The agents' node flags: those deploy/agent/mm-agent.service's ExecStart runs it with (as
+ * deployed; scripts/dev.mjs passes the same), then MM_BENCH_AGENT_NODE_ARGS="--flag …".
+ */
+const agentNodeArgs = [
+  ...deployedAgentNodeFlags(),
+  ...(process.env.MM_BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
+
+function deployedAgentNodeFlags(): string[] {
+  const unit = readFileSync(path.join(repoRoot, 'deploy/agent/mm-agent.service'), 'utf8');
+  const exec = /^ExecStart=@NODE@ (.*)\/opt\/mm-agent\/mm-agent\.mjs$/m.exec(unit);
+  if (!exec) throw new Error('deploy/agent/mm-agent.service has no ExecStart=@NODE@ … /opt/mm-agent/mm-agent.mjs');
+  return exec[1]!.split(' ').filter((a) => a.startsWith('--'));
+}
 
 /** MM_BENCH_AGENT_ENV="NAME=VALUE,…": more environment for every agent (e.g. malloc tunables). */
 const agentExtraEnv = Object.fromEntries(
@@ -248,6 +261,22 @@ async function perfRecord(label: string, pids: number[]): Promise<() => Promise<
 }
 
 /** Fresh content, uploaded, then POST …/transfer/ timed; the file on the board checked. */
+/**
+ * MM_BENCH_SERVER_TRACE_FILE / MM_BENCH_AGENT_TRACE_FILE: everything the server / the board's
+ * agent printed so far (e.g. with `--trace-gc-nvp` in MM_BENCH_*_NODE_ARGS), rewritten after
+ * each timed step with a line `### bench: <step> done` marking where the step ended.
+ */
+function saveTraces(stack: Stack, board: Board, step: string): void {
+  for (const [file, output] of [
+    [process.env.MM_BENCH_SERVER_TRACE_FILE, stack.server.output],
+    [process.env.MM_BENCH_AGENT_TRACE_FILE, board.agent.output],
+  ] as const) {
+    if (!file) continue;
+    output.text.push(`### bench: ${step} done`);
+    writeFileSync(file, output.text.join('\n') + '\n');
+  }
+}
+
 async function timedTransfer(stack: Stack, board: Board, file: string, onStart?: () => void): Promise<Timed & { invocation: number }> {
   await stamp(file);
   const sha = await sha256File(file);
@@ -274,6 +303,7 @@ async function timedTransfer(stack: Stack, board: Board, file: string, onStart?:
     console.log(`  transfer #${op.id}, answered after ${ms.toFixed(0)} ms; its events (ms after the POST, stored in batches):`);
     for (const r of rows) console.log(`    +${r.at.getTime() - postedAt} ms ${r.type} ${JSON.stringify(r.data).slice(0, 120)}`);
   }
+  saveTraces(stack, board, `transfer #${op.id} (${size} bytes)`);
   if (op.result.bytes_sent !== size) throw new Error(`transfer sent ${op.result.bytes_sent} of ${size} bytes`);
   if ((await sha256File(path.join(board.agentDir, 'invocations', String(inv), 'payload.bin'))) !== sha) throw new Error('the file on the board does not match');
   return { ms, cpu, bytes: size, invocation: inv };
@@ -300,6 +330,7 @@ async function timedOutput(stack: Stack, board: Board, size: number): Promise<Ti
   const log = await (await stack.server.api(`/api/operations/${op.id}/log/`)).text();
   const ready = /bench-output-ready (\d+)/.exec(log);
   if (!ready) throw new Error(`the runner's last line is not in the log:\n${log.slice(-500)}`);
+  saveTraces(stack, board, `output #${op.id} (${size} bytes)`);
   if (process.env.MM_BENCH_SHOW_TIMELINE) {
     const gcs = stack.server.output.text.filter((l) => /Mark-Compact|Scavenge/.test(l));
     if (gcs.length > 0) {

@@ -100,8 +100,8 @@ async function simulatedBoard() {
   return { id: board.id, name: board.name, token: board.token, reused: false };
 }
 
-// The server's node flag, as deploy/server/Dockerfile runs it (see there).
-const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16']);
+// The server's node flags, as deploy/server/Dockerfile runs it (see there).
+const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16', '--initial-old-space-size=128']);
 let agent;
 
 try {
@@ -110,7 +110,8 @@ try {
   const board = await simulatedBoard();
   const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent') };
   delete agentEnv.DATABASE_URL;
-  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv);
+  // The agent's node flag, as deploy/agent/mm-agent.service runs it (see there).
+  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, ['--initial-old-space-size=128']);
   console.log(
     [
       '',

@@ -85,7 +85,7 @@ describe('deployment files', () => {
     expect(cmd, 'an exec-form CMD').not.toBeNull();
     const argv = JSON.parse(cmd![1]!) as string[];
     const flags = argv.filter((a) => a.startsWith('--'));
-    expect(flags).toEqual(['--min-semi-space-size=16']);
+    expect(flags).toEqual(['--min-semi-space-size=16', '--initial-old-space-size=128']);
     expect(argv).toEqual(['node', ...flags, 'dist/mm-server.mjs']);
     const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
     expect(dev).toContain(`bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, [${flags.map((f) => `'${f}'`).join(', ')}]);`);
@@ -94,6 +94,16 @@ describe('deployment files', () => {
     const r = spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
+  });
+
+  it('the agent runs with the same node flags from its unit and under `pnpm start`', () => {
+    const unit = fs.readFileSync(path.join(deploy, 'agent/mm-agent.service'), 'utf8');
+    const exec = /^ExecStart=@NODE@ (.*) \/opt\/mm-agent\/mm-agent\.mjs$/m.exec(unit);
+    expect(exec, 'ExecStart with node flags').not.toBeNull();
+    const flags = exec![1]!.split(' ');
+    expect(flags).toEqual(['--initial-old-space-size=128']);
+    const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
+    expect(dev).toContain(`['--simulate'], agentEnv, [${flags.map((f) => `'${f}'`).join(', ')}]);`);
   });
 
   it('docker-compose.yml needs its secrets and gives server.env to the server only', () => {

@@ -85,9 +85,13 @@ describe('deploy/agent/install.sh', () => {
     expect(unit).toMatch(/^LimitNOFILE=\d+$/m);
     expect(unit).not.toMatch(/^NoNewPrivileges=yes/m); // it would disable sudo
     expect(unit).not.toContain('@NODE@');
-    const exec = /^ExecStart=(\S+) \/opt\/mm-agent\/mm-agent\.mjs$/m.exec(unit);
+    const exec = /^ExecStart=(\S+)((?: --[\w-]+=\S+)*) \/opt\/mm-agent\/mm-agent\.mjs$/m.exec(unit);
     expect(exec).not.toBeNull();
     fs.accessSync(exec![1]!, fs.constants.X_OK);
+    // The node flags (see the unit) are ones this node accepts.
+    const accepted = spawnSync(exec![1]!, [...exec![2]!.split(' ').filter(Boolean), '-e', '0'], { encoding: 'utf8' });
+    expect(accepted.stderr).toBe('');
+    expect(accepted.status).toBe(0);
     if (has('systemd-analyze')) {
       const v = spawnSync('systemd-analyze', ['verify', r('etc/systemd/system/mm-agent.service')], { encoding: 'utf8' });
       expect(v.stderr).not.toMatch(/Unknown (key|section)|Failed to parse|Invalid/);
