@@ -21,7 +21,8 @@
  *           deploy/server/nginx.conf, TLS with a self-signed certificate).
  * - caddy:  the same through Caddy (deploy/server/Caddyfile); not in the default sections.
  * - many:   `--boards` simulated boards pull the same `--many-mib` file at once: total
- *           throughput, per-board min/max, and how often the server read the file.
+ *           throughput, per-board min/max, and how often the server read the file; then each
+ *           sends an output video of that size at once (the server receiving them all).
  * - tsx:    lan, output and cached as `pnpm start` runs them (sources through tsx, embedded DB).
  *
  * Agent peak RSS and server RSS growth (peak over idle) are printed per section.
@@ -762,7 +763,8 @@ async function tlsSection(stack: Stack, files: Files, proxy: 'nginx' | 'caddy' =
 async function manySection(stack: Stack, files: Files): Promise<void> {
   const bytes = manyMiB * MiB;
   const boards: Board[] = [];
-  for (let i = 0; i < boardCount; i++) boards.push(await stack.addBoard(`many-${i}`, { profile: false }));
+  // Their runners make output videos of the same size (the second half below).
+  for (let i = 0; i < boardCount; i++) boards.push(await stack.addBoard(`many-${i}`, { profile: false, env: { MM_BENCH_OUTPUT_SOURCE: files.manySource } }));
   await stamp(files.manySource);
   const inv = await createInvocation(stack, 'bench-many');
   await upload(stack.server.url, inv, 'weights', files.manySource, 'payload.bin');
@@ -790,8 +792,31 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
   note(`- server read ${((io.rchar - io0.rchar) / bytes).toFixed(2)}× the file through syscalls (rchar), ${megabytes(io.readBytes - io0.readBytes)} from the block device; server CPU ${fmtCpu(cpu)}`);
   note(`- ${await memoryLine(stack, idle, boards)}`);
   note('');
-  for (const b of boards) await removeBoard(stack, b);
   await stack.server.api(`/api/invocations/${inv}/`, { method: 'DELETE' });
+
+  // Then the other way: every board sends an output video of that size at once, so the server
+  // receives N streams together (its GC with many frames in flight; fresh content per board).
+  const idleOut = await resetPeaks(stack, boards);
+  const outputInvocations = await Promise.all(boards.map(() => createInvocation(stack, 'bench-many-output')));
+  const cpuOut0 = await cpuSeconds(stack.server.pid);
+  const tOut = performance.now();
+  const outputMs = await Promise.all(
+    boards.map(async (b, i) => {
+      const res = await stack.postJson(`/api/invocations/${outputInvocations[i]}/execute/`, { board_id: b.id });
+      const ms = performance.now() - tOut;
+      const op = (await res.json()) as { status: string; result: { output_video?: { size: number } | null } };
+      if (res.status !== 200 || op.status !== 'succeeded' || op.result.output_video?.size !== bytes) throw new Error(`board output: ${res.status} ${JSON.stringify(op)}`);
+      return ms;
+    }),
+  );
+  const wallOut = performance.now() - tOut;
+  const cpuOut = cpuSince(cpuOut0, await cpuSeconds(stack.server.pid));
+  saveTraces(stack, boards[0]!, `${boardCount} outputs at once (${bytes} bytes each)`);
+  note(`- then every board sent an output video of ${manyMiB} MiB at once: all stored in ${seconds(wallOut)} from the POSTs (the runners' copies included): total ${mbPerS(bytes * boardCount, wallOut)} MB/s; per board ${seconds(Math.min(...outputMs))} … ${seconds(Math.max(...outputMs))}; server CPU ${fmtCpu(cpuOut)}`);
+  note(`- ${await memoryLine(stack, idleOut, boards)}`);
+  note('');
+  for (const b of boards) await removeBoard(stack, b);
+  for (const o of outputInvocations) await stack.server.api(`/api/invocations/${o}/`, { method: 'DELETE' });
 }
 
 /**

@@ -13,6 +13,11 @@
  *
  * What it showed: 512 and 128 KiB messages stormed in every run (32–37 full GCs per GiB, ~2.9×
  * the CPU), 64 KiB in one of three, 32 and 16 KiB in none. The product did not follow (docs/data-plane.md).
+ * The forced GCs are what brings the storm on: they run while nothing allocates, so V8 sets the
+ * next old-generation limit only ~24 MB above the live heap. Floors on that limit
+ * (`--initial-old-space-size=N`, 512 MiB, 2 runs each): 48, 64 and 80 MB still stormed, 96 MB
+ * ran 3–4 full GCs, 128 MB none (user 0.7–0.8 s instead of 1.8–1.9 s); the server and the
+ * agent run with 128 (docs/data-plane.md, "Fifth pass").
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
