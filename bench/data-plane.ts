@@ -261,7 +261,6 @@ async function perfRecord(label: string, pids: number[]): Promise<() => Promise<
   };
 }
 
-/** Fresh content, uploaded, then POST …/transfer/ timed; the file on the board checked. */
 /**
  * MM_BENCH_SERVER_TRACE_FILE / MM_BENCH_AGENT_TRACE_FILE: everything the server / the board's
  * agent printed so far (e.g. with `--trace-gc-nvp` in MM_BENCH_*_NODE_ARGS), rewritten after
@@ -278,6 +277,7 @@ function saveTraces(stack: Stack, board: Board, step: string): void {
   }
 }
 
+/** Fresh content, uploaded, then POST …/transfer/ timed; the file on the board checked. */
 async function timedTransfer(stack: Stack, board: Board, file: string, onStart?: () => void): Promise<Timed & { invocation: number }> {
   await stamp(file);
   const sha = await sha256File(file);
