@@ -131,7 +131,12 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
     agentEntry = path.join(agentBundleDir, 'mm-agent.mjs');
   }
   const dbKind = mode === 'bundle' && realDatabaseUrl ? 'postgres' : 'embedded';
-  const cluster = await serverCluster(dbKind, {}, [...profile('server'), ...serverNodeArgs], serverEntry);
+  // MM_BENCH_SERVER_ENV="LOG_LEVEL=debug MM_RECEIVE_WINDOWS_MB=32": settings for the server
+  // (at debug it logs each pull's window, round trip and rate: "pull done").
+  const serverEnv = Object.fromEntries(
+    (process.env.MM_BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+  const cluster = await serverCluster(dbKind, serverEnv, [...profile('server'), ...serverNodeArgs], serverEntry);
   const server = await cluster.start();
   const postJson = (p: string, body: unknown, headers: Record<string, string> = {}) =>
     stack.server.api(p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });

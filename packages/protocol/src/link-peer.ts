@@ -50,6 +50,8 @@ export interface LinkPeerOptions<In extends LinkMessage> {
   highWaterBytes?: number;
   /** What the adaptive windows of this link's pulls may add up to (default LINK_WINDOW_CAP_BYTES). */
   windowCapBytes?: number;
+  /** A budget shared with other links (the server's, for all boards): this link's windows count against it too. */
+  sharedWindowBudget?: WindowBudget;
 }
 
 /**
@@ -107,7 +109,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.log = opts.log;
     this.lastHeardAt = this.clock.now();
     this.pullIds = new PullIdAllocator(opts.pullIds);
-    this.windowBudget = new WindowBudget(opts.windowCapBytes);
+    this.windowBudget = new WindowBudget(opts.windowCapBytes, opts.sharedWindowBudget);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     const socket = opts.socket;
     socket.on('message', (data, isBinary) => this.onData(data, isBinary));

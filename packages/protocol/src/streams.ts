@@ -194,6 +194,12 @@ export function writableSink(w: Writable): ByteSink {
 /**
  * What the adaptive windows of one link may add up to (the memory cap per link): each
  * stream holds its starting window regardless, and grows only by what is left.
+ *
+ * A budget may have a `parent` shared by many links (the server's, for all its boards):
+ * what a stream holds counts against both, and a stream grows only by what is left in
+ * both, so the windows of a process stay under the parent's cap however many boards send
+ * at once. Starting windows count against the parent too but are never refused (a stream
+ * always gets one), so the parent's cap is exceeded only by streams at their starting window.
  */
 export class WindowBudget {
   private used = 0;
@@ -203,11 +209,20 @@ export class WindowBudget {
    * file does not ramp up again from a small window.
    */
   private learned = 0;
-  constructor(readonly cap: number = LINK_WINDOW_CAP_BYTES) {}
+  constructor(
+    readonly cap: number = LINK_WINDOW_CAP_BYTES,
+    private readonly parent?: WindowBudget,
+  ) {}
+
+  /** Bytes this budget (and its parents) can still give. */
+  private get room(): number {
+    const own = this.cap - this.used;
+    return this.parent ? Math.min(own, this.parent.room) : own;
+  }
 
   /** The window a new stream starts with: what the last one learned, within what is left of the cap. */
   startingWindow(): number {
-    return Math.max(STREAM_WINDOW_BYTES, Math.min(this.learned, this.cap - this.used));
+    return Math.max(STREAM_WINDOW_BYTES, Math.min(this.learned, this.room));
   }
 
   /** A stream ended with this window (its own measurement of the link). */
@@ -217,18 +232,20 @@ export class WindowBudget {
 
   /** Takes up to `bytes` of growth; resolves how much was granted (0 when the cap is reached). */
   grow(bytes: number): number {
-    const granted = Math.max(0, Math.min(bytes, this.cap - this.used));
-    this.used += granted;
+    const granted = Math.max(0, Math.min(bytes, this.room));
+    this.hold(granted);
     return granted;
   }
 
   /** Takes a stream's starting window, even past the cap (a stream always gets one). */
   hold(bytes: number): void {
     this.used += bytes;
+    this.parent?.hold(bytes);
   }
 
   release(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
+    this.parent?.release(bytes);
   }
 
   get inUse(): number {

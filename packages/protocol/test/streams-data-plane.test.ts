@@ -276,6 +276,48 @@ describe('adaptive window', () => {
     expect(budget.inUse).toBe(0);
   });
 
+  it('WindowBudget with a parent: a link grows only by what is left in both; starting windows count, never refused', () => {
+    const shared = new WindowBudget(12 * MiB);
+    const a = new WindowBudget(32 * MiB, shared);
+    const b = new WindowBudget(32 * MiB, shared);
+    a.hold(4 * MiB);
+    b.hold(4 * MiB);
+    expect(shared.inUse).toBe(8 * MiB);
+    expect(a.grow(10 * MiB)).toBe(4 * MiB);
+    expect(b.grow(1)).toBe(0);
+    // A third stream still starts with the usual window, past the shared cap.
+    expect(b.startingWindow()).toBe(STREAM_WINDOW_BYTES);
+    b.hold(4 * MiB);
+    expect(shared.inUse).toBe(16 * MiB);
+    b.release(8 * MiB);
+    a.release(8 * MiB);
+    expect(shared.inUse).toBe(0);
+    // A link's learned window is cut to what the shared budget has left.
+    a.learn(20 * MiB);
+    expect(a.startingWindow()).toBe(12 * MiB);
+  });
+
+  it('two long-link streams of different links share the parent budget: neither grows past what is left of it', async () => {
+    const shared = new WindowBudget(12 * MiB);
+    const data = randomBytes(48 * MiB);
+    const links = [0, 1].map((i) => delayedLink({ oneWayMs: 40, sink: recordingSink(), budget: new WindowBudget(32 * MiB, shared), streamId: 3 + i }));
+    let maxShared = 0;
+    const watch = setInterval(() => (maxShared = Math.max(maxShared, shared.inUse)), 5);
+    try {
+      await Promise.all(links.map(async (l) => {
+        await l.sender.pumpReader(bufferReader(data), data.length);
+        await l.receiver.done;
+      }));
+    } finally {
+      clearInterval(watch);
+    }
+    // Without the shared budget these two held ~49 MiB at once (measured); with it, at most its 12 MiB, grown into.
+    expect(maxShared).toBeLessThanOrEqual(12 * MiB);
+    expect(maxShared).toBeGreaterThan(2 * STREAM_WINDOW_BYTES);
+    for (const l of links) expect(l.stats().maxInFlight).toBeLessThanOrEqual(l.stats().maxWindow);
+    expect(shared.inUse).toBe(0);
+  });
+
   it('a fixed window stays fixed', async () => {
     const data = randomBytes(8 * MiB);
     const sink = recordingSink();

@@ -48,6 +48,12 @@ export const configSchema = z.object({
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
   MM_AGENT_HANDSHAKES_MAX: int(1, 100_000).default(64),
+  /**
+   * What the receive windows of all boards' streams may add up to, in MiB (streams.ts,
+   * WindowBudget): a stream grows past its starting 4 MiB only within it, so many boards
+   * sending at once cannot hold more than this (plus 4 MiB per stream) in the server's memory.
+   */
+  MM_RECEIVE_WINDOWS_MB: int(8, 1_048_576).default(64),
   /** Resumable uploads untouched for this long are removed with their bytes. */
   MM_UPLOAD_EXPIRY_S: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -140,6 +146,8 @@ export interface Config {
   heartbeatIntervalMs: number;
   /** Agent handshakes (token lookup to settled hello) in progress at once; more get 503 at once. */
   agentHandshakesMax: number;
+  /** MM_RECEIVE_WINDOWS_MB in bytes: the cap on all boards' receive windows together. */
+  receiveWindowsCapBytes: number;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
@@ -196,6 +204,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     agentHandshakesMax: e.MM_AGENT_HANDSHAKES_MAX,
+    receiveWindowsCapBytes: e.MM_RECEIVE_WINDOWS_MB * 1024 * 1024,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,

@@ -19,6 +19,8 @@ describe('configuration', () => {
     expect(c.maxUploadBytes).toBe(8 * 1024 ** 3);
     expect(c.syncWaitMs).toBe(600_000);
     expect(c.apiToken).toBeUndefined();
+    expect(c.receiveWindowsCapBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ MM_RECEIVE_WINDOWS_MB: '16' }).receiveWindowsCapBytes).toBe(16 * 1024 * 1024);
   });
 
   it.each([
@@ -27,6 +29,8 @@ describe('configuration', () => {
     ['MM_MAX_UPLOAD_BYTES', '-1'],
     ['MM_SYNC_WAIT_S', 'soon'],
     ['DATABASE_URL', 'mysql://x'],
+    ['MM_RECEIVE_WINDOWS_MB', '2'],
+    ['MM_RECEIVE_WINDOWS_MB', 'lots'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

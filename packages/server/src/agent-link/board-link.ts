@@ -12,6 +12,7 @@ import {
   type MessageOf,
   type ServerMessage,
   type StreamSource,
+  type WindowBudget,
 } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { RpcClient } from './rpc-client.ts';
@@ -82,7 +83,7 @@ export class BoardLink {
     private readonly handlers: BoardLinkHandlers,
     log: Logger,
     heartbeat: HeartbeatSettings,
-    clock?: Clock,
+    opts: { clock?: Clock; sharedWindowBudget?: WindowBudget } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });
     this.rpc = new RpcClient((m) => this.sendMessage(m));
@@ -93,7 +94,8 @@ export class BoardLink {
       peerName: 'the agent',
       log: this.log,
       heartbeat,
-      ...(clock ? { clock } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.sharedWindowBudget ? { sharedWindowBudget: opts.sharedWindowBudget } : {}),
       handlers: {
         message: (m) => this.onMessage(m),
         closed: (code, reason) => {
@@ -143,6 +145,17 @@ export class BoardLink {
   /** Pulls `source` into `sink`; aborting `signal` gives up on it (the agent is told) with the signal's reason. */
   pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void; signal?: AbortSignal } = {}): Promise<{ bytes: number; size: number }> {
     const receiver = this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {});
+    const started = performance.now();
+    receiver.done.then(
+      ({ bytes }) => {
+        const measured = receiver.measured;
+        this.log.debug(
+          { stream_id: receiver.streamId, source: source.kind, bytes, ms: Math.round(performance.now() - started), window: receiver.window, rtt_ms: measured?.rttMs, rate: measured?.rate },
+          'pull done',
+        );
+      },
+      () => {},
+    );
     const signal = opts.signal;
     if (!signal) return receiver.done;
     const onAbort = () => {

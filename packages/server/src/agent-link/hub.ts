@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import { HandshakeGate } from './handshake-gate.ts';
 import type WebSocket from 'ws';
-import { CloseCode, isCompatibleProtocol, LinkFeature, openFileReader, PROTOCOL_VERSION, StreamError, type StreamSource } from '@mm/protocol';
+import { CloseCode, isCompatibleProtocol, LinkFeature, openFileReader, PROTOCOL_VERSION, StreamError, WindowBudget, type StreamSource } from '@mm/protocol';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -19,7 +19,7 @@ export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<Opene
 export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
 
 export interface AgentHubDeps {
-  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax'>;
+  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax' | 'receiveWindowsCapBytes'>;
   log: Logger;
   db: Db;
   links: BoardLinks;
@@ -48,9 +48,12 @@ export class AgentHub {
   readonly handshakes: HandshakeGate;
   /** Each greeting connection's place in `handshakes`. */
   private readonly handshakeOf = new WeakMap<BoardLink, () => void>();
+  /** The receive windows of every link's pulls together (MM_RECEIVE_WINDOWS_MB). */
+  readonly receiveWindows: WindowBudget;
 
   constructor(private readonly deps: AgentHubDeps) {
     this.handshakes = new HandshakeGate(deps.config.agentHandshakesMax);
+    this.receiveWindows = new WindowBudget(deps.config.receiveWindowsCapBytes);
     deps.bus.subscribe('board.revoked', undefined, ({ boardId }) => this.closeLinksOf(boardId));
   }
 
@@ -68,7 +71,7 @@ export class AgentHub {
     const conn = new BoardLink(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
-    });
+    }, { sharedWindowBudget: this.receiveWindows });
     this.open.add(conn);
     this.handshakeOf.set(conn, endHandshake);
     conn.log.info('agent connected');
