@@ -131,11 +131,9 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
     agentEntry = path.join(agentBundleDir, 'mm-agent.mjs');
   }
   const dbKind = mode === 'bundle' && realDatabaseUrl ? 'postgres' : 'embedded';
-  // MM_BENCH_SERVER_ENV="LOG_LEVEL=debug MM_RECEIVE_WINDOWS_MB=32": settings for the server
+  // MM_BENCH_SERVER_ENV="LOG_LEVEL=debug,MM_RECEIVE_WINDOWS_MB=32": settings for the server
   // (at debug it logs each pull's window, round trip and rate: "pull done").
-  const serverEnv = Object.fromEntries(
-    (process.env.MM_BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
+  const serverEnv = envList(process.env.MM_BENCH_SERVER_ENV);
   const cluster = await serverCluster(dbKind, serverEnv, [...profile('server'), ...serverNodeArgs], serverEntry);
   const server = await cluster.start();
   const postJson = (p: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -239,13 +237,21 @@ function deployedAgentNodeFlags(): string[] {
   return exec[1]!.split(' ').filter((a) => a.startsWith('--'));
 }
 
-/** MM_BENCH_AGENT_ENV="NAME=VALUE,…": more environment for every agent (e.g. malloc tunables). */
-const agentExtraEnv = Object.fromEntries(
-  (process.env.MM_BENCH_AGENT_ENV ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-);
+/** "NAME=VALUE,…" as an environment. */
+function envList(list: string | undefined): Record<string, string> {
+  return Object.fromEntries(
+    (list ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+}
+
+/**
+ * MM_BENCH_AGENT_ENV="NAME=VALUE,…": more environment for every agent (e.g. malloc tunables;
+ * LOG_LEVEL=debug logs each stream it sent with its waits for credit, socket and reads).
+ */
+const agentExtraEnv = envList(process.env.MM_BENCH_AGENT_ENV);
 
 /**
  * MM_BENCH_PERF_DIR=dir: `perf record -g` of the server and agent processes during each timed

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CacheError } from '../src/cache/cache-error.ts';
 import { ContentCache } from '../src/cache/content-cache.ts';
+import { WORKER_HASH_MIN_BYTES } from '../src/cache/file-hash.ts';
+import { hashFdInWorker } from '../src/cache/hash-worker.ts';
 import { syncInvocationFolder } from '../src/cache/invocation-folder.ts';
 import { createLogger } from '../src/logger.ts';
 import { removeTempDirs, sha256, tempDir, testLogger } from './support/agent-fixture.ts';
@@ -23,6 +25,9 @@ async function pullAll(cache: ContentCache, data: Buffer, expectedSha = sha256(d
   await pull.sink.finish();
   await pull.commit();
 }
+
+/** Threads of this process now (Linux: /proc/self/task). */
+const threadCount = () => fs.readdirSync('/proc/self/task').length;
 
 async function setLastUse(cache: ContentCache, sha: string, secondsAgo: number) {
   const t = new Date(Date.now() - secondsAgo * 1000);
@@ -202,6 +207,39 @@ describe('ContentCache', () => {
     expect(await cache.importFile(file)).toEqual({ sha256: sha256(data), size: data.length });
     expect(sha256(await fsp.readFile(cache.pathOf(sha256(data))))).toBe(sha256(data));
     await expect(fsp.stat(file)).rejects.toThrow();
+  });
+
+  it('hashes a large produced file on a worker thread: same sha256, and the event loop keeps turning meanwhile', async () => {
+    const cache = newCache();
+    await cache.init();
+    const data = randomBytes(WORKER_HASH_MIN_BYTES + 12_345);
+    const file = path.join(dir, 'big.mp4');
+    await fsp.writeFile(file, data);
+    const threadsBefore = threadCount();
+    let turns = 0;
+    let threadsDuring = 0;
+    const ticker = setInterval(() => {
+      turns++;
+      threadsDuring = Math.max(threadsDuring, threadCount());
+    }, 1);
+    try {
+      expect(await cache.importFile(file)).toEqual({ sha256: sha256(data), size: data.length });
+    } finally {
+      clearInterval(ticker);
+    }
+    // The hash ran on a thread of its own (one more than before), and the loop ran timers meanwhile.
+    expect(threadsDuring).toBeGreaterThan(threadsBefore);
+    expect(turns).toBeGreaterThan(2);
+    expect(sha256(await fsp.readFile(cache.pathOf(sha256(data))))).toBe(sha256(data));
+  });
+
+  it('the worker thread reports a read error as an error (the import then copies instead)', async () => {
+    const handle = await fsp.open(dir, 'r');
+    try {
+      await expect(hashFdInWorker(handle.fd, 1024 * 1024)).rejects.toMatchObject({ code: 'EISDIR' });
+    } finally {
+      await handle.close();
+    }
   });
 
   it('takes a produced file of its own user by a second name, not a copy; copies one with other names or another owner', async () => {

@@ -213,7 +213,14 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     try {
       opened = await open();
       if ('reader' in opened) {
+        const started = performance.now();
         await entry.sender.pumpReader(opened.reader, opened.size, (n) => (bytes += n));
+        const round = (ms: number) => Math.round(ms);
+        const { creditMs, socketMs, readMs } = entry.sender.waits;
+        this.log.debug(
+          { stream_id: id, source: pull.source.kind, bytes, ms: round(performance.now() - started), credit_wait_ms: round(creditMs), socket_wait_ms: round(socketMs), read_ms: round(readMs) },
+          `stream to ${this.opts.peerName} sent`,
+        );
         return { bytes, ok: true };
       }
       const source = opened.source;

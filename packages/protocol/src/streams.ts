@@ -53,6 +53,12 @@ export class StreamSender {
   private credit: number;
   private wake: (() => void) | undefined;
   private failure: StreamError | undefined;
+  /**
+   * Where a file stream's time went (pumpReader): waiting for the receiver's credit, for the
+   * socket to take a frame back, and reading the source. Logged when the stream ends: a
+   * sender that mostly waits for credit is held back by the receiver's window or writes.
+   */
+  readonly waits = { creditMs: 0, socketMs: 0, readMs: 0 };
 
   constructor(
     private readonly link: LinkOutput,
@@ -130,7 +136,12 @@ export class StreamSender {
       this.wakeUp();
     };
     for (;;) {
+      const waitedFrom = performance.now();
+      const forCredit = this.credit <= 0;
       await this.until(() => this.credit > 0 && (free.length > 0 || allocated < SENDER_FRAME_POOL));
+      const readFrom = performance.now();
+      if (forCredit) this.waits.creditMs += readFrom - waitedFrom;
+      else this.waits.socketMs += readFrom - waitedFrom;
       let frame = free.pop();
       if (!frame) {
         frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + STREAM_CHUNK_BYTES);
@@ -144,6 +155,7 @@ export class StreamSender {
         free.push(frame);
         throw err;
       }
+      this.waits.readMs += performance.now() - readFrom;
       if (n === 0) break;
       onRead?.(n);
       if (this.failure) throw this.failure;
@@ -355,6 +367,8 @@ export class StreamReceiver {
   private settled = false;
   private readonly tuner: WindowTuner | undefined;
   private readonly budget: WindowBudget | undefined;
+  /** Time spent in the sink's writes and how many there were (logged when a pull ends). */
+  readonly writes = { ms: 0, count: 0 };
 
   constructor(
     private readonly link: LinkOutput,
@@ -430,8 +444,11 @@ export class StreamReceiver {
       bytes += next.byteLength;
     }
     this.writing = true;
+    const writeFrom = performance.now();
     this.writeBatch(batch).then(
       () => {
+        this.writes.ms += performance.now() - writeFrom;
+        this.writes.count++;
         this.writing = false;
         if (this.settled) return;
         this.opts.onBytes?.(bytes);

@@ -371,7 +371,7 @@ export class ContentCache {
       try {
         const before = await handle.stat();
         if (before.isFile() && before.nlink === 2 && before.uid === process.getuid?.()) {
-          const result = await hashHandle(handle);
+          const result = await hashHandle(handle, before.size);
           await handle.sync();
           const after = await handle.stat();
           if (sameFile(after, verifiedOf(before)) && result.size === after.size) adopted = result;

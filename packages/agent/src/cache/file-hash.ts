@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { hashFdInWorker } from './hash-worker.ts';
 
 /** Read size for hashing and serving files: 1 MiB chunks are markedly faster than the 64 KiB default. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
@@ -33,8 +34,16 @@ export function copyAndHash(source: FileHandle, target: FileHandle): Promise<{ s
   });
 }
 
-/** The sha256 and size of everything readable from `source` (an open handle, read from its start). */
-export function hashHandle(source: FileHandle): Promise<{ sha256: string; size: number }> {
+/** Files at least this large are hashed on a worker thread (starting one costs a few ms). */
+export const WORKER_HASH_MIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The sha256 and size of everything readable from `source` (an open handle, read from its
+ * start). `size` (what a stat said) picks where: large files on a worker thread, so the
+ * event loop is free meanwhile, small ones here.
+ */
+export function hashHandle(source: FileHandle, size = 0): Promise<{ sha256: string; size: number }> {
+  if (size >= WORKER_HASH_MIN_BYTES) return hashFdInWorker(source.fd, READ_CHUNK_BYTES);
   return hashChunks(source);
 }
 

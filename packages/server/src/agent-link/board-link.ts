@@ -150,7 +150,17 @@ export class BoardLink {
       ({ bytes }) => {
         const measured = receiver.measured;
         this.log.debug(
-          { stream_id: receiver.streamId, source: source.kind, bytes, ms: Math.round(performance.now() - started), window: receiver.window, rtt_ms: measured?.rttMs, rate: measured?.rate },
+          {
+            stream_id: receiver.streamId,
+            source: source.kind,
+            bytes,
+            ms: Math.round(performance.now() - started),
+            write_ms: Math.round(receiver.writes.ms),
+            writes: receiver.writes.count,
+            window: receiver.window,
+            rtt_ms: measured?.rttMs,
+            rate: measured?.rate,
+          },
           'pull done',
         );
       },
