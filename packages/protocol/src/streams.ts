@@ -207,11 +207,11 @@ export function writableSink(w: Writable): ByteSink {
  * What the adaptive windows of one link may add up to (the memory cap per link): each
  * stream holds its starting window regardless, and grows only by what is left.
  *
- * A budget may have a `parent` shared by many links (the server's, for all its boards):
- * what a stream holds counts against both, and a stream grows only by what is left in
- * both, so the windows of a process stay under the parent's cap however many boards send
- * at once. Starting windows count against the parent too but are never refused (a stream
- * always gets one), so the parent's cap is exceeded only by streams at their starting window.
+ * A budget may have a `parent` shared by many links (the server's, for all its boards). The
+ * parent counts only what windows hold beyond STREAM_WINDOW_BYTES, their growth: a stream
+ * grows only by what is left in both, so however many boards send at once, their windows
+ * add up to at most the parent's cap plus STREAM_WINDOW_BYTES per stream, and streams that
+ * never grow (an idle relayed event stream) take nothing from the others' growth.
  */
 export class WindowBudget {
   private used = 0;
@@ -226,7 +226,7 @@ export class WindowBudget {
     private readonly parent?: WindowBudget,
   ) {}
 
-  /** Bytes this budget (and its parents) can still give. */
+  /** Bytes of growth this budget (and its parent) can still give. */
   private get room(): number {
     const own = this.cap - this.used;
     return this.parent ? Math.min(own, this.parent.room) : own;
@@ -234,7 +234,8 @@ export class WindowBudget {
 
   /** The window a new stream starts with: what the last one learned, within what is left of the cap. */
   startingWindow(): number {
-    return Math.max(STREAM_WINDOW_BYTES, Math.min(this.learned, this.room));
+    const parentRoom = this.parent ? STREAM_WINDOW_BYTES + this.parent.room : Number.POSITIVE_INFINITY;
+    return Math.max(STREAM_WINDOW_BYTES, Math.min(this.learned, this.cap - this.used, parentRoom));
   }
 
   /** A stream ended with this window (its own measurement of the link). */
@@ -245,19 +246,21 @@ export class WindowBudget {
   /** Takes up to `bytes` of growth; resolves how much was granted (0 when the cap is reached). */
   grow(bytes: number): number {
     const granted = Math.max(0, Math.min(bytes, this.room));
-    this.hold(granted);
+    this.used += granted;
+    this.parent?.hold(granted);
     return granted;
   }
 
   /** Takes a stream's starting window, even past the cap (a stream always gets one). */
   hold(bytes: number): void {
     this.used += bytes;
-    this.parent?.hold(bytes);
+    this.parent?.hold(Math.max(0, bytes - STREAM_WINDOW_BYTES));
   }
 
+  /** A stream ended holding `bytes` (its starting window and its growth). */
   release(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
-    this.parent?.release(bytes);
+    this.parent?.release(Math.max(0, bytes - STREAM_WINDOW_BYTES));
   }
 
   get inUse(): number {

@@ -49,9 +49,9 @@ export const configSchema = z.object({
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
   MM_AGENT_HANDSHAKES_MAX: int(1, 100_000).default(64),
   /**
-   * What the receive windows of all boards' streams may add up to, in MiB (streams.ts,
-   * WindowBudget): a stream grows past its starting 4 MiB only within it, so many boards
-   * sending at once cannot hold more than this (plus 4 MiB per stream) in the server's memory.
+   * How far the receive windows of all boards' streams may grow past their starting 4 MiB
+   * together, in MiB (streams.ts, WindowBudget): boards sending at once hold at most this
+   * plus 4 MiB per stream in the server's memory.
    */
   MM_RECEIVE_WINDOWS_MB: int(8, 1_048_576).default(64),
   /** Resumable uploads untouched for this long are removed with their bytes. */
@@ -146,7 +146,7 @@ export interface Config {
   heartbeatIntervalMs: number;
   /** Agent handshakes (token lookup to settled hello) in progress at once; more get 503 at once. */
   agentHandshakesMax: number;
-  /** MM_RECEIVE_WINDOWS_MB in bytes: the cap on all boards' receive windows together. */
+  /** MM_RECEIVE_WINDOWS_MB in bytes: the cap on the growth of all boards' receive windows together. */
   receiveWindowsCapBytes: number;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;

@@ -48,7 +48,7 @@ export class AgentHub {
   readonly handshakes: HandshakeGate;
   /** Each greeting connection's place in `handshakes`. */
   private readonly handshakeOf = new WeakMap<BoardLink, () => void>();
-  /** The receive windows of every link's pulls together (MM_RECEIVE_WINDOWS_MB). */
+  /** The growth of every link's receive windows together (MM_RECEIVE_WINDOWS_MB). */
   readonly receiveWindows: WindowBudget;
 
   constructor(private readonly deps: AgentHubDeps) {
