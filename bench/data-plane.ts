@@ -28,6 +28,10 @@
  * Agent peak RSS and server RSS growth (peak over idle) are printed per section.
  * MM_BENCH_PROFILE_DIR=dir: the deployed server and agents run with --cpu-prof into it
  * (summarize with bench/cpu-profile-summary.ts).
+ * MM_BENCH_SERVER_ENV / MM_BENCH_AGENT_ENV="NAME=VALUE,…": settings for the server / agents;
+ * with LOG_LEVEL=debug each stream logs where its time went (sender: waits for credit, socket
+ * and reads; server as receiver: time in writes, window, round trip, rate), kept with
+ * MM_BENCH_SERVER_TRACE_FILE / MM_BENCH_AGENT_TRACE_FILE.
  *
  * Needs openssh-server (sshd, scp, ssh-keygen), nginx and openssl (and caddy for `caddy`).
  */
