@@ -309,10 +309,12 @@ describe('adaptive window', () => {
     let maxShared = 0;
     const watch = setInterval(() => (maxShared = Math.max(maxShared, shared.inUse)), 5);
     try {
-      await Promise.all(links.map(async (l) => {
-        await l.sender.pumpReader(bufferReader(data), data.length);
-        await l.receiver.done;
-      }));
+      await Promise.all(
+        links.map(async (l) => {
+          await l.sender.pumpReader(bufferReader(data), data.length);
+          await l.receiver.done;
+        }),
+      );
     } finally {
       clearInterval(watch);
     }

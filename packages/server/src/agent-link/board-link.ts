@@ -140,9 +140,10 @@ export class BoardLink {
 
   /**
    * Pulls `source` from the agent into `sink` (from byte 0); resolves when the sender said
-   * `stream.end` and everything is written, rejects with a StreamError otherwise.
+   * `stream.end` and everything is written, rejects with a StreamError otherwise. Aborting
+   * `signal` gives up on it (the agent is told) with the signal's reason. At debug level the
+   * end of each pull is logged with its time in writes, window, round trip and rate.
    */
-  /** Pulls `source` into `sink`; aborting `signal` gives up on it (the agent is told) with the signal's reason. */
   pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void; signal?: AbortSignal } = {}): Promise<{ bytes: number; size: number }> {
     const receiver = this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {});
     const started = performance.now();
