@@ -598,21 +598,33 @@ describe.each(dbKinds)('operations: sync wait and board choice (%s database)', (
 });
 
 describe.each(dbKinds)('operations across a server restart (%s database)', (kind) => {
-  /** A second server on the first one's data folder and database (`first` was started with keep: true). */
-  const restart = (first: TestServer) =>
-    startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) });
-  const cleanUp = async (first: TestServer, restarted: TestServer | undefined) => {
-    await restarted?.stop();
-    await fsp.rm(first.dataDir, { recursive: true, force: true });
-  };
-
-  it('keeps queued work and settles running work when the agent comes back', async () => {
+  /**
+   * Runs `body` with a kept server, a board named `name` online on it (a FakeAgent) and an
+   * invocation; `restart()` starts a second server on the first one's data folder and
+   * database. Both go away afterwards, whatever happened.
+   */
+  const withRestart = async (
+    name: string,
+    body: (s: { first: TestServer; board: { id: string; token: string }; agent: FakeAgent; inv: number; restart: () => Promise<TestServer> }) => Promise<void>,
+  ) => {
     const first = await startTestServer(kind, {}, { keep: true });
     let restarted: TestServer | undefined;
     try {
-      const b = await registerBoard(first, 'restart');
-      let agent = await FakeAgent.online(first.url, b.token);
-      const inv = await createInvocation(first, 'restart');
+      const board = await registerBoard(first, name);
+      const agent = await FakeAgent.online(first.url, board.token);
+      const inv = await createInvocation(first, name);
+      const restart = async () =>
+        (restarted = await startTestServer(kind, { MM_DATA_DIR: first.dataDir }, { keep: false, ...(first.scratchDatabase ? { scratchDatabase: first.scratchDatabase } : {}) }));
+      await body({ first, board, agent, inv, restart });
+    } finally {
+      await restarted?.stop();
+      await fsp.rm(first.dataDir, { recursive: true, force: true });
+    }
+  };
+
+  it('keeps queued work and settles running work when the agent comes back', async () => {
+    await withRestart('restart', async ({ first, board: b, agent: firstAgent, inv, restart }) => {
+      let agent = firstAgent;
       await uploadFile(first, inv, 'bitstream', 'b.bit', patterned(100_000));
       const running = await json(await post(first, `/api/invocations/${inv}/execute/`, { board_id: b.id }, async));
       const queued = await json(await post(first, `/api/invocations/${inv}/transfer/`, { board_id: b.id }, async));
@@ -622,7 +634,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await first.stop();
       expect([1001, 1000]).toContain(await agent.closed);
 
-      restarted = await restart(first);
+      const restarted = await restart();
       expect((await getOp(restarted, running.id)).status).toBe('running');
       expect((await getOp(restarted, queued.id)).status).toBe('queued');
       const video = fakeMp4(20_000);
@@ -636,18 +648,12 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await agent.report(agent.outcome(queued.id, 'succeeded'));
       expect(await (await restarted.api(`/api/operations/${running.id}/log/`)).text()).toContain('before restart\n');
       await agent.close();
-    } finally {
-      await cleanUp(first, restarted);
-    }
+    });
   });
 
   it('serves a pull resumed at once by an agent coming back mid-transfer, before its hello is settled', async () => {
-    const first = await startTestServer(kind, {}, { keep: true });
-    let restarted: TestServer | undefined;
-    try {
-      const b = await registerBoard(first, 'resume-at-once');
-      let agent = await FakeAgent.online(first.url, b.token);
-      const inv = await createInvocation(first, 'resume-at-once');
+    await withRestart('resume-at-once', async ({ first, board: b, agent: firstAgent, inv, restart }) => {
+      let agent = firstAgent;
       const bitstream = patterned(300_000);
       await uploadFile(first, inv, 'bitstream', 'b.bit', bitstream);
       const running = await json(await post(first, `/api/invocations/${inv}/transfer/`, { board_id: b.id }, async));
@@ -658,7 +664,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       // A restarted server (like a replica the board moved to) knows the run only from the
       // database. The agent resumes its pull in the same breath as its hello, before the
       // server has read its running operations back: the pull waits for that, it is not refused.
-      restarted = await restart(first);
+      const restarted = await restart();
       agent = await FakeAgent.connect(restarted.url, b.token);
       const welcome = agent.hello({ running: [running.id] });
       const pulled = await agent.pullContent(sha256Of(bitstream), 100_000);
@@ -668,18 +674,12 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await agent.report(agent.outcome(running.id, 'succeeded'));
       expect((await getOp(restarted, running.id)).status).toBe('succeeded');
       await agent.close();
-    } finally {
-      await cleanUp(first, restarted);
-    }
+    });
   });
 
   it('stores agent log text sent again after a restart once: what it already has is dropped, the rest kept', async () => {
-    const first = await startTestServer(kind, {}, { keep: true });
-    let restarted: TestServer | undefined;
-    try {
-      const b = await registerBoard(first, 'log-resend');
-      let agent = await FakeAgent.online(first.url, b.token);
-      const inv = await createInvocation(first, 'log-resend');
+    await withRestart('log-resend', async ({ first, board: b, agent: firstAgent, inv, restart }) => {
+      let agent = firstAgent;
       const running = await json(await post(first, `/api/invocations/${inv}/execute/`, { board_id: b.id }, async));
       await agent.next('op.start');
       agent.send({ type: 'op.log', op_id: running.id, stream: 'stdout', data: 'one\n', offset: 0 });
@@ -691,7 +691,7 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       await first.stop();
       await agent.closed;
 
-      restarted = await restart(first);
+      const restarted = await restart();
       agent = await FakeAgent.connect(restarted.url, b.token);
       await agent.hello({ running: [running.id] });
       // The agent sends its kept text again from the start, then what is new.
@@ -704,8 +704,6 @@ describe.each(dbKinds)('operations across a server restart (%s database)', (kind
       expect(events).toContain('"data":"thr"');
       expect(events).not.toContain('agent_end');
       await agent.close();
-    } finally {
-      await cleanUp(first, restarted);
-    }
+    });
   });
 });
