@@ -136,7 +136,7 @@ async function startStack(work: string, mode: 'bundle' | 'tsx', outputSource: st
   }
   const dbKind = mode === 'bundle' && realDatabaseUrl ? 'postgres' : 'embedded';
   // MM_BENCH_SERVER_ENV="LOG_LEVEL=debug,MM_RECEIVE_WINDOWS_MB=32": settings for the server
-  // (at debug it logs each pull's window, round trip and rate: "pull done").
+  // (at debug it logs each pull's window, round trip and rate: "pull from the agent done").
   const serverEnv = envList(process.env.MM_BENCH_SERVER_ENV);
   const cluster = await serverCluster(dbKind, serverEnv, [...profile('server'), ...serverNodeArgs], serverEntry);
   const server = await cluster.start();

@@ -189,8 +189,26 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     const id = this.pullIds.take((candidate) => this.receivers.has(candidate));
     const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget });
     this.receivers.set(id, receiver);
+    const started = performance.now();
     const forget = () => this.receivers.delete(id);
-    receiver.done.then(forget, forget);
+    receiver.done.then(({ bytes }) => {
+      forget();
+      const measured = receiver.measured;
+      this.log.debug(
+        {
+          stream_id: id,
+          source: source.kind,
+          bytes,
+          ms: Math.round(performance.now() - started),
+          write_ms: Math.round(receiver.writes.ms),
+          writes: receiver.writes.count,
+          window: receiver.window,
+          rtt_ms: measured?.rttMs,
+          rate: measured?.rate,
+        },
+        `pull from ${this.opts.peerName} done`,
+      );
+    }, forget);
     if (!this.sendAny({ type: 'stream.pull', stream_id: id, source, offset, credit: receiver.window })) receiver.fail(this.linkClosedError().info);
     return receiver;
   }

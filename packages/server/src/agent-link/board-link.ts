@@ -141,32 +141,10 @@ export class BoardLink {
   /**
    * Pulls `source` from the agent into `sink` (from byte 0); resolves when the sender said
    * `stream.end` and everything is written, rejects with a StreamError otherwise. Aborting
-   * `signal` gives up on it (the agent is told) with the signal's reason. At debug level the
-   * end of each pull is logged with its time in writes, window, round trip and rate.
+   * `signal` gives up on it (the agent is told) with the signal's reason.
    */
   pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void; signal?: AbortSignal } = {}): Promise<{ bytes: number; size: number }> {
     const receiver = this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {});
-    const started = performance.now();
-    receiver.done.then(
-      ({ bytes }) => {
-        const measured = receiver.measured;
-        this.log.debug(
-          {
-            stream_id: receiver.streamId,
-            source: source.kind,
-            bytes,
-            ms: Math.round(performance.now() - started),
-            write_ms: Math.round(receiver.writes.ms),
-            writes: receiver.writes.count,
-            window: receiver.window,
-            rtt_ms: measured?.rttMs,
-            rate: measured?.rate,
-          },
-          'pull done',
-        );
-      },
-      () => {},
-    );
     const signal = opts.signal;
     if (!signal) return receiver.done;
     const onAbort = () => {
