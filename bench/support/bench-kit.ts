@@ -5,7 +5,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -190,3 +190,64 @@ export const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 export const mbPerS = (bytes: number, ms: number) => (bytes / 1e6 / (ms / 1000)).toFixed(0);
 export const megabytes = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
+
+const FREE_PAGE_HOLD = '/sys/module/page_reporting/parameters/min_free_ms';
+
+/**
+ * Keeps memory the kernel frees in this machine for `ms` before it is handed back to the host,
+ * for the benchmark's run; returns what undoes it (also run at exit).
+ *
+ * Why: this VM (Firecracker, virtio-balloon free page reporting) returns freed memory to its
+ * host about 2 s after the kernel frees it, and the next write into such a page faults it
+ * back in from the host. Measured with dd here: a 1 GiB buffered write took 0.24 s into pages
+ * freed 0.5–1 s before and 1.55 s (all system time) into pages freed 2–3 s before. Whether a
+ * timed step (product, floor or scp) wrote into held or returned pages was chance, 6× on the
+ * largest part of its cost. A real board or server has no such cost. Where the knob is absent
+ * or not writable (another kernel, not root) nothing changes and the reason is returned.
+ */
+export function holdFreedPages(ms: number): { held: boolean; undo: () => void; note: string } {
+  let before: string;
+  try {
+    before = readFileSync(FREE_PAGE_HOLD, 'utf8').trim();
+    writeFileSync(FREE_PAGE_HOLD, String(ms));
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? String(err);
+    return { held: false, undo: () => {}, note: `freed memory goes back to the host as this machine decides (${FREE_PAGE_HOLD}: ${why})` };
+  }
+  let undone = false;
+  const undo = () => {
+    if (undone) return;
+    undone = true;
+    try {
+      writeFileSync(FREE_PAGE_HOLD, before);
+    } catch {
+      // best effort at exit
+    }
+  };
+  process.once('exit', undo);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      undo();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    });
+  return { held: true, undo, note: `freed memory held ${ms / 1000} s before it goes back to the VM's host (min_free_ms ${before} → ${ms}, restored at exit)` };
+}
+
+/**
+ * Writes `bytes` of page cache and frees it again (a scratch file in `dir`, unlinked unsynced,
+ * so nothing reaches the disk), so that the next step's writes land in memory this machine
+ * already holds. With holdFreedPages that memory stays in the guest; without it, only for ~2 s.
+ * A fresh VM's memory has never been touched at all: the first gigabytes any step writes would
+ * otherwise pay for that too.
+ */
+export async function warmFreePages(dir: string, bytes: number): Promise<void> {
+  const file = path.join(dir, `warm-${process.pid}.bin`);
+  const handle = await fs.open(file, 'w');
+  try {
+    const block = Buffer.alloc(8 * MiB, 1);
+    for (let at = 0; at < bytes; at += block.length) await handle.write(block, 0, Math.min(block.length, bytes - at));
+  } finally {
+    await handle.close();
+    await fs.rm(file, { force: true });
+  }
+}
