@@ -18,7 +18,9 @@
  *           50 MB/s and 300 ms / 10 MB/s (`--wan-mib` files), as % of the link's rate; the
  *           proxy's own round trip and rate are measured and printed first.
  * - tls:    lan and output with the agent reaching the server through nginx (the site of
- *           deploy/server/nginx.conf, TLS with a self-signed certificate).
+ *           deploy/server/nginx.conf, TLS with a self-signed certificate), against the floor
+ *           and against the floor sent through the same nginx (an HTTPS POST it relays in
+ *           plain HTTP to the floor's receiver: the route minus the product).
  * - caddy:  the same through Caddy (deploy/server/Caddyfile); not in the default sections.
  * - many:   `--boards` simulated boards pull the same `--many-mib` file at once: total
  *           throughput, per-board min/max, and how often the server read the file; then each
@@ -50,7 +52,7 @@ import path from 'node:path';
 import { buildBundle, repoRoot } from '../test/deploy/bundles.ts';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster, type ServerProcess } from '../test/support/processes.ts';
-import { runFloor } from './node-floor.ts';
+import { runFloor, type FloorProxy } from './node-floor.ts';
 import {
   cpuSeconds,
   cpuSince,
@@ -416,10 +418,18 @@ function settleDisk(): void {
 }
 
 /** lan (+ output, cached): rounds of product transfer, floor and scp, alternating their order. */
-async function lanSection(stack: Stack, board: Board, files: Files, sshd: Sshd | undefined, title: string): Promise<void> {
+async function lanSection(
+  stack: Stack,
+  board: Board,
+  files: Files,
+  sshd: Sshd | undefined,
+  title: string,
+  encryptedFloor?: FloorProxy,
+): Promise<void> {
   const bytes = sizeMiB * MiB;
   const transfer: number[] = [];
   const floor: number[] = [];
+  const floorTls: number[] = [];
   const scpMs: number[] = [];
   const output: number[] = [];
   const idle = await resetPeaks(stack, [board]);
@@ -447,6 +457,16 @@ async function lanSection(stack: Stack, board: Board, files: Files, sshd: Sshd |
         },
       ],
     ];
+    if (encryptedFloor)
+      steps.push([
+        'floor through the proxy',
+        async () => {
+          await stamp(files.source);
+          const f = await runFloor(files.source, files.floorDest, { through: encryptedFloor });
+          floorTls.push(f.ms);
+          return `floor through the proxy ${seconds(f.ms)}`;
+        },
+      ]);
     if (sshd)
       steps.push([
         'scp',
@@ -484,12 +504,17 @@ async function lanSection(stack: Stack, board: Board, files: Files, sshd: Sshd |
   const f = median(floor);
   note(`### ${title}`);
   note('');
-  note(`| ${sizeMiB} MiB, median of ${rounds} | time | MB/s | × floor |`);
-  note('|---|---|---|---|');
-  note(`| transfer operation | ${seconds(t)} | ${mbPerS(bytes, t)} | ${(t / f).toFixed(2)} |`);
-  if (output.length) note(`| output video back | ${seconds(median(output))} | ${mbPerS(bytes, median(output))} | ${(median(output) / f).toFixed(2)} |`);
-  if (scpMs.length) note(`| scp, default cipher | ${seconds(median(scpMs))} | ${mbPerS(bytes, median(scpMs))} | ${(median(scpMs) / f).toFixed(2)} |`);
-  note(`| Node floor (TCP, sha256, write, fsync) | ${seconds(f)} | ${mbPerS(bytes, f)} | 1.00 |`);
+  note(`| ${sizeMiB} MiB, median of ${rounds} | time | MB/s | × floor |${encryptedFloor ? ' × floor through the proxy |' : ''}`);
+  // Through a TLS proxy a second column: × the floor sent through the same proxy.
+  const ft = floorTls.length ? median(floorTls) : undefined;
+  const times = (ms: number) => `${(ms / f).toFixed(2)} |${ft ? ` ${(ms / ft).toFixed(2)} |` : ''}`;
+  const row = (what: string, ms: number) => note(`| ${what} | ${seconds(ms)} | ${mbPerS(bytes, ms)} | ${times(ms)}`);
+  note(ft ? '|---|---|---|---|---|' : '|---|---|---|---|');
+  row('transfer operation', t);
+  if (output.length) row('output video back', median(output));
+  if (scpMs.length) row('scp, default cipher', median(scpMs));
+  row('Node floor (TCP, sha256, write, fsync)', f);
+  if (ft) row('Node floor through the proxy (HTTPS POST, relayed in plain HTTP)', ft);
 
   if (sections.has('cached') && lastInvocation) {
     const cached: number[] = [];
@@ -500,7 +525,7 @@ async function lanSection(stack: Stack, board: Board, files: Files, sshd: Sshd |
       const op = (await res.json()) as { status: string; result: { bytes_sent?: number } };
       if (res.status !== 200 || (op.result.bytes_sent ?? 0) !== 0) throw new Error(`cached transfer: ${res.status} ${JSON.stringify(op)}`);
     }
-    note(`| cached re-transfer (0 bytes, median of 5) | ${median(cached).toFixed(1)} ms | | |`);
+    note(`| cached re-transfer (0 bytes, median of 5) | ${median(cached).toFixed(1)} ms | | |${encryptedFloor ? ' |' : ''}`);
     if (sections.has('dbcount') && stack.cluster.databaseUrl) dbCountNote = await countCachedTransfer(stack, board, lastInvocation);
   }
   note('');
@@ -662,12 +687,15 @@ interface ReverseProxy {
   port: number;
   cert: string;
   proc: ChildProcess;
+  /** nginx only: where the encrypted floor goes through it. */
+  floor?: FloorProxy;
 }
 
 /** nginx with deploy/server/nginx.conf's TLS site in front of `upstreamPort`, self-signed certificate for 127.0.0.1. */
 async function startNginx(dir: string, upstreamPort: number): Promise<ReverseProxy> {
   const { cert } = await selfSignedCertificate(dir);
   const port = await freePort();
+  const floorPort = await freePort();
   let site = await fs.readFile(path.join(repoRoot, 'deploy/server/nginx.conf'), 'utf8');
   // The plain-HTTP redirect server is of no use here; the TLS one listens on a free port.
   site = site.replace(/server \{\s*listen 80;[\s\S]*?\n\}\n/, '');
@@ -676,6 +704,11 @@ async function startNginx(dir: string, upstreamPort: number): Promise<ReversePro
     .replace(/\s*listen \[::\]:443 ssl http2;/, '')
     .replace('server 127.0.0.1:8000;', `server 127.0.0.1:${upstreamPort};`)
     .replaceAll('/etc/letsencrypt/live/mm.example.org', dir);
+  // The encrypted floor's receiver, behind the site's own server-wide settings (unbuffered
+  // request bodies, HTTP/1.1 upstream).
+  const floorLocation = `    location = /bench-floor/ {\n        proxy_pass http://127.0.0.1:${floorPort};\n        proxy_buffering off;\n    }\n\n    location / {`;
+  if (!site.includes('    location / {')) throw new Error('deploy/server/nginx.conf has no `location / {` to put the floor beside');
+  site = site.replace('    location / {', floorLocation);
   await fs.writeFile(path.join(dir, 'site.conf'), site);
   const conf = path.join(dir, 'nginx.conf');
   await fs.writeFile(
@@ -697,7 +730,7 @@ async function startNginx(dir: string, upstreamPort: number): Promise<ReversePro
   );
   const proc = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
   await listening(port);
-  return { port, cert, proc };
+  return { port, cert, proc, floor: { url: `https://127.0.0.1:${port}/bench-floor/`, ca: cert, port: floorPort } };
 }
 
 /** A self-signed certificate for 127.0.0.1 in `dir` (fullchain.pem, privkey.pem). */
@@ -774,11 +807,11 @@ async function tlsSection(stack: Stack, files: Files, proxy: 'nginx' | 'caddy' =
     // nginx works in its worker processes; Caddy is one process.
     const workers = proxy === 'nginx' ? await childPids(started.proc.pid!) : [started.proc.pid!];
     const before = await Promise.all(workers.map(cpuSeconds));
-    await lanSection(stack, board, files, undefined, `Through ${proxy} with TLS (${site}), ${stack.label}; scp: see the LAN table`);
+    await lanSection(stack, board, files, undefined, `Through ${proxy} with TLS (${site}), ${stack.label}; scp: see the LAN table`, started.floor);
     const after = await Promise.all(workers.map(cpuSeconds));
     const used = after.reduce((sum, c, i) => sum + c.user + c.sys - before[i]!.user - before[i]!.sys, 0);
     const who = proxy === 'nginx' ? `nginx's ${workers.length} workers` : 'Caddy';
-    note(`${who} used ${used.toFixed(2)} CPU-s in all for the section's transfers and outputs (${rounds} of each, plus the cached re-transfers).`);
+    note(`${who} used ${used.toFixed(2)} CPU-s in all for the section's transfers and outputs (${rounds} of each, plus the cached re-transfers and the floor sent through it).`);
     note('');
     await removeBoard(stack, board);
   } finally {
