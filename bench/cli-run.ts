@@ -10,6 +10,9 @@
  * 2. curl's multipart upload of the same file (POST /api/invocations/<id>/upload/) in the
  *    same run, for the upload throughput to compare with;
  * 3. `mm run` again with the same file: hash cache and attach by digest (nothing sent).
+ *
+ * As root on a VM that hands freed memory back to its host, the run holds it first (bench-kit's
+ * holdFreedPagesForRun: writes into returned memory cost 6× here); --keep-page-reporting does not.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cliHome } from '../test/support/cli.ts';
 import { serverCluster, startAgent } from '../test/support/processes.ts';
+import { holdFreedPagesForRun } from './support/bench-kit.ts';
 
 const MiB = 1024 * 1024;
 const i = process.argv.indexOf('--size-mib');
@@ -41,6 +45,7 @@ async function writeRandomFile(file: string, bytes: number): Promise<void> {
   }
 }
 
+console.log(holdFreedPagesForRun().note);
 const scratch = await fsp.mkdtemp(path.join(os.tmpdir(), 'mm-bench-cli-'));
 const cluster = await serverCluster('embedded', { LOG_LEVEL: 'warn' });
 const cli = await cliHome();

@@ -57,7 +57,7 @@ import {
   cpuSeconds,
   cpuSince,
   freePort,
-  holdFreedPages,
+  holdFreedPagesForRun,
   ioCounters,
   warmFreePages,
   median,
@@ -929,12 +929,10 @@ async function main(): Promise<void> {
     note(
       `data-plane benchmark: ${sizeMiB} MiB (long link ${wanMiB} MiB, ${boardCount} boards ${manyMiB} MiB), ${rounds} rounds, ${os.cpus().length} cpus, load average ${load1!.toFixed(1)} at start, ${new Date().toISOString()}`,
     );
-    if (!process.argv.includes('--keep-page-reporting')) {
-      const held = holdFreedPages(5 * 60_000);
-      undoHold = held.undo;
-      holdingFreedPages = held.held;
-      note(held.note);
-    } else note('freed memory goes back to the host after ~2 s, as this VM does by default (--keep-page-reporting)');
+    const held = holdFreedPagesForRun();
+    undoHold = held.undo;
+    holdingFreedPages = held.held;
+    note(held.note);
     note('');
     await writeRandomFile(files.source, sizeMiB * MiB);
     await writeRandomFile(files.outputSource, sizeMiB * MiB);

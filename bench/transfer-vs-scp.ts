@@ -15,6 +15,9 @@
  * Needs: `apt-get install -y openssh-server` (sshd, scp, ssh-keygen). With DATABASE_URL the
  * server runs on a scratch database of that PostgreSQL; without it on the embedded one,
  * whose own memory (~250–700 MB) then dominates the server's RSS.
+ *
+ * As root on a VM that hands freed memory back to its host, the run holds it first (bench-kit's
+ * holdFreedPagesForRun: writes into returned memory cost 6× here); --keep-page-reporting does not.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -22,7 +25,7 @@ import path from 'node:path';
 import { buildBundle, repoRoot } from '../test/deploy/bundles.ts';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { eventually, serverCluster, startAgent } from '../test/support/processes.ts';
-import { cpuSeconds, cpuSince, freePort, MiB, run, scp, sha256File, startSshd, upload, writeRandomFile, type Sshd } from './support/bench-kit.ts';
+import { cpuSeconds, cpuSince, freePort, holdFreedPagesForRun, MiB, run, scp, sha256File, startSshd, upload, writeRandomFile, type Sshd } from './support/bench-kit.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -71,6 +74,7 @@ const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
+  console.log(holdFreedPagesForRun().note);
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-bench-'));
   // (info: the helper waits for the "listening" line)
   // MM_BENCH_PROFILE_DIR: CPU profiles of both processes (node --cpu-prof) land there.
