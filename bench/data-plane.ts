@@ -28,9 +28,10 @@
  * - tsx:    lan, output and cached as `pnpm start` runs them (sources through tsx, embedded DB).
  *
  * This VM hands memory back to its host ~2 s after the kernel frees it, and writing into such
- * memory again cost 6× more system time (bench-kit's holdFreedPages): for the run, freed memory
- * is held 5 minutes first (the most this kernel takes) and each timed LAN step starts right after
- * 2 × its size of page cache was written and freed (warmFreePages) (restored at exit), unless --keep-page-reporting.
+ * memory again cost 6× more system time (bench-kit's holdFreedPages). Unless
+ * --keep-page-reporting, freed memory is held 5 minutes for the run (the most this kernel
+ * takes; the setting is restored at exit), and each timed LAN step starts right after 2 × its
+ * size of page cache was written and freed (warmFreePages).
  *
  * Agent peak RSS and server RSS growth (peak over idle) are printed per section.
  * MM_BENCH_PROFILE_DIR=dir: the deployed server and agents run with --cpu-prof into it

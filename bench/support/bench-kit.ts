@@ -197,7 +197,7 @@ const FREE_PAGE_HOLD = '/sys/module/page_reporting/parameters/min_free_ms';
  * Keeps memory the kernel frees in this machine for `ms` before it is handed back to the host,
  * for the benchmark's run; returns what undoes it (also run at exit).
  *
- * Why: this VM (Firecracker, virtio-balloon free page reporting) returns freed memory to its
+ * Why: this VM (its balloon device's free page reporting) returns freed memory to its
  * host about 2 s after the kernel frees it, and the next write into such a page faults it
  * back in from the host. Measured with dd here: a 1 GiB buffered write took 0.24 s into pages
  * freed 0.5–1 s before and 1.55 s (all system time) into pages freed 2–3 s before. Whether a
