@@ -829,6 +829,9 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
   const inv = await createInvocation(stack, 'bench-many');
   await upload(stack.server.url, inv, 'weights', files.manySource, 'payload.bin');
   const idle = await resetPeaks(stack, boards);
+  settleDisk();
+  // Each board writes the file once (see lanSection on warming).
+  if (holdingFreedPages) await warmFreePages(files.work, boardCount * bytes + 256 * MiB);
   const io0 = await ioCounters(stack.server.pid);
   const cpu0 = await cpuSeconds(stack.server.pid);
   const t0 = performance.now();
@@ -858,6 +861,9 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
   // receives N streams together (its GC with many frames in flight; fresh content per board).
   const idleOut = await resetPeaks(stack, boards);
   const outputInvocations = await Promise.all(boards.map(() => createInvocation(stack, 'bench-many-output')));
+  settleDisk();
+  // Each runner writes its video, then the server its copy.
+  if (holdingFreedPages) await warmFreePages(files.work, 2 * boardCount * bytes + 256 * MiB);
   const cpuOut0 = await cpuSeconds(stack.server.pid);
   const tOut = performance.now();
   const outputMs = await Promise.all(
