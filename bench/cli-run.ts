@@ -15,13 +15,12 @@
  * holdFreedPagesForRun: writes into returned memory cost 6× here); --keep-page-reporting does not.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { cliHome } from '../test/support/cli.ts';
 import { serverCluster, startAgent } from '../test/support/processes.ts';
-import { holdFreedPagesForRun } from './support/bench-kit.ts';
+import { holdFreedPagesForRun, writeRandomFile } from './support/bench-kit.ts';
 
 const MiB = 1024 * 1024;
 const i = process.argv.indexOf('--size-mib');
@@ -31,19 +30,6 @@ const size = Math.round(sizeMiB * MiB);
 
 const rate = (bytes: number, ms: number) => `${((bytes / MiB) / (ms / 1000)).toFixed(0)} MiB/s`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
-async function writeRandomFile(file: string, bytes: number): Promise<void> {
-  const handle = await fsp.open(file, 'w');
-  try {
-    const block = randomBytes(MiB);
-    for (let at = 0, n = 0; at < bytes; at += block.length, n++) {
-      block.writeUInt32BE(n, 0);
-      await handle.write(block, 0, Math.min(block.length, bytes - at));
-    }
-  } finally {
-    await handle.close();
-  }
-}
 
 console.log(holdFreedPagesForRun().note);
 const scratch = await fsp.mkdtemp(path.join(os.tmpdir(), 'mm-bench-cli-'));

@@ -418,6 +418,16 @@ function settleDisk(): void {
   execFileSync('sync');
 }
 
+/**
+ * Before a timed step that writes up to `writes` bytes: settleDisk, then (with freed memory
+ * held) that much page cache plus 256 MiB written and freed, so the step writes into memory
+ * this VM holds (warmFreePages).
+ */
+async function readyForTimedStep(work: string, writes: number): Promise<void> {
+  settleDisk();
+  if (holdingFreedPages) await warmFreePages(work, writes + 256 * MiB);
+}
+
 /** lan (+ output, cached): rounds of product transfer, floor and scp, alternating their order. */
 async function lanSection(
   stack: Stack,
@@ -494,9 +504,8 @@ async function lanSection(
     const ordered = [...steps.slice(r % steps.length), ...steps.slice(0, r % steps.length)];
     const said: string[] = [];
     for (const [, step] of ordered) {
-      settleDisk();
       // A step writes up to 2 × `bytes` (the output: the runner's file, then the server's).
-      if (holdingFreedPages) await warmFreePages(files.work, 2 * bytes + 256 * MiB);
+      await readyForTimedStep(files.work, 2 * bytes);
       said.push(await step());
     }
     console.log(`  round ${r + 1}: ${said.join('; ')}`);
@@ -829,9 +838,8 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
   const inv = await createInvocation(stack, 'bench-many');
   await upload(stack.server.url, inv, 'weights', files.manySource, 'payload.bin');
   const idle = await resetPeaks(stack, boards);
-  settleDisk();
-  // Each board writes the file once (see lanSection on warming).
-  if (holdingFreedPages) await warmFreePages(files.work, boardCount * bytes + 256 * MiB);
+  // Each board writes the file once.
+  await readyForTimedStep(files.work, boardCount * bytes);
   const io0 = await ioCounters(stack.server.pid);
   const cpu0 = await cpuSeconds(stack.server.pid);
   const t0 = performance.now();
@@ -861,9 +869,8 @@ async function manySection(stack: Stack, files: Files): Promise<void> {
   // receives N streams together (its GC with many frames in flight; fresh content per board).
   const idleOut = await resetPeaks(stack, boards);
   const outputInvocations = await Promise.all(boards.map(() => createInvocation(stack, 'bench-many-output')));
-  settleDisk();
   // Each runner writes its video, then the server its copy.
-  if (holdingFreedPages) await warmFreePages(files.work, 2 * boardCount * bytes + 256 * MiB);
+  await readyForTimedStep(files.work, 2 * boardCount * bytes);
   const cpuOut0 = await cpuSeconds(stack.server.pid);
   const tOut = performance.now();
   const outputMs = await Promise.all(
