@@ -1,18 +1,20 @@
 import { signal } from '@preact/signals';
-import createClient, { type Middleware } from 'openapi-fetch';
-import { ApiProblem } from './problem.ts';
-import type { components, paths } from './schema';
+import { createApiClient, unwrap as unwrapAnswer } from '@mm/api-client';
+import type { ApiProblem } from '@mm/api-client';
+import { ApiProblem as Problem } from './problem.ts';
 
-export type Schemas = components['schemas'];
-export type Invocation = Schemas['Invocation'];
-export type InvocationDetails = Schemas['InvocationDetails'];
-export type FileRecord = Schemas['FileRecord'];
-export type Operation = Schemas['Operation'];
-export type Board = Schemas['Board'];
-export type Video = Schemas['Video'];
-export type DeviceScript = Schemas['DeviceScript'];
-export type PacRecord = Schemas['PacRecord'];
-export type FileKind = 'parameter' | 'bitstream' | 'weights' | 'input_video';
+export type {
+  Schemas,
+  Invocation,
+  InvocationDetails,
+  FileRecord,
+  Operation,
+  Board,
+  Video,
+  DeviceScript,
+  PacRecord,
+  FileKind,
+} from '@mm/api-client';
 
 const TOKEN_KEY = 'mm_token';
 /** A token the person signed in with (kept for the tab only); otherwise the session cookie is used. */
@@ -30,32 +32,16 @@ export function authHeaders(): Record<string, string> {
 /** Called when any request answers 401: the app shows the sign-in page. */
 export const onUnauthorized = { handler: (): void => {} };
 
-const auth: Middleware = {
-  onRequest({ request }) {
-    for (const [k, v] of Object.entries(authHeaders())) request.headers.set(k, v);
-    return request;
-  },
-};
-
 /** The typed client: paths and bodies from the server's own OpenAPI document. */
-export const client = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
-client.use(auth);
+export const client = createApiClient({ baseUrl: location.origin, credentials: 'same-origin', headers: authHeaders });
 
 /** The data of an openapi-fetch answer, or the API's problem thrown. */
-export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  let r: { data?: T; error?: unknown; response: Response };
-  try {
-    r = await call;
-  } catch (err) {
-    throw ApiProblem.network(err);
-  }
-  if (!r.response.ok) {
-    // openapi-fetch has read the body already: its parsed problem is `r.error`.
-    const p = r.error !== undefined ? ApiProblem.fromBody(r.response, r.error) : await ApiProblem.fromResponse(r.response);
-    if (p.status === 401) onUnauthorized.handler();
-    throw p;
-  }
-  return r.data as T;
+export function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  return unwrapAnswer(call, {
+    onProblem: (p: ApiProblem) => {
+      if (p.status === 401) onUnauthorized.handler();
+    },
+  });
 }
 
 /** A plain request for routes outside the typed document (or to read headers): JSON in and out. */
@@ -71,10 +57,10 @@ export async function api<T>(path: string, init: RequestInit & { json?: unknown 
   try {
     res = await fetch(path, { ...init, headers, body, credentials: 'same-origin' });
   } catch (err) {
-    throw ApiProblem.network(err);
+    throw Problem.network(err);
   }
   if (!res.ok) {
-    const p = await ApiProblem.fromResponse(res);
+    const p = await Problem.fromResponse(res);
     if (p.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized.handler();
     throw p;
   }

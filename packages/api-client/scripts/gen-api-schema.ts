@@ -1,4 +1,4 @@
-// Regenerates src/api/schema.d.ts from the server's OpenAPI document.
+// Regenerates src/schema.d.ts from the server's OpenAPI document.
 import fs from 'node:fs/promises';
 import { generateApiSchema, SCHEMA_FILE } from './api-schema.ts';
 

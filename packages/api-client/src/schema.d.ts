@@ -1,4 +1,4 @@
-// Generated from the server's OpenAPI document by `pnpm --filter @mm/dashboard gen:api`.
+// Generated from the server's OpenAPI document by `pnpm --filter @mm/api-client gen:api`.
 // Do not edit: a test fails when this file differs from a fresh generation.
 
 export interface paths {

@@ -1,0 +1,2 @@
+export * from './client.ts';
+export { ApiProblem, type FieldProblem } from './problem.ts';
