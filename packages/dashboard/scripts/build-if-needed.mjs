@@ -17,7 +17,8 @@ function newest(p) {
   return Math.max(st.mtimeMs, ...fs.readdirSync(p).map((f) => newest(path.join(p, f))));
 }
 
-const sources = ['src', 'index.html', 'vite.config.ts', 'package.json'].map((f) => path.join(dir, f));
+// The shared API client is bundled into the dashboard too.
+const sources = ['src', 'index.html', 'vite.config.ts', 'package.json', '../api-client/src'].map((f) => path.join(dir, f));
 const builtAt = fs.existsSync(built) ? fs.statSync(built).mtimeMs : 0;
 if (builtAt && sources.every((s) => newest(s) <= builtAt)) {
   console.log('dashboard: dist/ is up to date');
