@@ -4,43 +4,11 @@
  * dependencies of the design even when erased) of every .ts file under each directory is
  * followed; a cycle fails the test, named module by module.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { importGraph, repoRoot as root, sourceFiles } from './import-graph.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CHECKED_DIRS = ['packages/server/src', 'packages/agent/src', 'packages/protocol/src', 'packages/gpio-motor/src'];
-
-/** `import … from './x.ts'`, `export … from '../y.ts'`, `import('./z.ts')`, `import './w.ts'`. */
-const IMPORT_PATTERN = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
-    .map((e) => path.join(e.parentPath, e.name));
-}
-
-/** Relative imports of each file, resolved to files (only those inside `files`). */
-export function importGraph(files: readonly string[]): Map<string, string[]> {
-  const known = new Set(files);
-  const graph = new Map<string, string[]>();
-  for (const file of files) {
-    const text = fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|(^|[^:])\/\/.*$/gm, '$1');
-    const targets = new Set<string>();
-    for (const match of text.matchAll(IMPORT_PATTERN)) {
-      const target = path.resolve(path.dirname(file), match[1]!);
-      for (const candidate of [target, `${target}.ts`, path.join(target, 'index.ts')]) {
-        if (known.has(candidate)) {
-          targets.add(candidate);
-          break;
-        }
-      }
-    }
-    graph.set(file, [...targets]);
-  }
-  return graph;
-}
 
 /** Every cycle found by a depth-first search, each as the path that closes it (a → b → a). */
 export function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {

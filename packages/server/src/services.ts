@@ -14,6 +14,7 @@ import type { Logger } from './logger.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
 import { OperationEventLog } from './operations/event-log.ts';
 import { OperationKindRegistry, type OperationKind } from './operations/kinds.ts';
+import { onOperationEnded, operationEventReplay } from './operations/operation-bus-topics.ts';
 import { DEFAULT_OPERATION_STREAM_OPTIONS, OperationEventStreams } from './operations/operation-event-streams.ts';
 import { Operations } from './operations/operations.ts';
 import { ArchiveUploads } from './pacs/archive-uploads.ts';
@@ -89,7 +90,14 @@ export async function createServices(config: Config, database: Database, log: Lo
   const replicaLog = log.child({ component: 'replicas', replica: config.replicaName });
   // With a real PostgreSQL, several replicas may share it: the bus goes through LISTEN/NOTIFY.
   const pgBus = config.databaseUrl
-    ? new PgEventBus({ databaseUrl: config.databaseUrl, db: database.db, replicaId: config.replicaName, log: replicaLog })
+    ? new PgEventBus({
+        databaseUrl: config.databaseUrl,
+        db: database.db,
+        replicaId: config.replicaName,
+        log: replicaLog,
+        replayed: operationEventReplay(database.db),
+        clock,
+      })
     : undefined;
   const bus: EventBus = pgBus ?? new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
@@ -114,13 +122,13 @@ export async function createServices(config: Config, database: Database, log: Lo
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const metrics = new ServerMetrics(
-    bus,
     {
       boardsOnline: () => agents.onlineCount(),
       sseClients: () => operationStreams.totalClients() + deviceRelay.streams.totalClients(),
     },
     { replicaId: config.replicaId },
   );
+  const stopCountingEnds = onOperationEnded(bus, (op) => metrics.countOperationEnded(op.kind, op.status));
 
   // The results folder and the content store exist from the start; leftovers of a crash go.
   await fs.mkdir(config.resultsDir, { recursive: true });
@@ -193,6 +201,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       await sessions.stop();
       step('event bus');
       await pgBus?.close();
+      stopCountingEnds();
       metrics.close();
       files.close?.();
     },

@@ -1,22 +1,15 @@
 import { EventEmitter } from 'node:events';
-import type { OperationEvent } from '../operations/operation-event.ts';
-import type { OperationProgress } from '../operations/operation-object.ts';
 
 /**
  * The small typed messages the server's parts tell each other about, shared by every
- * replica when there are several (pg-event-bus.ts): an operation's stored event (for its
- * SSE clients and whoever waits for its end), a board's presence changing, and the work
- * one replica asks of the replica that holds a board's link.
+ * replica when there are several (pg-event-bus.ts): a board's presence changing, the work
+ * one replica asks of the replica that holds a board's link, and so on.
+ *
+ * The bus knows no domain type: a module that has topics of its own adds them to this
+ * interface where it defines their messages (declaration merging, as
+ * operations/operation-bus-topics.ts does for `operation.*`), so the bus depends on nobody.
  */
 export interface BusMessages {
-  /** Published once the event is stored, so replay-then-listen sees each event exactly once. */
-  'operation.event': { operationId: number; event: OperationEvent };
-  /**
-   * Every progress report of a running operation, as it arrives, for the live SSE clients
-   * of this process: not stored (the stored `progress` events are at most one a second),
-   * so a replica that does not get these still sends its clients the stored ones.
-   */
-  'operation.progress': { operationId: number; progress: OperationProgress };
   /**
    * `online`: the board said hello and it was settled; `offline`: its live link closed;
    * `ready`: it may take work again (back from a reboot, or the reboot wait ended).
@@ -31,8 +24,6 @@ export interface BusMessages {
   };
   /** The board has queued work: whichever replica holds its link starts the next operation. */
   'board.work': { boardId: string };
-  /** A running operation was asked to stop (cancel_requested is stored): its runner sends op.cancel. */
-  'operation.cancel': { operationId: number; boardId: string | null };
   /** The board was deleted: every replica closes its links. */
   'board.revoked': { boardId: string };
   /** A synchronous call (board_calls row) waits for the replica holding the board's link. */
@@ -46,6 +37,19 @@ export interface BusMessages {
 }
 
 export type BusTopic = keyof BusMessages;
+
+/**
+ * A topic whose messages are stored rows, numbered per scope (operation events): a bus
+ * shared between replicas sends only scope and seq range and the others read them back.
+ * Its owner (operations/operation-bus-topics.ts) says how.
+ */
+export interface ReplayedTopic<T extends BusTopic = BusTopic> {
+  topic: T;
+  /** The message's position in its scope (1, 2, 3…). */
+  seqOf(message: BusMessages[T]): number;
+  /** The stored messages of a scope after `afterSeq`, in order, at most `limit`. */
+  read(scope: number, afterSeq: number, limit: number): Promise<Array<BusMessages[T]>>;
+}
 
 /** Which messages of a topic a subscriber wants: those of one operation or board, or all. */
 export type BusScope = string | number | undefined;

@@ -1,10 +1,10 @@
 import postgres from 'postgres';
 import { sql } from 'drizzle-orm';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
-import { readOperationEvents } from '../operations/event-log.ts';
 import { replicaAppName } from '../replicas/board-sessions.ts';
-import { InProcessEventBus, type BusMessages, type BusScope, type BusTopic, type EventBus } from './event-bus.ts';
+import { InProcessEventBus, type BusMessages, type BusScope, type BusTopic, type EventBus, type ReplayedTopic } from './event-bus.ts';
 
 /** The one LISTEN/NOTIFY channel every replica of a database shares. */
 export const BUS_CHANNEL = 'mm_bus';
@@ -13,14 +13,12 @@ const MAX_PAYLOAD_BYTES = 7000;
 const EVENT_PAGE = 500;
 
 /**
- * What travels in a NOTIFY: small notes, never the data itself when a row holds it. An
- * operation's events are named by operation id and seq range (the rows are read back);
+ * What travels in a NOTIFY: small notes, never the data itself when a row holds it. The
+ * messages of the replayed topic are named by scope and seq range (the rows are read back);
  * the other topics' messages are a few ids and are carried whole.
  */
-type Note =
-  | { t: 'operation.event'; s: number; f: number; l: number }
-  | { t: 'ping'; n: number }
-  | { t: Exclude<BusTopic, 'operation.event'>; s: string | number; m: unknown };
+type RangeNote = { t: BusTopic; s: number; f: number; l: number };
+type Note = RangeNote | { t: 'ping'; n: number } | { t: BusTopic; s: string | number; m: unknown };
 
 interface Envelope {
   /** The replica that published (it ignores its own notes: it delivered them at once). */
@@ -33,6 +31,12 @@ export interface PgEventBusOptions {
   db: Db;
   replicaId: string;
   log: Logger;
+  /**
+   * The topic whose messages are stored rows (operation events): sent as seq ranges and read
+   * back by the other replicas, so a dropped notification is healed by the next.
+   */
+  replayed?: ReplayedTopic | undefined;
+  clock?: Clock;
   /** The watchdog sends itself a ping this often… */
   pingIntervalMs?: number;
   /** …and reconnects the listener when none came back for this long. */
@@ -45,31 +49,32 @@ export interface PgEventBusOptions {
  * the notes of one tick go out together as one NOTIFY (outside any transaction, on the
  * pool), so a burst of log events costs one notification. One dedicated connection per
  * replica LISTENs; another replica's notes are delivered to subscribers here: whole
- * messages as they are, operation events read back from `operation_events` after the last
- * seq delivered here for that operation (so a dropped notification is healed by the next).
+ * messages as they are, those of the replayed topic (operation events) read back after the
+ * last seq delivered here for that scope (so a dropped notification is healed by the next).
  *
- * Operation events of other replicas go to the subscribers of that operation only, not to
- * those of every operation (the metrics count what happened on their own replica).
+ * Replayed messages of other replicas go to the subscribers of that scope only, not to
+ * those of every scope (the metrics count what happened on their own replica).
  *
  * A watchdog notifies itself every few seconds; when its pings stop coming back the
  * listening connection is replaced, and what this replica's subscribers care about is read
- * again (`resync`: the operations they watch; the hooks of onResync, e.g. kicking queues).
+ * again (`resync`: the scopes they watch; the hooks of onResync, e.g. kicking queues).
  */
 export class PgEventBus implements EventBus {
   private readonly local: InProcessEventBus;
   private outbox: Note[] = [];
-  private readonly pendingEvents = new Map<number, Extract<Note, { t: 'operation.event' }>>();
+  private readonly pendingRanges = new Map<number, RangeNote>();
   private flushScheduled = false;
   private sending: Promise<void> = Promise.resolve();
   private listener: postgres.Sql | undefined;
-  /** Subscribers per operation (scoped `operation.event`), and the last seq delivered here of each. */
+  /** Subscribers per scope of the replayed topic, and the last seq delivered here of each. */
   private readonly watched = new Map<number, number>();
   private readonly delivered = new Map<number, number>();
   private readonly reading = new Map<number, Promise<void>>();
   private readonly resyncHooks: Array<() => void> = [];
   private pings = 0;
-  private lastPingHeardAt = Date.now();
-  private watchdog: NodeJS.Timeout | undefined;
+  private readonly clock: Clock;
+  private lastPingHeardAt: number;
+  private watchdog: TimerHandle | undefined;
   private reconnecting = false;
   private closed = false;
   private readonly pingIntervalMs: number;
@@ -79,13 +84,15 @@ export class PgEventBus implements EventBus {
     this.local = new InProcessEventBus((err, topic) => opts.log.error({ err, topic }, 'an event bus listener failed'));
     this.pingIntervalMs = opts.pingIntervalMs ?? 5000;
     this.silentAfterMs = opts.silentAfterMs ?? 3 * this.pingIntervalMs;
+    this.clock = opts.clock ?? systemClock;
+    this.lastPingHeardAt = this.clock.now();
   }
 
   /** Opens the listening connection (fails if the database cannot be reached) and starts the watchdog. */
   async start(): Promise<void> {
     await this.listen();
-    this.lastPingHeardAt = Date.now();
-    this.watchdog = setInterval(() => void this.checkListener(), this.pingIntervalMs);
+    this.lastPingHeardAt = this.clock.now();
+    this.watchdog = this.clock.setInterval(() => void this.checkListener(), this.pingIntervalMs);
     this.watchdog.unref();
   }
 
@@ -97,24 +104,25 @@ export class PgEventBus implements EventBus {
   publish<T extends BusTopic>(topic: T, scope: string | number, message: BusMessages[T]): void {
     this.local.publish(topic, scope, message);
     if (this.closed) return;
-    if (topic === 'operation.event') {
-      const { operationId, event } = message as BusMessages['operation.event'];
-      const pending = this.pendingEvents.get(operationId);
-      if (pending && pending.l < event.seq) pending.l = event.seq;
+    const replayed = this.opts.replayed;
+    if (topic === replayed?.topic && typeof scope === 'number') {
+      const seq = replayed.seqOf(message);
+      const pending = this.pendingRanges.get(scope);
+      if (pending && pending.l < seq) pending.l = seq;
       else if (!pending) {
-        const note = { t: 'operation.event' as const, s: operationId, f: event.seq, l: event.seq };
-        this.pendingEvents.set(operationId, note);
+        const note: RangeNote = { t: topic, s: scope, f: seq, l: seq };
+        this.pendingRanges.set(scope, note);
         this.outbox.push(note);
       }
     } else {
-      this.outbox.push({ t: topic as Exclude<BusTopic, 'operation.event'>, s: scope, m: message });
+      this.outbox.push({ t: topic, s: scope, m: message });
     }
     this.scheduleFlush();
   }
 
   subscribe<T extends BusTopic>(topic: T, scope: BusScope, listener: (message: BusMessages[T]) => void): () => void {
     const off = this.local.subscribe(topic, scope, listener);
-    if (topic !== 'operation.event' || typeof scope !== 'number') return off;
+    if (topic !== this.opts.replayed?.topic || typeof scope !== 'number') return off;
     this.watched.set(scope, (this.watched.get(scope) ?? 0) + 1);
     let done = false;
     return () => {
@@ -139,7 +147,7 @@ export class PgEventBus implements EventBus {
   async close(): Promise<void> {
     this.flush();
     this.closed = true;
-    clearInterval(this.watchdog);
+    this.clock.clearInterval(this.watchdog);
     await this.sending;
     await Promise.allSettled([...this.reading.values()]);
     await this.listener?.end({ timeout: 2 }).catch(() => {});
@@ -159,7 +167,7 @@ export class PgEventBus implements EventBus {
     if (this.outbox.length === 0) return;
     const notes = this.outbox;
     this.outbox = [];
-    this.pendingEvents.clear();
+    this.pendingRanges.clear();
     const payloads: string[] = [];
     let batch: string[] = [];
     let size = 0;
@@ -227,50 +235,51 @@ export class PgEventBus implements EventBus {
     }
     if (!envelope || !Array.isArray(envelope.n)) return;
     if (envelope.o === this.opts.replicaId) {
-      if (envelope.n.some((n) => n.t === 'ping')) this.lastPingHeardAt = Date.now();
+      if (envelope.n.some((n) => n.t === 'ping')) this.lastPingHeardAt = this.clock.now();
       return;
     }
     for (const note of envelope.n) {
       if (note.t === 'ping') continue;
-      if (note.t === 'operation.event') this.catchUp(note.s, note.f, note.l);
-      else this.local.publish(note.t, note.s, note.m as BusMessages[typeof note.t]);
+      if ('f' in note) this.catchUp(note.s, note.f, note.l);
+      else if ('m' in note) this.local.publish(note.t, note.s, note.m as BusMessages[typeof note.t]);
     }
   }
 
   /**
-   * Delivers the stored events of an operation another replica wrote, from just after the
-   * last one delivered here (or from `from` if none was) up to at least `to`; one read at a
-   * time per operation, so they arrive in seq order.
+   * Delivers the stored messages of a scope (an operation's events) another replica wrote,
+   * from just after the last one delivered here (or from `from` if none was) up to at least
+   * `to`; one read at a time per scope, so they arrive in seq order.
    */
-  private catchUp(operationId: number, from: number, to: number | undefined): void {
-    if (!this.watched.has(operationId)) return;
-    const previous = this.reading.get(operationId) ?? Promise.resolve();
+  private catchUp(scope: number, from: number, to: number | undefined): void {
+    const replayed = this.opts.replayed;
+    if (!replayed || !this.watched.has(scope)) return;
+    const previous = this.reading.get(scope) ?? Promise.resolve();
     const next = previous
       .then(async () => {
-        let after = this.delivered.get(operationId) ?? from - 1;
-        while (this.watched.has(operationId) && (to === undefined || after < to)) {
-          const page = await readOperationEvents(this.opts.db, operationId, after, EVENT_PAGE);
-          for (const event of page) {
-            if (!this.watched.has(operationId)) return;
-            after = event.seq;
-            this.delivered.set(operationId, after);
-            this.local.deliverScoped('operation.event', operationId, { operationId, event });
+        let after = this.delivered.get(scope) ?? from - 1;
+        while (this.watched.has(scope) && (to === undefined || after < to)) {
+          const page = await replayed.read(scope, after, EVENT_PAGE);
+          for (const message of page) {
+            if (!this.watched.has(scope)) return;
+            after = replayed.seqOf(message);
+            this.delivered.set(scope, after);
+            this.local.deliverScoped(replayed.topic, scope, message);
           }
           if (page.length < EVENT_PAGE) break;
         }
       })
-      .catch((err: unknown) => this.opts.log.warn({ err, op_id: operationId }, 'could not read the events another replica stored'))
+      .catch((err: unknown) => this.opts.log.warn({ err, op_id: scope }, 'could not read the events another replica stored'))
       .finally(() => {
-        if (this.reading.get(operationId) === next) this.reading.delete(operationId);
+        if (this.reading.get(scope) === next) this.reading.delete(scope);
       });
-    this.reading.set(operationId, next);
+    this.reading.set(scope, next);
   }
 
   /** After the listener was replaced: every watched operation is read again, then the hooks run. */
   private resync(): void {
     if (this.closed) return;
-    this.opts.log.info({ operations: this.watched.size }, 'event bus listener reconnected; catching up');
-    for (const operationId of this.watched.keys()) this.catchUp(operationId, 1, undefined);
+    this.opts.log.info({ scopes: this.watched.size }, 'event bus listener reconnected; catching up');
+    for (const scope of this.watched.keys()) this.catchUp(scope, 1, undefined);
     for (const hook of this.resyncHooks) {
       try {
         hook();
@@ -282,15 +291,15 @@ export class PgEventBus implements EventBus {
 
   private async checkListener(): Promise<void> {
     if (this.closed || this.reconnecting) return;
-    if (Date.now() - this.lastPingHeardAt > this.silentAfterMs) {
+    if (this.clock.now() - this.lastPingHeardAt > this.silentAfterMs) {
       this.reconnecting = true;
-      this.opts.log.warn({ silent_ms: Date.now() - this.lastPingHeardAt }, 'event bus listener went silent; reconnecting');
+      this.opts.log.warn({ silent_ms: this.clock.now() - this.lastPingHeardAt }, 'event bus listener went silent; reconnecting');
       const old = this.listener;
       this.listener = undefined;
       void old?.end({ timeout: 1 }).catch(() => {});
       try {
         await this.listen();
-        this.lastPingHeardAt = Date.now();
+        this.lastPingHeardAt = this.clock.now();
         this.resync();
       } catch (err) {
         this.opts.log.warn({ err }, 'event bus listener could not reconnect; retrying');

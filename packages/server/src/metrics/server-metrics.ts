@@ -1,7 +1,5 @@
 import type { Socket } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EventBus } from '../events/event-bus.ts';
-import type { OperationObject } from '../operations/operation-object.ts';
 
 /** What the metrics read at scrape time from the services that own the numbers. */
 export interface MetricSources {
@@ -23,7 +21,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * The control plane's Prometheus metrics, in a registry of its own (prom-client's global
  * default registry is module state: two servers in one process, as in tests, would share
  * and double-register it). Built once by the composition root; the HTTP middleware, the
- * agent link route and the bus feed it; `GET /api/metrics/` renders it.
+ * agent link route and the operations (countOperationEnded) feed it; `GET /api/metrics/` renders it.
  */
 export class ServerMetrics {
   readonly registry = new Registry();
@@ -33,9 +31,8 @@ export class ServerMetrics {
   private readonly linkBytes = { received: 0, sent: 0 };
   /** Sockets of the agent links that are open now: their counts are read live at scrape time. */
   private readonly liveLinks = new Set<Socket>();
-  private readonly unsubscribe: () => void;
 
-  constructor(bus: EventBus, sources: MetricSources, opts: ServerMetricsOptions = {}) {
+  constructor(sources: MetricSources, opts: ServerMetricsOptions = {}) {
     if (opts.replicaId) this.registry.setDefaultLabels({ replica: opts.replicaId });
     // Process CPU, memory, handles, GC, and event-loop delay (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
@@ -88,12 +85,11 @@ export class ServerMetrics {
         this.inc({ direction: 'sent' }, linkBytes('sent'));
       },
     });
+  }
 
-    this.unsubscribe = bus.subscribe('operation.event', undefined, ({ event }) => {
-      if (event.type !== 'end') return;
-      const op = event.data as Pick<OperationObject, 'kind' | 'status'>;
-      this.operationsEnded.inc({ kind: op.kind, status: op.status });
-    });
+  /** An operation of this replica ended. */
+  countOperationEnded(kind: string, status: string): void {
+    this.operationsEnded.inc({ kind, status });
   }
 
   /** One answered request; `route` is the matched route's pattern (or UNMATCHED_ROUTE). */
@@ -132,9 +128,8 @@ export class ServerMetrics {
     return this.registry.contentType;
   }
 
-  /** Shutdown: stop listening to the bus. */
+  /** Shutdown. */
   close(): void {
-    this.unsubscribe();
     this.registry.clear();
   }
 }

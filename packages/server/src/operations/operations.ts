@@ -22,6 +22,7 @@ import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   boardsWithQueuedWork,
+  busyBoardIds,
   claimNextQueued,
   findOperation,
   finishOperation,
@@ -231,6 +232,11 @@ export class Operations implements OperationLifecycle {
   async list(filters: OperationFilters, page: { limit: number; offset: number }): Promise<{ operations: OperationObject[]; total: number }> {
     const { rows, total } = await listOperationRows(this.ctx.database.db, filters, page);
     return { operations: rows.map(toOperationObject), total };
+  }
+
+  /** Which of these boards run an operation now (their `busy` flag). */
+  busyBoards(boardIds: string[]): Promise<Set<string>> {
+    return busyBoardIds(this.ctx.database.db, boardIds);
   }
 
   /** Kicks the board's queue (e.g. after a reboot watch ended elsewhere). */

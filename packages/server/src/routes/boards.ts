@@ -7,7 +7,6 @@ import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toB
 import { sha256Hex } from '../http/auth.ts';
 import { validationHook } from '../http/validation.ts';
 import { notFound } from '../errors.ts';
-import { busyBoardIds } from '../operations/store.ts';
 import { requireJson } from '../http/openapi.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
 
@@ -92,7 +91,7 @@ export function boardRoutes(ctx: Services) {
   const present = async (rows: BoardRow[]) => {
     const ids = rows.map((r) => r.id);
     // Presence wherever the board is linked: this replica or another (board_sessions).
-    const [busy, presence] = await Promise.all([busyBoardIds(db, ids), ctx.agents.presenceOf(ids)]);
+    const [busy, presence] = await Promise.all([ctx.operations.busyBoards(ids), ctx.agents.presenceOf(ids)]);
     return rows.map((r) => toBoardObject(r, presence.get(r.id) ?? ctx.agents.presence(r.id), busy.has(r.id)));
   };
 

@@ -3,12 +3,12 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { NotFoundError, notFound, ValidationError } from '../errors.ts';
-import { accelRedirectPath, contentDisposition, serveFile } from '../http/file-response.ts';
-import { ContentStore } from '../storage/content-store.ts';
+import { contentDisposition, serveFile } from '../http/file-response.ts';
 import { receiveFileUpload } from '../services/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import {
   attachInvocationFile,
+  contentSource,
   detachInvocationFile,
   type InvocationFileRow,
   invocationFileOf,
@@ -147,18 +147,7 @@ function serveInvocationFile(c: Context, ctx: Services, row: InvocationFileRow) 
     lastModified: row.uploadedAt,
     contentType: row.contentType,
     disposition: { type: row.contentType.startsWith('video/') ? 'inline' : 'attachment', filename: row.filename },
-    open: ({ start, end }) => ctx.files.open(row.sha256, { start, end }),
-    // MM_S3_REDIRECT_DOWNLOADS: the store serves the bytes (with Range) from a presigned URL.
-    ...(ctx.files.downloadUrl
-      ? {
-          redirect: ({ contentType, contentDisposition }: { contentType: string; contentDisposition: string | undefined }) =>
-            ctx.files.downloadUrl!(row.sha256, { contentType, contentDisposition: contentDisposition ?? 'attachment' }),
-        }
-      : {}),
-    // Only content on this server's disk can be handed to nginx (not an object store's).
-    ...(ctx.config.accelRedirect !== undefined && ctx.files instanceof ContentStore
-      ? { accelRedirect: accelRedirectPath(ctx.config.accelRedirect, ['content', row.sha256.slice(0, 2), row.sha256]) }
-      : {}),
+    ...contentSource(ctx, row.sha256),
   });
 }
 

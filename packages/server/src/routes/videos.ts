@@ -1,15 +1,11 @@
-import fsp from 'node:fs/promises';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { invocationVideos } from '../services/videos.ts';
+import { allVideos, openResultsVideo } from '../services/videos.ts';
 import { NotFoundError } from '../errors.ts';
-import { sniffFileContentType, videoTypeFromExtension } from '../http/content-type.ts';
 import { accelRedirectPath, serveFile } from '../http/file-response.ts';
 import { validationHook } from '../http/validation.ts';
-import { type VideoRecord, VideoSchema } from '../services/invocation-records.ts';
-import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
-import { listResultsVideos, resolveResultsVideo, resultsVideoUrl } from '../storage/results-folder.ts';
+import { VideoSchema } from '../services/invocation-records.ts';
 
 const RESULTS_PREFIX = '/api/videos/results/';
 
@@ -34,27 +30,12 @@ const listRoute = createRoute({
 
 const resultsVideoNotFound = () => new NotFoundError('video_not_found', 'No such video in the results folder.');
 
-async function resultsVideos(ctx: Services): Promise<VideoRecord[]> {
-  const found = await listResultsVideos(ctx.config.resultsDir);
-  return found.map((v) => ({
-    source: 'results' as const,
-    invocation_id: null,
-    name: v.relativePath,
-    filename: v.relativePath.slice(v.relativePath.lastIndexOf('/') + 1),
-    size: v.stats.size,
-    content_type: videoTypeFromExtension(v.relativePath),
-    modified_at: v.stats.mtime.toISOString(),
-    url: resultsVideoUrl(v.relativePath),
-  }));
-}
-
 export function videoRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => resultsVideoNotFound()) });
 
   app.openapi(listRoute, async (c) => {
     const { limit, offset } = c.req.valid('query');
-    const all = [...(await invocationVideos(ctx.database.db)), ...(await resultsVideos(ctx))];
-    all.sort((a, b) => (a.modified_at < b.modified_at ? 1 : a.modified_at > b.modified_at ? -1 : a.url.localeCompare(b.url)));
+    const all = await allVideos(ctx);
     return c.json({ videos: all.slice(offset, offset + limit), total: all.length }, 200);
   });
 
@@ -63,17 +44,11 @@ export function videoRoutes(ctx: Services) {
     // The still-encoded path: an encoded slash or dot must not turn into a separator or `..`.
     const pathname = new URL(c.req.url).pathname;
     if (!pathname.startsWith(RESULTS_PREFIX)) throw resultsVideoNotFound();
-    const video = await resolveResultsVideo(ctx.config.resultsDir, pathname.slice(RESULTS_PREFIX.length));
+    const video = await openResultsVideo(ctx, pathname.slice(RESULTS_PREFIX.length));
     if (!video) throw resultsVideoNotFound();
-    const { stats, absolutePath, relativePath } = video;
-    const filename = relativePath.slice(relativePath.lastIndexOf('/') + 1);
+    const { file, relativePath } = video;
     return serveFile(c, {
-      size: stats.size,
-      etag: `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`,
-      lastModified: stats.mtime,
-      contentType: await sniffFileContentType(absolutePath, filename).catch(() => videoTypeFromExtension(filename)),
-      disposition: { type: 'inline', filename },
-      open: async ({ start, end }) => (await fsp.open(absolutePath, 'r')).createReadStream({ start, end, highWaterMark: READ_CHUNK_BYTES }),
+      ...file,
       ...(ctx.config.accelRedirect !== undefined ? { accelRedirect: accelRedirectPath(ctx.config.accelRedirect, ['results', ...relativePath.split('/')]) } : {}),
     }).catch((err: unknown) => {
       throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? resultsVideoNotFound() : err;

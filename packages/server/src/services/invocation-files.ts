@@ -3,7 +3,9 @@ import type { StoreContext } from '../store-context.ts';
 import { contents, invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
+import { accelRedirectPath, type ServedFile } from '../http/file-response.ts';
 import type { ListedBlob } from '../storage/blob-store.ts';
+import { ContentStore } from '../storage/content-store.ts';
 import { type FileKind, type FileRecord, toFileRecord } from './invocation-records.ts';
 
 export type InvocationFileRow = typeof invocationFiles.$inferSelect;
@@ -231,4 +233,25 @@ export async function invocationFileOf(ctx: StoreContext, invocationId: number, 
     .from(invocationFiles)
     .where(and(eq(invocationFiles.invocationId, invocationId), eq(invocationFiles.kind, kind)));
   return row;
+}
+
+/**
+ * Where a download of stored content gets its bytes: the blob store; with
+ * MM_S3_REDIRECT_DOWNLOADS a presigned URL of the object store (Range honoured there); with
+ * MM_ACCEL_REDIRECT and content on this server's disk, nginx (not an object store's).
+ */
+export function contentSource(ctx: StoreContext, sha256: string): Pick<ServedFile, 'open' | 'redirect' | 'accelRedirect'> {
+  const { files, config } = ctx;
+  return {
+    open: ({ start, end }) => files.open(sha256, { start, end }),
+    ...(files.downloadUrl
+      ? {
+          redirect: ({ contentType, contentDisposition }: { contentType: string; contentDisposition: string | undefined }) =>
+            files.downloadUrl!(sha256, { contentType, contentDisposition: contentDisposition ?? 'attachment' }),
+        }
+      : {}),
+    ...(config.accelRedirect !== undefined && files instanceof ContentStore
+      ? { accelRedirect: accelRedirectPath(config.accelRedirect, ['content', sha256.slice(0, 2), sha256]) }
+      : {}),
+  };
 }
