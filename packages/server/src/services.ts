@@ -107,7 +107,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   agents.useRemoteCalls(calls);
   const operationKinds = new OperationKindRegistry();
   const events = new OperationEventLog(database.db, log.child({ component: 'operations' }), bus);
-  const operations = new Operations({ ...store, agents, bus, events, kinds: operationKinds });
+  const operations = new Operations({ ...store, agents, bus, events, kinds: operationKinds, clock });
   const operationStreams = new OperationEventStreams({ events, bus }, { clock, ...DEFAULT_OPERATION_STREAM_OPTIONS });
   const uploads = new UploadRegistry();
   const archives = new ArchiveUploads({

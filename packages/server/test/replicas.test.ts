@@ -269,8 +269,8 @@ describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
   it('settles a server-side run of a replica that is gone, at the second look (its kind says how)', async () => {
     const b = await registerBoard(one, 'orphans');
     const db = one.ctx.database.db;
-    const ghost = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'x', runner_replica: 'replica-gone' } });
-    const alive = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'y', runner_replica: 'replica-two' } });
+    const ghost = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'x' }, runnerReplica: 'replica-gone' });
+    const alive = await insertOperation(db, { kind: 'pac_activate', boardId: b.id, invocationId: null, params: { pac: 'y' }, runnerReplica: 'replica-two' });
     await db.update(operations).set({ status: 'running', startedAt: new Date() }).where(inArray(operations.id, [ghost.id, alive.id]));
     await one.ctx.operations.settleOrphanedRuns();
     // Once is not enough: a replica reconnecting its listener is not taken for dead.

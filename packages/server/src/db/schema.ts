@@ -1,3 +1,4 @@
+import type { FileRef } from '@mm/protocol';
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -15,6 +16,12 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+
+/** What an agent operation's `op.start` carries besides its id and kind (the invocation's name and its input files). */
+export interface AgentStart {
+  invocation_name: string;
+  files: FileRef[];
+}
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
@@ -81,8 +88,14 @@ export const operations = pgTable(
     status: text('status').notNull().default('queued'),
     boardId: uuid('board_id').references(() => boards.id, { onDelete: 'set null' }),
     invocationId: integer('invocation_id').references(() => invocations.id, { onDelete: 'set null' }),
-    /** What the operation was asked to do (kind-specific). */
+    /** What the operation was asked to do (kind-specific); the server's own state is in the columns below. */
     params: jsonb('params').$type<Record<string, unknown>>().notNull().default({}),
+    /** Server-side runs: the replica that claimed it (a restart of another replica leaves it alone). */
+    runnerReplica: text('runner_replica'),
+    /** When a cancel was asked for while it ran: outlives a restart (the board gets op.cancel at its hello). */
+    cancelRequestedAt: ts('cancel_requested_at'),
+    /** `transfer`/`execute`: what its op.start carries, snapshotted when it started, so a restart sends the same. */
+    agentStart: jsonb('agent_start').$type<AgentStart>(),
     createdAt: ts('created_at').notNull().defaultNow(),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),

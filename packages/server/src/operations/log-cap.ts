@@ -2,7 +2,8 @@ import type { LogEventData } from './operation-event.ts';
 
 type Stream = LogEventData['stream'];
 
-interface CapState {
+/** One operation's cap: kept in its live record (live-operations.ts). */
+export interface CapState {
   /** Bytes of the head stored so far. */
   headBytes: number;
   /** Bytes that arrived past the head: the tail is kept, the rest is cut. */
@@ -12,13 +13,17 @@ interface CapState {
   tailBytes: number;
 }
 
+export function newCapState(): CapState {
+  return { headBytes: 0, overflowBytes: 0, tail: [], tailBytes: 0 };
+}
+
 /**
  * Caps the log bytes stored per operation (MM_LOG_MAX_BYTES): the first half is stored as it
  * comes, the last half is held in memory (a rolling tail) and stored when the operation ends,
- * after a line saying how many bytes were cut in between.
+ * after a line saying how many bytes were cut in between. The state of each operation is
+ * its own CapState (newCapState), kept with the rest of what the operation holds.
  */
 export class LogCap {
-  private readonly states = new Map<number, CapState>();
   private readonly headMax: number;
   private readonly tailMax: number;
 
@@ -28,12 +33,7 @@ export class LogCap {
   }
 
   /** The part of this chunk to store now ('' when it goes to the tail). */
-  admit(id: number, stream: Stream, data: string): string {
-    let s = this.states.get(id);
-    if (!s) {
-      s = { headBytes: 0, overflowBytes: 0, tail: [], tailBytes: 0 };
-      this.states.set(id, s);
-    }
+  admit(s: CapState, stream: Stream, data: string): string {
     const bytes = Buffer.byteLength(data);
     if (s.overflowBytes === 0 && s.headBytes + bytes <= this.headMax) {
       s.headBytes += bytes;
@@ -58,9 +58,7 @@ export class LogCap {
   }
 
   /** The operation ended: what to store after its head (the cut line and the tail), in order. */
-  finish(id: number): Array<{ stream: Stream; data: string }> {
-    const s = this.states.get(id);
-    this.states.delete(id);
+  finish(s: CapState | undefined): Array<{ stream: Stream; data: string }> {
     if (!s || s.overflowBytes === 0) return [];
     const cut = s.overflowBytes - s.tailBytes;
     if (cut === 0) return s.tail.map(({ stream, data }) => ({ stream, data }));

@@ -1,6 +1,5 @@
-import { and, eq } from 'drizzle-orm';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { BoardLinks } from '../agent-link/board-links.ts';
-import { operations as operationsTable } from '../db/schema.ts';
 import { ConflictError, notFound } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { StoreContext } from '../store-context.ts';
@@ -17,27 +16,28 @@ import {
   type OperationProgress,
   type OperationRow,
 } from './operation-object.ts';
-import { LogCap } from './log-cap.ts';
+import { LiveOperations, type LiveOperation } from './live-operations.ts';
+import { LogCap, newCapState } from './log-cap.ts';
 import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
+  assignBoard,
   boardsWithQueuedWork,
   busyBoardIds,
+  cancelQueued,
   claimNextQueued,
   findOperation,
   finishOperation,
   insertOperation,
   markCancelRequested,
   listOperationRows,
-  oldestQueuedOf,
-  runningOperationOf,
+  requeueRunning,
   runningOperations,
   saveProgress,
   unfinishedOperations,
   type OperationFilters,
 } from './store.ts';
 
-/** Progress is stored (row and event) at most this often per operation. */
 /**
  * Progress is stored (the row and a `progress` event) at most once a second per operation:
  * during a transfer those writes were a tenth of the server's busy time at 4 a second.
@@ -55,14 +55,8 @@ export interface OperationsDeps extends StoreContext {
   bus: EventBus;
   events: OperationEventLog;
   kinds: OperationKindRegistry;
-}
-
-interface ProgressThrottle {
-  lastStoredAt: number;
-  pending: OperationProgress | undefined;
-  timer: NodeJS.Timeout | undefined;
-  /** The store of the last flushed value, while it is in flight (the end waits for it). */
-  storing: Promise<void> | undefined;
+  /** Time for the cancel grace, retries, the progress throttle and waits (tests pass a ManualClock). */
+  clock?: Clock;
 }
 
 /**
@@ -70,6 +64,11 @@ interface ProgressThrottle {
  * one at a time per board (FIFO by id), started by the board queue when the board is
  * online, idle and not rebooting; `transfer`/`execute` run on the agent
  * (agent-operations.ts), registered kinds on the server (server-runs.ts, kinds.ts).
+ *
+ * This class owns every status change (queued → running → succeeded/failed/cancelled, each
+ * one conditional UPDATE of store.ts) and the one live record per operation that holds
+ * what this process keeps for it (live-operations.ts): `finish` drops the record whole.
+ * An operation may be created without a board: it waits, queued, until `assign` gives it one.
  */
 export class Operations implements OperationLifecycle {
   readonly events: OperationEventLog;
@@ -77,11 +76,9 @@ export class Operations implements OperationLifecycle {
     (boardId) => this.startNext(boardId),
     (err, boardId) => this.ctx.log.error({ err, board_id: boardId }, 'could not start the next operation'),
   );
-  private readonly throttles = new Map<number, ProgressThrottle>();
-  /** Per running operation: where the agent output received so far ends in the agent's log (`op.log` offsets). */
-  private readonly agentLogEnds = new Map<number, number>();
-  /** Running operations asked to stop, waiting for the board (or run) to confirm. */
-  private readonly cancelRequested = new Map<number, { boardId: string | null; onAgent: boolean; timer: NodeJS.Timeout }>();
+  /** What this process holds per live operation. */
+  readonly live = new LiveOperations();
+  private readonly clock: Clock;
   private stopping = false;
   private readonly logCap: LogCap;
   /** `transfer` and `execute`: the hub's BoardWork (op messages, hello settling, pull statistics). */
@@ -90,9 +87,10 @@ export class Operations implements OperationLifecycle {
   readonly server: ServerRuns;
   constructor(private readonly ctx: OperationsDeps) {
     this.events = ctx.events;
+    this.clock = ctx.clock ?? systemClock;
     this.logCap = new LogCap(ctx.config.logMaxBytes);
-    this.agent = new AgentOperations(this, ctx);
-    this.server = new ServerRuns(this, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log });
+    this.agent = new AgentOperations(this, this.live, ctx, this.clock);
+    this.server = new ServerRuns(this, this.live, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log, clock: this.clock });
     // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
     ctx.bus.subscribe('board.status', undefined, ({ boardId, status }) => {
       // (Another replica's link closing says nothing about a link here.)
@@ -135,8 +133,8 @@ export class Operations implements OperationLifecycle {
     for (const op of await runningOperations(this.ctx.database.db)) {
       if (isAgentKind(op.kind)) continue;
       // Another replica's run (several replicas on one database): not this restart's to settle.
-      const runner = (op.params as { runner_replica?: unknown }).runner_replica;
-      if (typeof runner === 'string' && runner !== this.ctx.agents.replicaId && (await this.ctx.agents.isReplicaAlive(runner))) continue;
+      const runner = op.runnerReplica;
+      if (runner !== null && runner !== this.ctx.agents.replicaId && (await this.ctx.agents.isReplicaAlive(runner))) continue;
       await this.settleLostRun(op, 'The server restarted while this operation ran on it.');
     }
     for (const boardId of await boardsWithQueuedWork(this.ctx.database.db)) this.queue.kick(boardId);
@@ -146,11 +144,7 @@ export class Operations implements OperationLifecycle {
   private async settleLostRun(op: OperationRow, message: string): Promise<void> {
     const policy = this.ctx.kinds.get(op.kind)?.onServerRestart ?? 'fail';
     if (policy === 'requeue') {
-      const [row] = await this.ctx.database.db
-        .update(operationsTable)
-        .set({ status: 'queued', startedAt: null })
-        .where(and(eq(operationsTable.id, op.id), eq(operationsTable.status, 'running')))
-        .returning();
+      const row = await requeueRunning(this.ctx.database.db, op.id);
       if (row) {
         await this.events.append(op.id, 'status', { status: 'queued', reason: 'server_restarted' });
         if (row.boardId) this.announceWork(row.boardId);
@@ -172,8 +166,8 @@ export class Operations implements OperationLifecycle {
     const seen = new Set<number>();
     for (const op of await runningOperations(this.ctx.database.db)) {
       if (isAgentKind(op.kind)) continue;
-      const runner = (op.params as { runner_replica?: unknown }).runner_replica;
-      if (typeof runner !== 'string' || runner === this.ctx.agents.replicaId) continue;
+      const runner = op.runnerReplica;
+      if (runner === null || runner === this.ctx.agents.replicaId) continue;
       if (await this.ctx.agents.isReplicaAlive(runner)) continue;
       seen.add(op.id);
       if (!this.orphanSuspects.has(op.id)) continue;
@@ -188,23 +182,23 @@ export class Operations implements OperationLifecycle {
   stop(): void {
     this.stopping = true;
     this.server.abortAll();
-    for (const c of this.cancelRequested.values()) clearTimeout(c.timer);
+    for (const op of this.live.values()) this.clock.clearTimeout(op.cancel?.grace);
   }
 
   /** Shutdown, part 2 (after the links closed): everything held back is stored. */
   async drain(): Promise<void> {
     await this.queue.idle();
-    for (const [id, t] of this.throttles) {
-      clearTimeout(t.timer);
-      if (t.pending) await this.storeProgress(id, t.pending);
+    for (const op of this.live.values()) {
+      const pending = await this.takeProgress(op);
+      if (pending) await this.storeProgress(op.id, pending);
     }
-    this.throttles.clear();
     await this.events.flush();
   }
 
   // ── create, read ─────────────────────────────────────────────────────────────────
 
-  async create(input: { kind: string; boardId: string; invocationId?: number | null; params?: Record<string, unknown> }): Promise<OperationObject> {
+  /** A queued operation; without a board (`boardId` null) it waits until `assign` gives it one. */
+  async create(input: { kind: string; boardId: string | null; invocationId?: number | null; params?: Record<string, unknown> }): Promise<OperationObject> {
     if (!this.ctx.kinds.isKnown(input.kind)) throw new Error(`unknown operation kind ${input.kind}`);
     const row = await insertOperation(this.ctx.database.db, {
       kind: input.kind,
@@ -214,7 +208,19 @@ export class Operations implements OperationLifecycle {
     });
     this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
-    this.announceWork(input.boardId);
+    if (input.boardId !== null) this.announceWork(input.boardId);
+    return toOperationObject(row);
+  }
+
+  /**
+   * The seam of a scheduler that chooses the board at dispatch time: gives a queued
+   * operation without a board its board, whose queue then takes it in turn. Undefined if it
+   * already has one or is no longer queued.
+   */
+  async assign(id: number, boardId: string): Promise<OperationObject | undefined> {
+    const row = await assignBoard(this.ctx.database.db, id, boardId);
+    if (!row) return undefined;
+    this.announceWork(boardId);
     return toOperationObject(row);
   }
 
@@ -249,7 +255,7 @@ export class Operations implements OperationLifecycle {
   /** The operation once it has ended, or undefined if it is still going after `timeoutMs`. */
   async waitForEnd(id: number, timeoutMs: number, signal?: AbortSignal): Promise<OperationObject | undefined> {
     let unsubscribe: (() => void) | undefined;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     let onAbort: (() => void) | undefined;
     try {
       const ended = new Promise<OperationObject | undefined>((resolve) => {
@@ -257,7 +263,7 @@ export class Operations implements OperationLifecycle {
         unsubscribe = this.events.subscribe(id, (e) => {
           if (e.type === 'end') resolve(e.data as OperationObject);
         });
-        timer = setTimeout(() => resolve(undefined), timeoutMs);
+        timer = this.clock.setTimeout(() => resolve(undefined), timeoutMs);
         if (signal) {
           onAbort = () => resolve(undefined);
           signal.addEventListener('abort', onAbort, { once: true });
@@ -269,7 +275,7 @@ export class Operations implements OperationLifecycle {
       return await ended;
     } finally {
       unsubscribe?.();
-      clearTimeout(timer);
+      this.clock.clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -292,24 +298,21 @@ export class Operations implements OperationLifecycle {
   /** Publishes every report live; stores progress at most every PROGRESS_INTERVAL_MS per operation (the last value always lands). */
   reportProgress(id: number, progress: OperationProgress): void {
     this.ctx.bus.publish('operation.progress', id, { operationId: id, progress });
-    let t = this.throttles.get(id);
-    if (!t) {
-      t = { lastStoredAt: 0, pending: undefined, timer: undefined, storing: undefined };
-      this.throttles.set(id, t);
-    }
-    t.pending = progress;
-    if (t.timer) return;
-    const wait = t.lastStoredAt + PROGRESS_INTERVAL_MS - Date.now();
-    const throttle = t;
+    const op = this.live.open(id);
+    if (!op) return; // it ended: nothing more is stored
+    const throttle = (op.progress ??= { lastStoredAt: 0, pending: undefined, timer: undefined, storing: undefined });
+    throttle.pending = progress;
+    if (throttle.timer) return;
+    const wait = throttle.lastStoredAt + PROGRESS_INTERVAL_MS - this.clock.now();
     const flush = () => {
       throttle.timer = undefined;
-      throttle.lastStoredAt = Date.now();
+      throttle.lastStoredAt = this.clock.now();
       const p = throttle.pending;
       throttle.pending = undefined;
       if (p) throttle.storing = this.storeProgress(id, p);
     };
     if (wait <= 0) flush();
-    else throttle.timer = setTimeout(flush, wait);
+    else throttle.timer = this.clock.setTimeout(flush, wait);
   }
 
   private async storeProgress(id: number, progress: OperationProgress): Promise<void> {
@@ -326,11 +329,11 @@ export class Operations implements OperationLifecycle {
    * earlier value that is still in flight has landed (or it would land after the final row and
    * the end's operation would miss it); forgets the throttle.
    */
-  private async takeProgress(id: number): Promise<OperationProgress | undefined> {
-    const t = this.throttles.get(id);
+  private async takeProgress(op: LiveOperation): Promise<OperationProgress | undefined> {
+    const t = op.progress;
     if (!t) return undefined;
-    this.throttles.delete(id);
-    clearTimeout(t.timer);
+    op.progress = undefined;
+    this.clock.clearTimeout(t.timer);
     await t.storing; // storeProgress never rejects (a failure is logged)
     return t.pending;
   }
@@ -338,7 +341,9 @@ export class Operations implements OperationLifecycle {
   /** Stores a log chunk, within the operation's MM_LOG_MAX_BYTES (the cut part's tail is stored when it ends). */
   async appendLog(id: number, stream: LogEventData['stream'], data: string, agentEnd?: number): Promise<void> {
     if (!data.length) return;
-    const now = this.logCap.admit(id, stream, data);
+    const op = this.live.open(id);
+    // An operation that ended has no cap left to fill: a late line is stored as it is.
+    const now = op ? this.logCap.admit((op.log ??= newCapState()), stream, data) : data;
     if (now.length) await this.events.append(id, 'log', { stream, data: now, ...(agentEnd !== undefined ? { agent_end: agentEnd } : {}) });
   }
 
@@ -349,13 +354,14 @@ export class Operations implements OperationLifecycle {
    */
   async appendAgentLog(id: number, stream: 'stdout' | 'stderr' | 'agent', data: string, offset: number | undefined): Promise<void> {
     if (offset === undefined) return this.appendLog(id, stream, data);
-    const known = this.agentLogEnds.get(id) ?? (await this.events.agentLogEnd(id));
+    const known = this.live.get(id)?.agentLogEnd ?? (await this.events.agentLogEnd(id));
     const end = offset + data.length;
+    const op = this.live.open(id);
     if (end <= known) {
-      this.agentLogEnds.set(id, known);
+      if (op) op.agentLogEnd = known;
       return;
     }
-    this.agentLogEnds.set(id, end);
+    if (op) op.agentLogEnd = end;
     await this.appendLog(id, stream, offset < known ? data.slice(known - offset) : data, end);
   }
 
@@ -365,18 +371,15 @@ export class Operations implements OperationLifecycle {
    */
   async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
     // The last progress held back by the throttle goes into the same row update and event write.
-    const progress = await this.takeProgress(id);
+    const held = this.live.get(id);
+    const progress = held && (await this.takeProgress(held));
     const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error, ...(progress ? { progress } : {}) }));
-    const cancel = this.cancelRequested.get(id);
-    if (cancel) {
-      clearTimeout(cancel.timer);
-      this.cancelRequested.delete(id);
-    }
-    this.agentLogEnds.delete(id);
+    // Stored (or it had ended before): what this process held for it goes, all at once.
+    const live = this.live.close(id);
+    if (live) this.release(live);
     if (!row) return undefined;
-    this.agent.forget(id);
     // The kept tail of a log that outgrew its cap, before the status and end events.
-    for (const chunk of this.logCap.finish(id)) void this.events.append(id, 'log', chunk);
+    for (const chunk of this.logCap.finish(live?.log)) void this.events.append(id, 'log', chunk);
     const op = toOperationObject(row);
     // Queued together, so they are stored in one write.
     await Promise.all([
@@ -387,6 +390,13 @@ export class Operations implements OperationLifecycle {
     this.ctx.log.info({ op_id: id, kind: op.kind, board_id: op.board_id, status, error: error ?? undefined }, 'operation ended');
     if (row.boardId) this.announceWork(row.boardId);
     return op;
+  }
+
+  /** Lets go of the timers and bytes an ended operation's record held. */
+  private release(op: LiveOperation): void {
+    this.clock.clearTimeout(op.cancel?.grace);
+    this.clock.clearTimeout(op.progress?.timer);
+    this.agent.output.drop(op);
   }
 
   /**
@@ -403,8 +413,7 @@ export class Operations implements OperationLifecycle {
           return;
         }
         this.ctx.log.warn({ err, op_id: id, status, retry_in_ms: delay }, 'could not store the end of an operation; retrying');
-        const t = setTimeout(attempt, delay);
-        t.unref();
+        this.clock.setTimeout(attempt, delay).unref();
         delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS);
       });
     };
@@ -429,12 +438,10 @@ export class Operations implements OperationLifecycle {
       }
       if (row.status === 'queued') {
         // Only a row still queued is cancelled here; one claimed meanwhile is handled as running.
-        const [cancelled] = await db
-          .update(operationsTable)
-          .set({ status: 'cancelled', finishedAt: new Date(), error: { code: 'cancelled', message: 'Cancelled before it started.' } })
-          .where(and(eq(operationsTable.id, id), eq(operationsTable.status, 'queued')))
-          .returning();
+        const cancelled = await cancelQueued(db, id, { code: 'cancelled', message: 'Cancelled before it started.' });
         if (!cancelled) continue;
+        const live = this.live.close(id);
+        if (live) this.release(live);
         const op = toOperationObject(cancelled);
         await Promise.all([this.events.append(id, 'status', { status: 'cancelled', error: op.error }), this.events.append(id, 'end', op)]);
         return op;
@@ -446,7 +453,7 @@ export class Operations implements OperationLifecycle {
   }
 
   private async cancelRunning(row: OperationRow): Promise<void> {
-    if (this.cancelRequested.has(row.id)) return;
+    if (this.isCancelRequested(row.id)) return;
     const cancelledError = { code: 'cancelled', message: 'Cancelled while running.' };
     const onAgent = isAgentKind(row.kind);
     const conn = onAgent && row.boardId ? this.ctx.agents.connection(row.boardId) : undefined;
@@ -464,11 +471,7 @@ export class Operations implements OperationLifecycle {
     // so the request outlives this process: a board that reports the run later gets op.cancel.
     await markCancelRequested(this.ctx.database.db, row.id);
     // Recorded before asking, so a run that stops at once is seen as cancelled, not failed.
-    const timer = setTimeout(() => {
-      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
-    }, this.ctx.config.cancelGraceMs);
-    timer.unref();
-    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent, timer });
+    this.armCancelGrace(row, onAgent);
     if (conn) conn.sendMessage({ type: 'op.cancel', op_id: row.id });
     else this.server.abort(row.id);
     await this.appendLog(row.id, 'server', 'cancel requested\n');
@@ -483,8 +486,8 @@ export class Operations implements OperationLifecycle {
     const holder = await this.ctx.agents.holderElsewhere(row.boardId);
     if (!holder) return false;
     if (isAgentKind(row.kind)) return true;
-    const runner = (row.params as { runner_replica?: unknown }).runner_replica;
-    return runner === undefined || runner === holder;
+    const runner = row.runnerReplica;
+    return runner === null || runner === holder;
   }
 
   /**
@@ -494,17 +497,27 @@ export class Operations implements OperationLifecycle {
    */
   private async cancelElsewhere(row: OperationRow): Promise<void> {
     await markCancelRequested(this.ctx.database.db, row.id);
-    const timer = setTimeout(() => {
+    this.armCancelGrace(row, false);
+    this.ctx.bus.publish('operation.cancel', row.id, { operationId: row.id, boardId: row.boardId });
+  }
+
+  /**
+   * The cancel grace (MM_CANCEL_GRACE_S): the operation becomes `cancelled` when it fires,
+   * unless the board (or the run) confirmed first; noted in its live record.
+   */
+  private armCancelGrace(row: OperationRow, onAgent: boolean): void {
+    const op = this.live.open(row.id);
+    if (!op) return; // it ended meanwhile
+    const grace = this.clock.setTimeout(() => {
       this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
     }, this.ctx.config.cancelGraceMs);
-    timer.unref();
-    this.cancelRequested.set(row.id, { boardId: row.boardId, onAgent: false, timer });
-    this.ctx.bus.publish('operation.cancel', row.id, { operationId: row.id, boardId: row.boardId });
+    grace.unref();
+    op.cancel = { boardId: row.boardId, onAgent, grace };
   }
 
   /** Another replica asked to cancel a run: if this one holds it, the board (or the run) is asked to stop. */
   private async onCancelAsked(id: number): Promise<void> {
-    if (this.cancelRequested.has(id)) return; // asked here (or already passed on)
+    if (this.isCancelRequested(id)) return; // asked here (or already passed on)
     const row = await findOperation(this.ctx.database.db, id);
     if (!row || row.status !== 'running') return;
     const mine = isAgentKind(row.kind) ? row.boardId !== null && this.ctx.agents.connection(row.boardId) !== undefined : this.server.isRunning(id);
@@ -512,14 +525,14 @@ export class Operations implements OperationLifecycle {
   }
 
   isCancelRequested(id: number): boolean {
-    return this.cancelRequested.has(id);
+    return this.live.get(id)?.cancel !== undefined;
   }
 
   /** The board dropped: operations it was asked to cancel are cancelled now (it is told again on hello). */
   private onBoardOffline(boardId: string): void {
-    for (const [id, c] of this.cancelRequested) {
-      if (c.boardId === boardId && c.onAgent) {
-        this.finishEventually(id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
+    for (const op of this.live.values()) {
+      if (op.cancel?.boardId === boardId && op.cancel.onAgent) {
+        this.finishEventually(op.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled while running.' });
       }
     }
   }

@@ -1,7 +1,9 @@
+import type { Clock } from '@mm/protocol';
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { Logger } from '../logger.ts';
 import { operationErrorOf, type OperationHelpers, type OperationKindRegistry } from './kinds.ts';
 import type { OperationLifecycle } from './lifecycle.ts';
+import type { LiveOperations } from './live-operations.ts';
 import { toOperationObject, type OperationRow } from './operation-object.ts';
 
 class ShutdownAbort extends Error {
@@ -11,13 +13,12 @@ class ShutdownAbort extends Error {
   }
 }
 
-/** Runs registered (server-side) operation kinds while they hold their board's slot. */
+/** Runs registered (server-side) operation kinds while they hold their board's slot; each run is in its operation's live record. */
 export class ServerRuns {
-  private readonly runs = new Map<number, AbortController>();
-
   constructor(
     private readonly ops: OperationLifecycle,
-    private readonly deps: { agents: BoardLinks; kinds: OperationKindRegistry; log: Logger },
+    private readonly live: LiveOperations,
+    private readonly deps: { agents: BoardLinks; kinds: OperationKindRegistry; log: Logger; clock: Clock },
   ) {}
 
   begin(row: OperationRow): void {
@@ -29,7 +30,8 @@ export class ServerRuns {
     }
     const boardId = row.boardId;
     const ac = new AbortController();
-    this.runs.set(row.id, ac);
+    const record = this.live.open(row.id);
+    if (record) record.run = ac;
     const helpers: OperationHelpers = {
       boardId,
       signal: ac.signal,
@@ -47,7 +49,7 @@ export class ServerRuns {
         return { back: Promise.race([watch.back, aborted]) };
       },
     };
-    const started = Date.now();
+    const started = this.deps.clock.now();
     void (async () => {
       try {
         const result = await def.run({ ...toOperationObject(row), params: row.params }, helpers);
@@ -68,25 +70,25 @@ export class ServerRuns {
           this.ops.finishEventually(row.id, 'failed', result, error);
         }
       } finally {
-        this.runs.delete(row.id);
-        log.debug({ op_id: row.id, kind: row.kind, ms: Date.now() - started }, 'server-side run settled');
+        if (record?.run === ac) record.run = undefined;
+        log.debug({ op_id: row.id, kind: row.kind, ms: this.deps.clock.now() - started }, 'server-side run settled');
       }
     })();
   }
 
   isRunning(id: number): boolean {
-    return this.runs.has(id);
+    return this.live.get(id)?.run !== undefined;
   }
 
   /** Asks a run to stop; false if no such run is going on in this process. */
   abort(id: number): boolean {
-    const ac = this.runs.get(id);
+    const ac = this.live.get(id)?.run;
     if (!ac) return false;
     ac.abort(new Error('operation cancelled'));
     return true;
   }
 
   abortAll(): void {
-    for (const ac of this.runs.values()) ac.abort(new ShutdownAbort());
+    for (const op of this.live.values()) op.run?.abort(new ShutdownAbort());
   }
 }

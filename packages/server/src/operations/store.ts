@@ -1,25 +1,50 @@
-import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { operations } from '../db/schema.ts';
+import { invocationFiles, invocations, operations, type AgentStart } from '../db/schema.ts';
 import { currentActor } from '../auth/request-auth.ts';
 import { isAgentKind } from './kinds.ts';
 import type { OperationError, OperationProgress, OperationRow, OperationStatusName } from './operation-object.ts';
 
-/** Plain queries on the operations table; the state machine around them is in operations.ts. */
+/**
+ * Every query of the operations table (and the reads operations make of invocations); the
+ * state machine around them is in operations.ts. Each status change is one conditional
+ * UPDATE, so two replicas never both move an operation.
+ */
 
 export interface NewOperation {
   kind: string;
-  boardId: string;
+  /** Null: queued without a board, until a scheduler assigns one (assignBoard). */
+  boardId: string | null;
   invocationId: number | null;
   params: Record<string, unknown>;
+  /** Tests: a server-side run already claimed by this replica. */
+  runnerReplica?: string | null;
 }
 
 export async function insertOperation(db: Db, op: NewOperation): Promise<OperationRow> {
   const [row] = await db
     .insert(operations)
-    .values({ kind: op.kind, boardId: op.boardId, invocationId: op.invocationId, params: op.params, status: 'queued', createdBy: currentActor() })
+    .values({
+      kind: op.kind,
+      boardId: op.boardId,
+      invocationId: op.invocationId,
+      params: op.params,
+      runnerReplica: op.runnerReplica ?? null,
+      status: 'queued',
+      createdBy: currentActor(),
+    })
     .returning();
   return row!;
+}
+
+/** Gives a queued operation without a board its board; undefined if it has one or is no longer queued. */
+export async function assignBoard(db: Db, id: number, boardId: string): Promise<OperationRow | undefined> {
+  const [row] = await db
+    .update(operations)
+    .set({ boardId })
+    .where(and(eq(operations.id, id), eq(operations.status, 'queued'), isNull(operations.boardId)))
+    .returning();
+  return row;
 }
 
 export async function findOperation(db: Db, id: number): Promise<OperationRow | undefined> {
@@ -65,7 +90,7 @@ export async function claimQueued(db: Db, id: number, runnerReplica?: string): P
       status: 'running',
       startedAt: new Date(),
       progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 },
-      ...(runnerReplica !== undefined ? { params: sql`${operations.params} || ${JSON.stringify({ runner_replica: runnerReplica })}::jsonb` } : {}),
+      ...(runnerReplica !== undefined ? { runnerReplica } : {}),
     })
     .where(and(eq(operations.id, id), eq(operations.status, 'queued')))
     .returning();
@@ -76,7 +101,7 @@ export async function claimQueued(db: Db, id: number, runnerReplica?: string): P
  * Claims the board's oldest queued operation if the board runs nothing, in one transaction
  * under a per-board advisory lock: two replicas that both believe they hold the board's link
  * (a link moving between them) never start two operations of one board. Server-side kinds
- * get `runner_replica` in their params (agent kinds run on whichever replica the board is linked to).
+ * get `runner_replica` (agent kinds run on whichever replica the board is linked to).
  */
 export async function claimNextQueued(db: Db, boardId: string, runnerReplica: string): Promise<OperationRow | undefined> {
   return db.transaction(async (tx) => {
@@ -120,19 +145,50 @@ export async function saveProgress(db: Db, id: number, progress: OperationProgre
     .where(and(eq(operations.id, id), eq(operations.status, 'running')));
 }
 
-export async function saveParams(db: Db, id: number, params: Record<string, unknown>, progress?: OperationProgress): Promise<void> {
-  await db
-    .update(operations)
-    .set({ params, ...(progress ? { progress } : {}) })
-    .where(eq(operations.id, id));
+/** Stores an agent operation's op.start snapshot with its first progress, in one write. */
+export async function saveAgentStart(db: Db, id: number, start: AgentStart, progress: OperationProgress): Promise<void> {
+  await db.update(operations).set({ agentStart: start, progress }).where(eq(operations.id, id));
 }
 
-/** Notes in a running operation's params that a cancel was asked for (it outlives a restart). */
+/** Notes that a cancel of a running operation was asked for (it outlives a restart). */
 export async function markCancelRequested(db: Db, id: number): Promise<void> {
-  await db
+  await db.update(operations).set({ cancelRequestedAt: new Date() }).where(eq(operations.id, id));
+}
+
+/** Queued → cancelled; undefined if it was claimed (or ended) meanwhile. */
+export async function cancelQueued(db: Db, id: number, error: OperationError): Promise<OperationRow | undefined> {
+  const [row] = await db
     .update(operations)
-    .set({ params: sql`${operations.params} || ${JSON.stringify({ cancel_requested: true })}::jsonb` })
-    .where(eq(operations.id, id));
+    .set({ status: 'cancelled', finishedAt: new Date(), error })
+    .where(and(eq(operations.id, id), eq(operations.status, 'queued')))
+    .returning();
+  return row;
+}
+
+/** Running → queued again (a server-side run lost to a restart, of a kind that asks for it); undefined if it is not running. */
+export async function requeueRunning(db: Db, id: number): Promise<OperationRow | undefined> {
+  const [row] = await db
+    .update(operations)
+    .set({ status: 'queued', startedAt: null, runnerReplica: null })
+    .where(and(eq(operations.id, id), eq(operations.status, 'running')))
+    .returning();
+  return row;
+}
+
+/** The invocation's name and its input files (of `kinds`), for an agent operation's op.start; undefined without the invocation. */
+export async function invocationForStart(
+  db: Db,
+  invocationId: number,
+  kinds: readonly string[],
+): Promise<{ name: string; files: Array<typeof invocationFiles.$inferSelect> } | undefined> {
+  const [[inv], files] = await Promise.all([
+    db.select({ name: invocations.name }).from(invocations).where(eq(invocations.id, invocationId)),
+    db
+      .select()
+      .from(invocationFiles)
+      .where(and(eq(invocationFiles.invocationId, invocationId), inArray(invocationFiles.kind, [...kinds]))),
+  ]);
+  return inv && { name: inv.name, files };
 }
 
 /** The operation a board is running, if any (at most one by construction). */

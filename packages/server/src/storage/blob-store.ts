@@ -83,11 +83,12 @@ export interface BlobStore {
    */
   openReader?(sha256: string, start: number): Promise<ChunkReader>;
   /**
-   * Optional: an ingest driven by its writer (the agent link's receiver writes into it
-   * directly, batch by batch) instead of a stream the store reads. Same checks and result
-   * as `ingest`; `abort` leaves nothing behind.
+   * An ingest driven by its writer (the agent link's receiver writes into it directly,
+   * batch by batch) instead of a stream the store reads. Same checks and result as
+   * `ingest`; `abort` leaves nothing behind. Every store has one (the S3 store's is a
+   * multipart upload), so what a board sends back is received one way.
    */
-  createWriter?(opts?: BlobWriteOptions): BlobWriter;
+  createWriter(opts?: BlobWriteOptions): BlobWriter;
   /** The content's size and when its bytes were last written, or undefined when it is not stored. */
   stat(sha256: string): Promise<{ size: number; modifiedAt: Date } | undefined>;
   has(sha256: string): Promise<boolean>;

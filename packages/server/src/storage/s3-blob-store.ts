@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import { once } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { PassThrough, Readable } from 'node:stream';
@@ -21,7 +22,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PayloadTooLargeError } from '../errors.ts';
-import type { BlobStore, BlobWriteOptions, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
+import type { BlobStore, BlobWriteOptions, BlobWriter, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { ContentMismatchError, DEFAULT_TEMP_GRACE_MS } from './content-store.ts';
 import { BlobPins } from './blob-pins.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
@@ -144,6 +145,63 @@ export class S3BlobStore implements BlobStore {
   }
 
   async ingest(source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>, opts: BlobWriteOptions = {}): Promise<StoredBlob> {
+    return this.placeTemp(await this.uploadTemp(source, opts), opts.expectedSha256);
+  }
+
+  /**
+   * A writer over the same path as `ingest`: its batches go into a multipart upload of a
+   * temporary object (parts of `partSize`, a bounded queue, backpressure to the writer), and
+   * `commit` checks the hash and copies it into place. `abort` aborts the upload.
+   */
+  createWriter(opts: BlobWriteOptions = {}): BlobWriter {
+    const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    const body = new PassThrough({ highWaterMark: MiB });
+    const giveUp = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, giveUp.signal]) : giveUp.signal;
+    const uploading = this.uploadTemp(body, { maxBytes, signal });
+    let failure: unknown;
+    uploading.catch((err: unknown) => {
+      failure = err;
+    });
+    // The upload ending before the body did is a failure of the store (or an abort).
+    const uploadEnded = uploading.then(
+      () => Promise.reject(new Error('the upload ended before its bytes did')),
+      (err: unknown) => Promise.reject(err),
+    );
+    uploadEnded.catch(() => {});
+    let size = 0;
+    return {
+      writev: async (chunks) => {
+        if (failure !== undefined) throw failure;
+        for (const chunk of chunks) size += chunk.byteLength;
+        if (size > maxBytes) throw new PayloadTooLargeError(`The file is larger than the limit of ${maxBytes} bytes.`);
+        let full = false;
+        for (const chunk of chunks) full = !body.write(chunk) || full;
+        if (full) await Promise.race([once(body, 'drain'), uploadEnded]);
+      },
+      get size() {
+        return size;
+      },
+      commit: async (expectedSha256 = opts.expectedSha256) => {
+        body.end();
+        return this.placeTemp(await uploading, expectedSha256);
+      },
+      abort: async () => {
+        giveUp.abort(new Error('the write was given up'));
+        await uploading.catch(() => {});
+      },
+    };
+  }
+
+  /**
+   * Streams `source` through a hash into a temporary object (a multipart upload above one
+   * part); on any failure nothing is left behind and the error (the signal's reason when
+   * aborted) is thrown.
+   */
+  private async uploadTemp(
+    source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
+    opts: Pick<BlobWriteOptions, 'maxBytes' | 'signal'>,
+  ): Promise<{ key: string; sha256: string; size: number }> {
     const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
     const tempKey = `tmp/${tempName()}`;
     const hash = createHash('sha256');
@@ -197,10 +255,15 @@ export class S3BlobStore implements BlobStore {
       if (opts.signal?.aborted && opts.signal.reason !== undefined) throw opts.signal.reason;
       throw err;
     }
+    return { key: tempKey, sha256: hash.digest('hex'), size };
+  }
+
+  /** Checks the uploaded temporary object's hash and copies it to its content key, pinned; the temporary object goes whatever happens. */
+  private async placeTemp(temp: { key: string; sha256: string; size: number }, expectedSha256: string | undefined): Promise<StoredBlob> {
+    const { key: tempKey, sha256, size } = temp;
     try {
-      const sha256 = hash.digest('hex');
-      if (opts.expectedSha256 !== undefined && opts.expectedSha256 !== sha256) {
-        throw new ContentMismatchError(`content hashes to ${sha256}, expected ${opts.expectedSha256}`);
+      if (expectedSha256 !== undefined && expectedSha256 !== sha256) {
+        throw new ContentMismatchError(`content hashes to ${sha256}, expected ${expectedSha256}`);
       }
       await this.pins.locked(sha256, async () => {
         // Overwrites an existing copy (same bytes), refreshing its modification time, which
