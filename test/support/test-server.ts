@@ -31,6 +31,8 @@ export interface TestServerOptions {
   scratchDatabase?: ScratchDatabase;
   /** More server-side operation kinds to register. */
   operationKinds?: StartServerOptions['operationKinds'];
+  /** Tests of timing logic: the server's Clock (a ManualClock). */
+  clock?: StartServerOptions['clock'];
 }
 
 /**
@@ -56,6 +58,7 @@ export async function startTestServer(
   const server = await startServer({
     config,
     ...(opts.operationKinds ? { operationKinds: opts.operationKinds } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
     ...(kind === 'embedded' && !hasEmbeddedDb ? { embeddedSeed: await embeddedSeed() } : {}),
   });
   return {

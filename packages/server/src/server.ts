@@ -20,6 +20,8 @@ export interface StartServerOptions {
   embeddedSeed?: Blob;
   /** Tests: more server-side operation kinds. */
   operationKinds?: ServicesOptions['operationKinds'];
+  /** Tests of timing logic: the services' Clock (a ManualClock). */
+  clock?: ServicesOptions['clock'];
 }
 
 export interface RunningServer {
@@ -64,7 +66,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
 
   let ctx: Services;
   try {
-    ctx = await createServices(config, database, log, opts.operationKinds ? { operationKinds: opts.operationKinds } : {});
+    ctx = await createServices(config, database, log, {
+      ...(opts.operationKinds ? { operationKinds: opts.operationKinds } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
   } catch (e) {
     await database.close();
     lock.release();

@@ -173,6 +173,35 @@ describe.each([
     expect(await h.store.ingest(Readable.from([patterned(1000)]), { maxBytes: 1000 })).toMatchObject({ size: 1000 });
   });
 
+  it('writes through createWriter batch by batch (above one multipart part), checking a hash learnt at commit', async () => {
+    const data = patterned(11 * MiB + 5);
+    const writer = h.store.createWriter({ maxBytes: data.length });
+    for (let at = 0; at < data.length; at += 3 * MiB) {
+      await writer.writev([data.subarray(at, Math.min(at + MiB, data.length)), data.subarray(Math.min(at + MiB, data.length), Math.min(at + 3 * MiB, data.length))]);
+    }
+    expect(writer.size).toBe(data.length);
+    expect(await writer.commit(sha256(data))).toEqual({ sha256: sha256(data), size: data.length });
+    expect(h.store.isPinned(sha256(data))).toBe(true);
+    h.store.release(sha256(data));
+    expect((await readAll(await h.store.open(sha256(data)))).equals(data)).toBe(true);
+    expect(await h.leftovers()).toEqual([]);
+  });
+
+  it('a writer refuses more than maxBytes, rejects a wrong hash at commit, and leaves nothing when aborted', async () => {
+    const tooMuch = h.store.createWriter({ maxBytes: 1000 });
+    await tooMuch.writev([patterned(600)]);
+    await expect(tooMuch.writev([patterned(401)])).rejects.toBeInstanceOf(PayloadTooLargeError);
+    await tooMuch.abort();
+    const wrong = h.store.createWriter({ expectedSha256: '0'.repeat(64) });
+    await wrong.writev([Buffer.from('abc')]);
+    await expect(wrong.commit()).rejects.toBeInstanceOf(ContentMismatchError);
+    const given = h.store.createWriter();
+    await given.writev([patterned(6 * MiB)]);
+    await given.abort();
+    expect(await h.contents()).toEqual([]);
+    expect(await h.leftovers()).toEqual([]);
+  });
+
   it('rejects a sha256 mismatch and leaves nothing', async () => {
     const abc = Buffer.from('abc');
     await expect(h.store.ingest(Readable.from([abc]), { expectedSha256: '0'.repeat(64) })).rejects.toBeInstanceOf(ContentMismatchError);
