@@ -102,8 +102,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   const bus: EventBus = pgBus ?? new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
   const sessions = new BoardSessions(database.db, config.replicaName, replicaLog);
-  const agents = new BoardLinks(bus, config.rebootTimeoutMs, sessions, log.child({ component: 'agent-link' }));
-  const calls = new BoardCalls({ db: database.db, bus, replicaId: config.replicaName, log: replicaLog, links: agents });
+  const agents = new BoardLinks(bus, config.rebootTimeoutMs, sessions, log.child({ component: 'agent-link' }), clock);
+  const calls = new BoardCalls({ db: database.db, bus, replicaId: config.replicaName, log: replicaLog, links: agents, clock });
   agents.useRemoteCalls(calls);
   const operationKinds = new OperationKindRegistry();
   const events = new OperationEventLog(database.db, log.child({ component: 'operations' }), bus);
@@ -119,7 +119,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
-  const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus });
+  const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus, clock });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const metrics = new ServerMetrics(
     {
@@ -143,7 +143,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   await operations.recover();
   // Several replicas: server-side runs of a replica that died are settled by the others.
   const orphanWatch = config.databaseUrl
-    ? setInterval(() => {
+    ? clock.setInterval(() => {
         operations.settleOrphanedRuns().catch((err: unknown) => replicaLog.warn({ err }, 'could not look for runs of dead replicas'));
       }, 15_000)
     : undefined;
@@ -188,7 +188,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
       operationStreams.close();
-      clearInterval(orphanWatch);
+      clock.clearInterval(orphanWatch);
       operations.stop();
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.
       step('agent links');

@@ -1,7 +1,9 @@
 /**
- * The operations' timers on a ManualClock (no sleeps): the cancel grace, the progress
- * throttle; the one live record per operation, dropped whole when it ends; and the seam of a
- * scheduler (an operation created without a board waits until it is assigned one).
+ * The server's timers on a ManualClock (no sleeps): the cancel grace, the progress
+ * throttle, an RPC's timeout, a reboot watch; the one live record per operation, dropped
+ * whole when it ends; and the seam of a scheduler (an operation created without a board
+ * waits until it is assigned one). The link's heartbeats run on the same clock: they are
+ * set longer than any advance here.
  */
 import { ManualClock } from '@mm/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +21,12 @@ describe('operations on a manual clock', () => {
   const clock = new ManualClock(Date.now());
 
   beforeAll(async () => {
-    server = await startTestServer('embedded', { MM_CANCEL_GRACE_S: String(GRACE_S) }, { clock });
+    const hour = String(3_600_000);
+    server = await startTestServer(
+      'embedded',
+      { MM_CANCEL_GRACE_S: String(GRACE_S), MM_HEARTBEAT_INTERVAL_MS: hour, MM_HEARTBEAT_TIMEOUT_MS: hour },
+      { clock },
+    );
   });
   afterAll(async () => {
     await server?.stop();
@@ -97,6 +104,26 @@ describe('operations on a manual clock', () => {
     await agent.report(agent.outcome(unassigned.id, 'succeeded'));
     await eventually(async () => expect((await ops.require(unassigned.id)).status).toBe('succeeded'));
     expect(ops.live.size).toBe(0);
+    await agent.close();
+  });
+
+  it('answers 504 board_timeout when the board does not answer an RPC in time, and ends a reboot watch at its timeout', async () => {
+    const b = await registerBoard(server, 'rpc');
+    const agent = await FakeAgent.online(server.url, b.token);
+    const call = server.ctx.agents.call(b.id, 'agent.info', {}, { timeoutMs: 5000 });
+    const outcome = call.then(() => 'answered', (err: unknown) => err);
+    await agent.next('rpc.request', (m) => m.method === 'agent.info');
+    await clock.advanceAsync(4999);
+    expect(await Promise.race([outcome, Promise.resolve('pending')])).toBe('pending');
+    await clock.advanceAsync(1);
+    expect(await outcome).toMatchObject({ status: 504, code: 'board_timeout' });
+
+    const watch = server.ctx.agents.expectReboot(b.id, { timeoutMs: 60_000 });
+    const back = watch.back.then(() => 'back', (err: unknown) => err);
+    await clock.advanceAsync(59_999);
+    expect(await Promise.race([back, Promise.resolve('waiting')])).toBe('waiting');
+    await clock.advanceAsync(1);
+    expect(await back).toMatchObject({ status: 504, code: 'reboot_timeout' });
     await agent.close();
   });
 });

@@ -86,7 +86,7 @@ export class BoardLink {
     opts: { clock?: Clock; sharedWindowBudget?: WindowBudget } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });
-    this.rpc = new RpcClient((m) => this.sendMessage(m));
+    this.rpc = new RpcClient((m) => this.sendMessage(m), opts.clock);
     this.peer = new LinkPeer<AgentMessage, ServerMessage>({
       socket,
       parse: parseAgentMessage,

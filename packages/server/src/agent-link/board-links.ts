@@ -1,4 +1,4 @@
-import { CloseCode, rpcMethods, type RpcMethod, type RpcParams, type RpcResult } from '@mm/protocol';
+import { CloseCode, rpcMethods, systemClock, type Clock, type RpcMethod, type RpcParams, type RpcResult, type TimerHandle } from '@mm/protocol';
 import { BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
 import type { BusMessages, EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
@@ -12,7 +12,7 @@ export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
 interface RebootWatch {
   /** The boot id before the reboot; a hello with another one means the board is back. */
   bootId: string | null;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
   waiters: Array<{ resolve(v: { bootId: string }): void; reject(e: Error): void }>;
 }
 
@@ -40,6 +40,8 @@ export class BoardLinks implements LocalBoardCaller {
     private readonly defaultRebootTimeoutMs: number,
     private readonly sessions: BoardSessions,
     private readonly log: Logger,
+    /** Time for the reboot watches. */
+    private readonly clock: Clock = systemClock,
   ) {
     bus.subscribe('board.status', undefined, (m) => this.onStatusElsewhere(m));
   }
@@ -200,7 +202,7 @@ export class BoardLinks implements LocalBoardCaller {
       const w: RebootWatch = {
         bootId: opts.currentBootId !== undefined ? opts.currentBootId : (this.live.get(boardId)?.hello?.boot_id ?? null),
         waiters: [],
-        timer: setTimeout(
+        timer: this.clock.setTimeout(
           () => this.endRebootWatch(boardId, w, new GatewayTimeoutError('reboot_timeout', `The board did not come back within ${Math.round(timeoutMs / 1000)} s of its reboot.`)),
           timeoutMs,
         ),
@@ -238,7 +240,7 @@ export class BoardLinks implements LocalBoardCaller {
 
   private endRebootWatch(boardId: string, watch: RebootWatch, outcome: { bootId: string } | Error): void {
     if (this.reboots.get(boardId) !== watch) return;
-    clearTimeout(watch.timer);
+    this.clock.clearTimeout(watch.timer);
     this.reboots.delete(boardId);
     this.writeRebootRow(() => this.sessions.rebootEnded(boardId));
     for (const w of watch.waiters) {
@@ -254,7 +256,7 @@ export class BoardLinks implements LocalBoardCaller {
 
   /** Shutdown: no reboot timer keeps running. */
   stop(): void {
-    for (const w of this.reboots.values()) clearTimeout(w.timer);
+    for (const w of this.reboots.values()) this.clock.clearTimeout(w.timer);
   }
 
   // ── RPC ──────────────────────────────────────────────────────────────────────────

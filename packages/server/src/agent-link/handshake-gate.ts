@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '@mm/protocol';
+
 /**
  * Bounds the agent handshakes in progress: from the board-token lookup of an upgrade request
  * to the settled hello (or the link closing first). After a restart thousands of boards
@@ -14,6 +16,7 @@ export class HandshakeGate {
     private readonly limit: number,
     /** A handshake whose hello never comes frees its place after this long (the socket stays). */
     private readonly holdMaxMs = 10_000,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get active(): number {
@@ -25,12 +28,12 @@ export class HandshakeGate {
     if (this.inProgress >= this.limit) return undefined;
     this.inProgress++;
     let released = false;
-    const timer = setTimeout(() => release(), this.holdMaxMs);
+    const timer = this.clock.setTimeout(() => release(), this.holdMaxMs);
     timer.unref();
     const release = () => {
       if (released) return;
       released = true;
-      clearTimeout(timer);
+      this.clock.clearTimeout(timer);
       this.inProgress--;
     };
     return release;

@@ -1,7 +1,18 @@
 import fsp from 'node:fs/promises';
 import { HandshakeGate } from './handshake-gate.ts';
 import type WebSocket from 'ws';
-import { CloseCode, isCompatibleProtocol, LinkFeature, openFileReader, PROTOCOL_VERSION, StreamError, WindowBudget, type StreamSource } from '@mm/protocol';
+import {
+  CloseCode,
+  isCompatibleProtocol,
+  LinkFeature,
+  openFileReader,
+  PROTOCOL_VERSION,
+  StreamError,
+  systemClock,
+  WindowBudget,
+  type Clock,
+  type StreamSource,
+} from '@mm/protocol';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -31,6 +42,8 @@ export interface AgentHubDeps {
   uploads: UploadRegistry;
   /** Board deletions reach every replica's links through it. */
   bus: EventBus;
+  /** Time for the links' heartbeats and RPC timeouts, the handshake hold and the shutdown wait. */
+  clock?: Clock;
 }
 
 /**
@@ -51,8 +64,11 @@ export class AgentHub {
   /** The growth of every link's receive windows together (MM_RECEIVE_WINDOWS_MB). */
   readonly receiveWindows: WindowBudget;
 
+  private readonly clock: Clock;
+
   constructor(private readonly deps: AgentHubDeps) {
-    this.handshakes = new HandshakeGate(deps.config.agentHandshakesMax);
+    this.clock = deps.clock ?? systemClock;
+    this.handshakes = new HandshakeGate(deps.config.agentHandshakesMax, undefined, this.clock);
     this.receiveWindows = new WindowBudget(deps.config.receiveWindowsCapBytes);
     deps.bus.subscribe('board.revoked', undefined, ({ boardId }) => this.closeLinksOf(boardId));
   }
@@ -71,7 +87,7 @@ export class AgentHub {
     const conn = new BoardLink(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
-    }, { sharedWindowBudget: this.receiveWindows });
+    }, { sharedWindowBudget: this.receiveWindows, clock: this.clock });
     this.open.add(conn);
     this.handshakeOf.set(conn, endHandshake);
     conn.log.info('agent connected');
@@ -231,7 +247,7 @@ export class AgentHub {
     this.stopping = true;
     const all = [...this.open];
     for (const c of all) c.close(1001, 'server shutting down');
-    await Promise.race([Promise.all(all.map((c) => c.closed)), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await Promise.race([Promise.all(all.map((c) => c.closed)), new Promise<void>((r) => this.clock.setTimeout(r, 2000).unref())]);
     this.deps.links.stop();
   }
 }

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
-import type { RpcResponse } from '@mm/protocol';
+import { systemClock, type Clock, type RpcResponse, type TimerHandle } from '@mm/protocol';
 
 type Response = z.infer<typeof RpcResponse>;
 
@@ -8,7 +8,7 @@ interface Pending {
   method: string;
   resolve(result: unknown): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
   cleanup(): void;
 }
 
@@ -22,7 +22,10 @@ export class RpcClient {
   private nextId = 1;
   private closedWith: Error | undefined;
 
-  constructor(private readonly send: (message: { type: 'rpc.request'; id: number; method: string; params: unknown }) => void) {}
+  constructor(
+    private readonly send: (message: { type: 'rpc.request'; id: number; method: string; params: unknown }) => void,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   request(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     if (this.closedWith) return Promise.reject(this.closedWith);
@@ -33,12 +36,12 @@ export class RpcClient {
         this.pending.get(id)?.cleanup();
         reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       };
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         this.pending.get(id)?.cleanup();
         reject(new GatewayTimeoutError('board_timeout', `The board did not answer ${method} within ${Math.round(timeoutMs / 100) / 10} s.`));
       }, timeoutMs);
       const cleanup = () => {
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.pending.delete(id);
       };

@@ -1,4 +1,5 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Db } from '../db/database.ts';
 import { boardCalls } from '../db/schema.ts';
 import { ApiError, BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
@@ -35,7 +36,7 @@ export class BoardCalls {
   private readonly handlers = new Map<string, LocalCallHandler>();
 
   constructor(
-    private readonly deps: { db: Db; bus: EventBus; replicaId: string; log: Logger; links: LocalBoardCaller },
+    private readonly deps: { db: Db; bus: EventBus; replicaId: string; log: Logger; links: LocalBoardCaller; clock?: Clock },
   ) {
     deps.bus.subscribe('board.call', undefined, ({ callId, boardId }) => {
       if (deps.links.isLocal(boardId)) void this.run(callId);
@@ -88,12 +89,13 @@ export class BoardCalls {
       })
       .returning({ id: boardCalls.id });
     const id = row!.id;
-    let timer: NodeJS.Timeout | undefined;
+    const clock = this.deps.clock ?? systemClock;
+    let timer: TimerHandle | undefined;
     let onAbort: (() => void) | undefined;
     try {
       await new Promise<void>((resolve, reject) => {
         this.waiting.set(id, resolve);
-        timer = setTimeout(resolve, timeoutMs + ANSWER_MARGIN_MS);
+        timer = clock.setTimeout(resolve, timeoutMs + ANSWER_MARGIN_MS);
         if (signal) {
           onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
           signal.addEventListener('abort', onAbort, { once: true });
@@ -108,7 +110,7 @@ export class BoardCalls {
       return { result: answer.result, body: answer.responseBody ?? null };
     } finally {
       this.waiting.delete(id);
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
       db.delete(boardCalls)
         .where(eq(boardCalls.id, id))
