@@ -5,16 +5,19 @@
  *
  * - lines of TypeScript per package (sources only: no tests, no generated schema.d.ts);
  * - the biggest source files;
- * - maps and sets that hold per-operation state in packages/server/src/operations/ (a
- *   `new Map<number, …>` / `new Set<number>` keyed by operation id, or keyed by board and
- *   holding an operation id);
+ * - maps and sets that hold per-operation state in packages/server/src/operations/ (a class
+ *   field `readonly x = new Map<number, …>` / `new Set<number>` keyed by operation id, or
+ *   keyed by board and holding an operation id), each named;
  * - `setTimeout(` / `Date.now()` / `setInterval(` sites outside the Clock (that is, not
  *   `clock.setTimeout`) in packages/server/src and packages/agent/src, per folder.
  */
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const ref = process.argv[2] ?? 'HEAD';
-const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 
 const files = git('ls-tree', '-r', '--name-only', ref)
   .split('\n')
@@ -32,12 +35,12 @@ console.log('\nbiggest files');
 for (const f of [...files].sort((a, b) => lines(b) - lines(a)).slice(0, 10)) console.log(`  ${String(lines(f)).padStart(5)}  ${f}`);
 
 console.log('\nper-operation maps in packages/server/src/operations/');
-const PER_OP = /new (?:Map<number,|Set<number>|Map<string, number>)/g;
+const PER_OP = /readonly (\w+) = new (?:Map<number,|Set<number>|Map<string, number>)/g;
 let maps = 0;
 for (const f of files.filter((f) => f.startsWith('packages/server/src/operations/'))) {
-  const n = text.get(f)!.match(PER_OP)?.length ?? 0;
-  if (n) console.log(`  ${n}  ${f}`);
-  maps += n;
+  const names = [...text.get(f)!.matchAll(PER_OP)].map((m) => m[1]);
+  if (names.length) console.log(`  ${names.length}  ${f.slice('packages/server/src/operations/'.length)}: ${names.join(', ')}`);
+  maps += names.length;
 }
 console.log(`  total ${maps}`);
 

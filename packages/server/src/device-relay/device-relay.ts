@@ -19,7 +19,7 @@ const RELAY_MESSAGE_TYPES = ['http.response', 'http.error', 'sse.event', 'sse.st
  * types and the `http.request_body` source on the hub when it is built.
  */
 export class DeviceRelay {
-  readonly proxy = new ProxyRelay();
+  readonly proxy: ProxyRelay;
   readonly streams: StreamRelay;
   /** The proxy for boards linked to another replica (through board_calls). */
   readonly remoteProxy: RemoteScriptProxy;
@@ -31,6 +31,7 @@ export class DeviceRelay {
     streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS,
   ) {
     const { hub, links, bus } = deps;
+    this.proxy = new ProxyRelay(streamOptions.clock);
     this.streams = new StreamRelay(links, streamOptions);
     this.remoteProxy = new RemoteScriptProxy(deps.calls, links, this.proxy);
     if (deps.shared) {
@@ -42,6 +43,7 @@ export class DeviceRelay {
         relay: this.streams,
         isLocal: (boardId) => links.isLocal(boardId),
         holderElsewhere: (boardId) => links.holderElsewhere(boardId),
+        clock: streamOptions.clock,
       });
       this.streams.useSharing(this.remoteStreams);
       this.remoteStreams.start();

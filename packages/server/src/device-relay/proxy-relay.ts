@@ -1,5 +1,5 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { StreamError, type ByteSink, type HttpHeader, type MessageOf } from '@mm/protocol';
+import { StreamError, systemClock, type ByteSink, type Clock, type HttpHeader, type MessageOf, type TimerHandle } from '@mm/protocol';
 import type { BoardLink, OpenedSource, PullMessage } from '../agent-link/board-link.ts';
 import { ApiError, BadGatewayError, boardOffline, GatewayTimeoutError, ServiceUnavailableError } from '../errors.ts';
 import { requestHeadersForScript, responseHeadersForClient } from './http-headers.ts';
@@ -35,6 +35,9 @@ type HeadMessage = MessageOf<'http.response'> | MessageOf<'http.error'>;
  * under the link's credit-based flow control.
  */
 export class ProxyRelay {
+  /** `clock`: time for the board's answer deadline. */
+  constructor(private readonly clock: Clock = systemClock) {}
+
   private nextId = 1;
   private readonly pending = new Map<number, RelayedRequest>();
   /** Connections whose close we already watch (one watcher per connection, not per request). */
@@ -45,7 +48,7 @@ export class ProxyRelay {
     const id = this.nextId++;
     this.watch(req.conn);
     return new Promise<Response>((resolve, reject) => {
-      const relayed = new RelayedRequest(id, req, resolve, reject, () => this.pending.delete(id));
+      const relayed = new RelayedRequest(id, req, resolve, reject, () => this.pending.delete(id), this.clock);
       this.pending.set(id, relayed);
       relayed.start();
     });
@@ -88,7 +91,7 @@ class RelayedRequest {
   private bodyTaken = false;
   /** What the agent's pull reads of the client's body (a copy, see takeBody). */
   private bodyCopy: PassThrough | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private readonly onClientGone = () => this.clientGone();
 
   constructor(
@@ -97,6 +100,7 @@ class RelayedRequest {
     private readonly resolve: (res: Response) => void,
     private readonly reject: (err: Error) => void,
     private readonly forget: () => void,
+    private readonly clock: Clock,
   ) {}
 
   get conn(): BoardLink {
@@ -124,7 +128,7 @@ class RelayedRequest {
   onHead(m: HeadMessage): void {
     if (this.headSettled) return;
     this.headSettled = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     if (m.type === 'http.error') {
       this.finish();
       this.reject(scriptError(m.error, this.req.port));
@@ -200,9 +204,9 @@ class RelayedRequest {
   }
 
   private armTimer(): void {
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     const ms = this.req.timeoutMs;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       if (this.headSettled) return;
       this.abortOnBoard();
       this.fail(new GatewayTimeoutError('board_timeout', `The board did not answer within ${formatSeconds(ms)} s.`));
@@ -213,7 +217,7 @@ class RelayedRequest {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     // Whatever of the body is still to come has no reader any more: the agent's pull fails
     // (and the script's request with it) instead of waiting for a client that stopped sending.
     if (this.bodyCopy && !this.bodyCopy.writableEnded) {

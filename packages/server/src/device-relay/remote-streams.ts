@@ -1,3 +1,4 @@
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { relayEvents, relaySubscriptions } from '../db/schema.ts';
@@ -28,7 +29,7 @@ export class RemoteStreams implements StreamSharing {
   private holderNotes = 0;
   private readonly reading = new Map<string, Promise<void>>();
   private writes: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
 
   constructor(
     private readonly deps: {
@@ -40,6 +41,8 @@ export class RemoteStreams implements StreamSharing {
       isLocal(boardId: string): boolean;
       /** The live replica other than this one holding the board's link (board_sessions), if any. */
       holderElsewhere(boardId: string): Promise<string | undefined>;
+      /** Time for the refresh of what is read from elsewhere. */
+      clock?: Clock;
     },
     private readonly intervalMs = 5000,
   ) {
@@ -60,12 +63,12 @@ export class RemoteStreams implements StreamSharing {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.refresh(), this.intervalMs);
+    this.timer = (this.deps.clock ?? systemClock).setInterval(() => void this.refresh(), this.intervalMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    (this.deps.clock ?? systemClock).clearInterval(this.timer);
     await this.writes;
     await this.deps.db
       .delete(relaySubscriptions)
