@@ -29,7 +29,10 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
+      // Worker threads sharing one module graph per worker start far faster than a fork per
+      // file (18-22 s against 32-33 s for the project at load 19): a unit test must leave no
+      // global state behind (environment, fake timers, mocks).
+      { extends: true, test: { name: 'unit', include: UNIT, pool: 'threads', isolate: false } },
       { extends: true, test: { name: 'integration', include: TESTS, exclude: [...configDefaults.exclude, ...UNIT, ...E2E], globalSetup: GLOBAL_SETUP } },
       { extends: true, test: { name: 'e2e', include: E2E, exclude: [...configDefaults.exclude, ...UNIT], globalSetup: GLOBAL_SETUP } },
     ],
