@@ -1,6 +1,6 @@
 /**
  * Full GCs of a WebSocket receiver, in seconds instead of the data-plane bench's 12-minute
- * sequence (docs/data-plane.md, "Open": the server's GC storms). By hand, never in the suite:
+ * sequence (docs/perf/data-plane.md, "Open": the server's GC storms). By hand, never in the suite:
  *
  *   node --expose-gc --min-semi-space-size=16 --import tsx bench/ws-receive-gc.ts [--mib 1024] [--frame-kib 512] [--runs 5]
  *
@@ -12,12 +12,12 @@
  * the receivers too, so flags can be compared (e.g. `--no-incremental-marking`).
  *
  * What it showed: 512 and 128 KiB messages stormed in every run (32–37 full GCs per GiB, ~2.9×
- * the CPU), 64 KiB in one of three, 32 and 16 KiB in none. The product did not follow (docs/data-plane.md).
+ * the CPU), 64 KiB in one of three, 32 and 16 KiB in none. The product did not follow (docs/perf/data-plane.md).
  * The forced GCs are what brings the storm on: they run while nothing allocates, so V8 sets the
  * next old-generation limit only ~24 MB above the live heap. Floors on that limit
  * (`--initial-old-space-size=N`, 512 MiB, 2 runs each): 48, 64 and 80 MB still stormed, 96 MB
  * ran 3–4 full GCs, 128 MB none (user 0.7–0.8 s instead of 1.8–1.9 s); the server and the
- * agent run with 128 (docs/data-plane.md, "Fifth pass").
+ * agent run with 128 (docs/perf/data-plane.md, "Fifth pass").
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -79,7 +79,7 @@ describe('deployment files', () => {
     expect(r.stdout).toMatch(/condition: service_healthy/);
   });
 
-  it('the server runs with the same node flags in the image, under `pnpm start` and in the README, and node accepts them', () => {
+  it('the server runs with the same node flags in the image, under `pnpm start` and in docs/deployment.md, and node accepts them', () => {
     const dockerfile = fs.readFileSync(path.join(deploy, 'server/Dockerfile'), 'utf8');
     const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
     expect(cmd, 'an exec-form CMD').not.toBeNull();
@@ -89,8 +89,8 @@ describe('deployment files', () => {
     expect(argv).toEqual(['node', ...flags, 'dist/mm-server.mjs']);
     const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
     expect(dev).toContain(`bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, [${flags.map((f) => `'${f}'`).join(', ')}]);`);
-    const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-    expect(readme).toContain(`node ${flags.join(' ')} /opt/mm-server/dist/mm-server.mjs`);
+    const deployment = fs.readFileSync(path.join(repoRoot, 'docs/deployment.md'), 'utf8');
+    expect(deployment).toContain(`node ${flags.join(' ')} /opt/mm-server/dist/mm-server.mjs`);
     const r = spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);

@@ -8,7 +8,7 @@ import { openDatabase } from '@mm/server';
 /**
  * The embedded database as `pnpm start` opens it: a new folder is made by initdb in a child
  * process (into a scratch folder renamed into place), then opened with the small footprint's
- * settings (docs/scale.md). The rest of the suite loads a migrated dump instead of running initdb.
+ * settings (docs/perf/scale.md). The rest of the suite loads a migrated dump instead of running initdb.
  */
 describe('the embedded database on a new data folder', () => {
   let dir: string;

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '@mm/protocol';
  * Bounds the agent handshakes in progress: from the board-token lookup of an upgrade request
  * to the settled hello (or the link closing first). After a restart thousands of boards
  * come back within seconds; every handshake costs database round trips, and queued behind
- * each other in the pool they all time out together (bench/many-agents.ts, docs/scale.md).
+ * each other in the pool they all time out together (bench/many-agents.ts, docs/perf/scale.md).
  * Over the limit, an upgrade is refused at once, before any database work, with 503 and a
  * Retry-After; the agent backs off with jitter and comes back, so the server links boards at
  * its own pace and they come online steadily from the first second.
