@@ -4,6 +4,7 @@ import type { Services } from './services.ts';
 import { ApiError, NotFoundError } from './errors.ts';
 import { apiPath } from './http/api-path.ts';
 import { authMiddleware } from './auth/auth-middleware.ts';
+import { securityHeaders } from './auth/security-headers.ts';
 import { jsonBodyLimit } from './http/json-body-limit.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
@@ -33,6 +34,8 @@ export function createApp(ctx: Services) {
 
   app.use('*', requestLog(ctx.log));
   app.use('*', requestMetrics(ctx.metrics));
+  // Content-Security-Policy (no framing), X-Frame-Options, Referrer-Policy, nosniff.
+  app.use('*', securityHeaders());
   // People and access (auth/): host allow-list, who is calling, cross-site checks, roles, audit.
   app.use('*', authMiddleware(ctx.auth));
   app.use('/api/*', jsonBodyLimit({ exempt: (p) => /^\/api\/device-scripts\/[^/]+\/proxy(\/|$)/.test(p) }));
