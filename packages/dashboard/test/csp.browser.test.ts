@@ -21,8 +21,9 @@ const PAGES = ['/invocations', '/boards', '/operations', '/videos', '/device-scr
 /** Collects what the page reports: CSP violations (the DOM event) and console errors. */
 async function watch(page: Page): Promise<string[]> {
   const problems: string[] = [];
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+  // Page code as a string: the test project has Node's types only, not the DOM's.
+  await page.addInitScript({
+    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));",
   });
   page.on('console', (m) => {
     if (m.type() === 'error' && /CSP violation|Content Security Policy|Refused to/.test(m.text())) problems.push(m.text());
@@ -73,13 +74,9 @@ describe.skipIf(!hasChromium)('the dashboard under the Content-Security-Policy, 
     await screenshot(page, 'csp-tokens');
     expect(problems).toEqual([]);
     // And the watch does see a violation: an inline script is blocked and reported.
-    await page.evaluate(() => {
-      const s = document.createElement('script');
-      s.textContent = 'window.inlineRan = true';
-      document.body.append(s);
-    });
+    await page.evaluate("const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.body.append(s);");
     await expect.poll(() => problems.join('\n')).toMatch(/script-src/);
-    expect(await page.evaluate(() => 'inlineRan' in window)).toBe(false);
+    expect(await page.evaluate("'inlineRan' in window")).toBe(false);
     await page.close();
   }, 120_000);
 
@@ -111,7 +108,7 @@ describe.skipIf(!hasChromium)('the dashboard under the Content-Security-Policy, 
       await expect.poll(() => blocked.join('\n'), { timeout: 15_000 }).toMatch(/frame-ancestors|X-Frame-Options|Refused to (display|frame)/);
       // The frame holds no dashboard.
       const frame = page.frames().find((f) => f !== page.mainFrame());
-      const inside = await frame?.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      const inside = await frame?.evaluate<string>("document.body ? document.body.innerText : ''").catch(() => '');
       expect(inside ?? '').not.toContain('Model Manager');
       await page.close();
     } finally {
