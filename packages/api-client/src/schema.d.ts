@@ -3225,6 +3225,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your own password
+         * @description Any signed-in user, for their own password: the current one must be given. Your other sessions end (their open streams are cut); the one making the request stays signed in; personal tokens keep working. A wrong current password counts as a failed sign-in (the same limits, 429 with Retry-After).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ChangePassword"];
+                };
+            };
+            responses: {
+                /** @description Changed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `validation_failed`: the new password is empty, too short (8 characters at least) or your user name */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `invalid_credentials`: the current password is wrong (or `unauthorized`: not signed in) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `user_required`: MM_API_TOKEN (or a server with auth off) has no password to change */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: wait Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/me/": {
         parameters: {
             query?: never;
@@ -3494,7 +3605,7 @@ export interface paths {
         head?: never;
         /**
          * Change a user's role or password (admin)
-         * @description A new password ends the user's sessions; a new role cuts their open streams (they reconnect with the new role).
+         * @description A new password ends the user's sessions; `revoke_tokens: true` also revokes their personal tokens; a new role cuts their open streams (they reconnect with the new role).
          */
         patch: {
             parameters: {
@@ -3587,13 +3698,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your personal tokens (never the tokens themselves) */
+        /** Your personal tokens; an admin may list any user's or everyone's (never the tokens themselves) */
         get: {
             parameters: {
                 query?: {
                     /** @description Page size (max 1000). */
                     limit?: number;
                     offset?: number | null;
+                    /** @description Another user's tokens (admin only; your own id needs no role) */
+                    user_id?: string;
+                    /** @description `1`: every user's tokens (admin only) */
+                    all?: "1" | "true";
                 };
                 header?: never;
                 path?: never;
@@ -3601,7 +3716,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description A page of your tokens, newest first */
+                /** @description A page of tokens, newest first */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3612,6 +3727,20 @@ export interface paths {
                 };
                 /** @description Bad input */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `forbidden`: another user's tokens, or everyone's, need the admin role */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3710,7 +3839,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of your tokens: it stops working at once (open streams too) */
+        /** Revoke one of your tokens (an admin: anyone's): it stops working at once (open streams too) */
         delete: {
             parameters: {
                 query?: never;
@@ -3759,7 +3888,7 @@ export interface paths {
         };
         /**
          * The audit log, newest first (admin)
-         * @description Every change: invocations, files, transfers and runs, cancels, boards, PACs, the device-script catalogue and relayed script commands, users, tokens, sign-ins, sign-outs and failed sign-ins.
+         * @description Every change: invocations, files, transfers and runs, cancels, boards, PACs, the device-script catalogue and relayed script commands, users, tokens, sign-ins, sign-outs and failed sign-ins. A resumable upload is one entry (`upload.attach`, when its last byte arrives), not one per PATCH; identical consecutive script commands of one user on one target (a servo drag) are one entry with a `count`.
          */
         get: {
             parameters: {
@@ -3780,16 +3909,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description A page of events */
+                /** @description A page of events; `total` counts every event matching the filters */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            events: components["schemas"]["AuditEvent"][];
-                            total: number;
-                        };
+                        "application/json": components["schemas"]["AuditEventList"];
                     };
                 };
                 /** @description Bad input */
@@ -3804,6 +3930,42 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/actions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The actions that occur in the audit log, alphabetically (admin): the choices of the action filter */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The actions */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditActions"];
                     };
                 };
             };
@@ -4186,6 +4348,16 @@ export interface components {
         TokenLogin: {
             token: string;
         };
+        /**
+         * @example {
+         *       "current_password": "the old one",
+         *       "new_password": "correct horse battery staple"
+         *     }
+         */
+        ChangePassword: {
+            current_password: string;
+            new_password: string;
+        };
         UserList: {
             users: components["schemas"]["User"][];
             total: number;
@@ -4216,6 +4388,8 @@ export interface components {
             /** @enum {string} */
             role?: "viewer" | "operator" | "admin";
             password?: string;
+            /** @description `true`: also revoke all the user's personal tokens (with a password reset: nothing the old holder kept works) */
+            revoke_tokens?: boolean;
         };
         TokenList: {
             tokens: components["schemas"]["Token"][];
@@ -4225,6 +4399,13 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /**
+             * Format: uuid
+             * @description Whose token it is
+             */
+            user_id: string;
+            /** @description Its owner's name */
+            username: string;
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
@@ -4259,6 +4440,10 @@ export interface components {
              */
             expires_at?: string | null;
         };
+        AuditEventList: {
+            events: components["schemas"]["AuditEvent"][];
+            total: number;
+        };
         AuditEvent: {
             id: number;
             /**
@@ -4278,6 +4463,24 @@ export interface components {
             detail: {
                 [key: string]: unknown;
             } | null;
+            /** @description The acting user's name (today's, if renamed); as `user` for MM_API_TOKEN */
+            user_name: string | null;
+            /**
+             * @description The name of the board, invocation, device script, user or token the target names, where known
+             * @example night run
+             */
+            target_name: string | null;
+            /** @description How many identical consecutive actions this entry stands for (a servo drag, a held motor button) */
+            count: number;
+            /**
+             * Format: date-time
+             * @description When the last of them happened (`at` when count is 1)
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            last_at: string;
+        };
+        AuditActions: {
+            actions: string[];
         };
     };
     responses: never;

@@ -1,3 +1,4 @@
+import { TrieRouter } from 'hono/router/trie-router';
 import type { Role } from './roles.ts';
 
 /** Who may call a route: a role, or `public` (no user auth: the route authenticates otherwise, or not at all). */
@@ -24,9 +25,13 @@ const R = (methods: string | readonly string[], path: string, access: Access, ac
 });
 
 const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-/** tus 1.0: creation and discovery on the collection, offset, append and termination on one upload. */
+/**
+ * tus 1.0: creation and discovery on the collection, offset and append on one upload. No
+ * audit action: the PATCH that carries the last byte records `upload.attach` itself, so an
+ * upload is one entry, not one per chunk.
+ */
 const TUS_COLLECTION_METHODS = ['POST', 'OPTIONS'] as const;
-const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'DELETE'] as const;
+const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH'] as const;
 
 /**
  * THE one place that says which role each route needs (docs/api.md, "People and access").
@@ -45,6 +50,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   // Any user.
   R('POST', '/api/auth/logout/', 'viewer', 'self'),
   R('GET', '/api/auth/me/', 'viewer'),
+  R('POST', '/api/auth/password/', 'viewer', 'self'),
   R('GET', '/api/tokens/', 'viewer'),
   R('POST', '/api/tokens/', 'viewer', 'self'),
   R('DELETE', '/api/tokens/{id}/', 'viewer', 'self'),
@@ -83,8 +89,9 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('POST', '/api/operations/{id}/cancel/', 'operator', 'operation.cancel'),
   R('POST', '/api/pacs/query/', 'operator', 'pac.query'),
   R(PROXY_METHODS, '/api/device-scripts/{id}/proxy/{path}', 'operator', 'device_script.proxy'),
-  R(TUS_COLLECTION_METHODS, '/api/uploads/', 'operator', 'upload'),
-  R(TUS_UPLOAD_METHODS, '/api/uploads/{id}/', 'operator', 'upload'),
+  R(TUS_COLLECTION_METHODS, '/api/uploads/', 'operator'),
+  R(TUS_UPLOAD_METHODS, '/api/uploads/{id}/', 'operator'),
+  R('DELETE', '/api/uploads/{id}/', 'operator', 'upload.terminate'),
 
   // Admins: boards, PAC changes, the device-script catalogue, users, the audit log.
   R('POST', '/api/boards/', 'admin', 'board.create'),
@@ -100,25 +107,21 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('PATCH', '/api/users/{id}/', 'admin', 'self'),
   R('DELETE', '/api/users/{id}/', 'admin', 'self'),
   R('GET', '/api/audit/', 'admin'),
+  R('GET', '/api/audit/actions/', 'admin'),
 ];
 
-interface CompiledRoute extends RouteRole {
-  pattern: RegExp;
-  paramNames: string[];
-}
+/** `{param}` → `:param`; `{path}` is the rest of the path (proxy and results-folder routes), possibly empty. */
+const honoPath = (path: string) => path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'path' ? ':path{.*}' : `:${name}`));
 
-function compile(r: RouteRole): CompiledRoute {
-  const paramNames: string[] = [];
-  const source = r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}/g, (_m, name: string) => {
-    paramNames.push(name);
-    // `{path}` is the rest of the path (proxy and results-folder routes); others are one segment.
-    return name === 'path' ? '(.*)' : '([^/]+)';
-  });
-  return { ...r, pattern: new RegExp(`^${source}$`), paramNames };
+/**
+ * The table in Hono's own router (the one the app routes with), so a request matches an entry
+ * exactly as it matches its route. Literal paths are added first and win over templated ones
+ * (`/api/invocations/create/` before `/api/invocations/{id}/`); GET also answers HEAD.
+ */
+const ROUTER = new TrieRouter<RouteRole>();
+for (const r of [...ROUTE_ROLES].sort((a, b) => Number(a.path.includes('{')) - Number(b.path.includes('{')))) {
+  for (const m of r.methods) ROUTER.add(m, honoPath(r.path), r);
 }
-
-// Literal paths win over templated ones (`/api/invocations/create/` before `/api/invocations/{id}/`).
-const COMPILED = ROUTE_ROLES.map(compile).sort((a, b) => a.paramNames.length - b.paramNames.length);
 
 export interface RouteMatch {
   route: RouteRole;
@@ -128,16 +131,9 @@ export interface RouteMatch {
 /** The map entry for a request (method, normalised path), or undefined. */
 export function matchRoute(method: string, path: string): RouteMatch | undefined {
   const m = method.toUpperCase();
-  const lookup = m === 'HEAD' ? ['HEAD', 'GET'] : [m];
-  for (const want of lookup) {
-    for (const r of COMPILED) {
-      if (!r.methods.includes(want)) continue;
-      const hit = r.pattern.exec(path);
-      if (!hit) continue;
-      const params: Record<string, string> = {};
-      r.paramNames.forEach((name, i) => (params[name] = hit[i + 1] ?? ''));
-      return { route: r, params };
-    }
+  for (const want of m === 'HEAD' ? ['HEAD', 'GET'] : [m]) {
+    const [hit] = ROUTER.match(want, path)[0];
+    if (hit) return { route: hit[0], params: { ...(hit[1] as Record<string, string>) } };
   }
   return undefined;
 }
