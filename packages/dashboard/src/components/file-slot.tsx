@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FileKind, FileRecord } from '../api/client.ts';
-import { api } from '../api/client.ts';
+import { client, unwrap } from '../api/client.ts';
 import { formatBytes, formatDuration } from '../lib/format.ts';
 import type { UploadHandle } from '../lib/upload.ts';
 import { ErrorBox } from './error-box.tsx';
@@ -143,7 +143,7 @@ export function FileSlot({
               onClick={async () => {
                 if (!confirm(`Remove ${file.filename} from this invocation?`)) return;
                 try {
-                  await api(`/api/invocations/${invocationId}/files/${kind}/`, { method: 'DELETE' });
+                  await unwrap(client.DELETE('/api/invocations/{id}/files/{kind}/', { params: { path: { id: invocationId, kind } } }));
                   setUpload(null);
                   onChanged();
                 } catch (err) {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
@@ -77,7 +77,7 @@ export function BoardPage({ id }: { id: string }) {
     seen.current = { rebooting: false, back: false };
     setSteps([{ text: `Activating ${pac}: xlnx-config -a, then a reboot`, state: 'waiting' }]);
     try {
-      const op = await api<Operation>('/api/pacs/activate/', { method: 'POST', headers: { prefer: 'respond-async' }, json: { board_id: id, pac } });
+      const op = await unwrap(client.POST('/api/pacs/activate/', { params: { header: { prefer: 'respond-async' } }, body: { board_id: id, pac } }));
       setActivation({ op, pac, bootId: board.boot_id });
     } catch (err) {
       setSteps([]);

@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, client, unwrap, type DeviceScript } from '../api/client.ts';
+import { client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad, ServoSlider } from '../components/motor-pad.tsx';
 import { formatTime } from '../lib/format.ts';
+import { relayTo } from '../lib/relay.ts';
 import { followEvents } from '../lib/sse.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 
@@ -189,6 +190,7 @@ export function DeviceScriptPage({ id }: { id: string }) {
   }, [boards]);
 
   const query = boardId && (boards?.length ?? 0) > 1 ? `?board_id=${encodeURIComponent(boardId)}` : '';
+  const relay = relayTo(id, query ? boardId : undefined);
   useEffect(() => {
     if (!script || (boards && boards.length > 1 && !boardId)) return;
     setEvents([]);
@@ -220,8 +222,8 @@ export function DeviceScriptPage({ id }: { id: string }) {
   useEffect(() => {
     if (!linkUp || script?.device_type !== 'gpio') return;
     let current = true;
-    api<Record<string, unknown>>(`/api/device-scripts/${id}/proxy/state${query}`)
-      .then((d) => current && setState((known) => known ?? d))
+    relay('GET', { path: 'state' })
+      .then((d) => current && setState((known) => known ?? (d as Record<string, unknown>)))
       .catch(() => {
         /* the feed shows the script's trouble; the pad's commands show their own errors */
       });
@@ -232,11 +234,6 @@ export function DeviceScriptPage({ id }: { id: string }) {
 
   if (error && !script) return <ErrorBox error={error} />;
   if (!script) return <p aria-busy="true">Loading…</p>;
-  const proxy = (path: string, params: Record<string, string> = {}) => {
-    const sp = new URLSearchParams(params);
-    if (query) sp.set('board_id', boardId);
-    return `/api/device-scripts/${id}/proxy/${path}${sp.size ? `?${sp}` : ''}`;
-  };
   const isMotor = script.device_type === 'gpio';
   const servo = state?.servo as { angle?: number } | undefined;
   return (
@@ -264,8 +261,8 @@ export function DeviceScriptPage({ id }: { id: string }) {
             <h2>Drive</h2>
             {canOperate.value ? (
               <>
-                <MotorPad proxy={proxy} linkUp={linkUp && upstreamUp} />
-                <ServoSlider proxy={proxy} angle={servo?.angle} />
+                <MotorPad relay={relay} linkUp={linkUp && upstreamUp} />
+                <ServoSlider relay={relay} angle={servo?.angle} />
               </>
             ) : (
               <p>Driving needs the operator role; you can watch the live feed.</p>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, client, unwrap, type InvocationDetails, type Operation } from '../api/client.ts';
+import { client, unwrap, type InvocationDetails, type Operation } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { FileSlot } from '../components/file-slot.tsx';
@@ -43,11 +43,12 @@ export function InvocationPage({ id }: { id: number }) {
     setActionError(null);
     try {
       // Answer at once (202) and follow the operation's events rather than hold the request.
-      const op = await api<Operation>(`/api/invocations/${id}/${kind}/`, {
-        method: 'POST',
-        headers: { prefer: 'respond-async' },
-        json: boardId ? { board_id: boardId } : {},
-      });
+      const op = await unwrap(
+        client.POST(kind === 'execute' ? '/api/invocations/{id}/execute/' : '/api/invocations/{id}/transfer/', {
+          params: { path: { id }, header: { prefer: 'respond-async' } },
+          body: boardId ? { board_id: boardId } : {},
+        }),
+      );
       setLive(op);
       void reload();
     } catch (err) {
