@@ -3849,6 +3849,8 @@ export interface components {
             /** @enum {string} */
             database: "ok" | "unreachable";
             boards_online: number;
+            /** @description The largest file an upload may be (MM_MAX_UPLOAD_BYTES): clients refuse larger ones before sending */
+            max_upload_bytes: number;
         };
         AsyncApiDocument: {
             [key: string]: unknown;

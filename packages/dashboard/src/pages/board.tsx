@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { BoardStatus, neverConnected } from '../components/board-status.tsx';
+import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
@@ -45,8 +47,12 @@ export function BoardPage({ id }: { id: string }) {
 
   useEffect(() => {
     void loadBoard();
-    if (canOperate.value) void loadPacs();
   }, [id]);
+  // PACs are asked of the board: once it is online (a board that never connected is not an error).
+  const online = board?.status === 'online';
+  useEffect(() => {
+    if (canOperate.value && online && !pacs) void loadPacs();
+  }, [id, online]);
 
   // Live status: faster while a PAC activation is under way, to see the reboot.
   useEffect(() => {
@@ -111,10 +117,10 @@ export function BoardPage({ id }: { id: string }) {
       <dl class="facts">
         <dt>Status</dt>
         <dd>
-          <StatusBadge status={board.status} /> {board.busy && <span class="muted">busy</span>}
+          <BoardStatus board={board} />
         </dd>
         <dt>Last seen</dt>
-        <dd>{board.status === 'online' ? 'now' : `${ago(board.last_seen_at)} (${formatTime(board.last_seen_at)})`}</dd>
+        <dd>{board.status === 'online' ? 'now' : neverConnected(board) ? 'never' : `${ago(board.last_seen_at)} (${formatTime(board.last_seen_at)})`}</dd>
         <dt>Connected since</dt>
         <dd>{formatTime(board.connected_at)}</dd>
         <dt>Agent version</dt>
@@ -134,6 +140,12 @@ export function BoardPage({ id }: { id: string }) {
       <h2>PACs</h2>
       {!canOperate.value ? (
         <p class="muted">Listing PACs asks the board, which needs the operator role.</p>
+      ) : !online && !pacs ? (
+        <p class="muted" data-testid="pacs-offline">
+          {neverConnected(board)
+            ? 'This board has not connected yet: start its agent (the install command was shown when it was registered). Its PACs are listed here once it is online.'
+            : 'The board is not online: its PACs are listed here once it is back.'}
+        </p>
       ) : (
         <>
           <ErrorBox error={pacError} onDismiss={() => setPacError(null)} />
@@ -161,9 +173,14 @@ export function BoardPage({ id }: { id: string }) {
                     </td>
                     <td>
                       {isAdmin.value && !p.active && (
-                        <button type="button" onClick={() => void activate(p.name)} disabled={!!activation && steps.some((s) => s.state === 'waiting')}>
-                          Activate {p.name}
-                        </button>
+                        <ConfirmButton
+                          primary
+                          label={`Activate ${p.name}`}
+                          question={`Activate ${p.name} on ${board.name}? The board reboots: whatever runs on it stops, and it is offline for a while.`}
+                          yes="Yes, activate and reboot"
+                          disabled={!!activation && steps.some((s) => s.state === 'waiting')}
+                          action={() => activate(p.name)}
+                        />
                       )}
                     </td>
                   </tr>
@@ -253,25 +270,15 @@ function InstallPac({ boardId, onDone }: { boardId: string; onDone: () => void }
 }
 
 function DeleteBoard({ id, name }: { id: string; name: string }) {
-  const [error, setError] = useState<unknown>(null);
   return (
-    <>
-      <button
-        type="button"
-        class="danger"
-        onClick={async () => {
-          if (!confirm(`Delete the board “${name}”? Its token stops working and its agent is disconnected.`)) return;
-          try {
-            await unwrap(client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
-            navigate('/boards');
-          } catch (err) {
-            setError(err);
-          }
-        }}
-      >
-        Delete board
-      </button>
-      <ErrorBox error={error} />
-    </>
+    <ConfirmButton
+      label="Delete board"
+      question={`Delete the board “${name}”? Its token stops working and its agent is disconnected.`}
+      yes="Yes, delete"
+      action={async () => {
+        await unwrap(client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
+        navigate('/boards');
+      }}
+    />
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
+import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad, ServoSlider } from '../components/motor-pad.tsx';
@@ -8,16 +9,12 @@ import { formatTime } from '../lib/format.ts';
 import { relayTo } from '../lib/relay.ts';
 import { followEvents } from '../lib/sse.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
 
 export function DeviceScriptsPage() {
-  const [scripts, setScripts] = useState<DeviceScript[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [editing, setEditing] = useState<DeviceScript | 'new' | null>(null);
-  const load = () =>
-    unwrap(client.GET('/api/device-scripts/', {}))
-      .then((d) => setScripts(d.scripts))
-      .catch(setError);
-  useEffect(() => void load(), []);
+  const { data, error, reload } = useResource(() => unwrap(client.GET('/api/device-scripts/', {})), []);
+  const scripts = data?.scripts;
   return (
     <section aria-labelledby="scripts-title" class="stack">
       <div class="page-head">
@@ -34,7 +31,7 @@ export function DeviceScriptsPage() {
           script={editing === 'new' ? null : editing}
           onDone={() => {
             setEditing(null);
-            void load();
+            reload();
           }}
         />
       )}
@@ -77,21 +74,19 @@ export function DeviceScriptsPage() {
                       <button type="button" onClick={() => setEditing(s)}>
                         Edit <span class="visually-hidden">{s.name}</span>
                       </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={async () => {
-                          if (!confirm(`Delete “${s.name}” from the catalogue?`)) return;
-                          try {
-                            await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
-                            void load();
-                          } catch (err) {
-                            setError(err);
-                          }
+                      <ConfirmButton
+                        label={
+                          <>
+                            Delete <span class="visually-hidden">{s.name}</span>
+                          </>
+                        }
+                        question={`Delete “${s.name}” from the catalogue?`}
+                        yes="Yes, delete"
+                        action={async () => {
+                          await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
+                          reload();
                         }}
-                      >
-                        Delete <span class="visually-hidden">{s.name}</span>
-                      </button>
+                      />
                     </div>
                   </td>
                 )}
@@ -140,7 +135,7 @@ function ScriptForm({ script, onDone }: { script: DeviceScript | null; onDone: (
       <h2>{script ? `Edit ${script.name}` : 'Add a script'}</h2>
       <div class="grid two">
         {field('name', 'Name', { required: true })}
-        {field('device_type', 'Device type (a lowercase word, e.g. gpio)', { required: true, pattern: '[a-z][a-z0-9_-]*' })}
+        {field('device_type', 'Device type (a lowercase word, e.g. gpio)', { required: true, pattern: '[a-z][a-z0-9_\\-]*' })}
         {field('script_filename', 'Script file name', { required: true })}
         {field('remote_dir', 'Folder on the board (absolute)', { required: true, pattern: '/.*' })}
         {field('port', 'Port', { required: true, type: 'number', min: 1, max: 65535 })}

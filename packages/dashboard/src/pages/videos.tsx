@@ -1,24 +1,21 @@
-import { useEffect, useState } from 'preact/hooks';
-import { client, unwrap, type Video } from '../api/client.ts';
+import { useState } from 'preact/hooks';
+import { client, unwrap } from '../api/client.ts';
+import { useResource } from '../lib/use-resource.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { formatBytes, formatTime } from '../lib/format.ts';
 
 export function VideosPage() {
-  const [videos, setVideos] = useState<Video[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [playing, setPlaying] = useState<string | null>(null);
-  useEffect(() => {
-    unwrap(client.GET('/api/videos/', { params: { query: { limit: 1000 } } }))
-      .then((d) => setVideos(d.videos))
-      .catch(setError);
-  }, []);
+  const { data, error } = useResource(() => unwrap(client.GET('/api/videos/', { params: { query: { limit: 1000 } } })), []);
+  const videos = data?.videos;
   return (
     <section aria-labelledby="videos-title" class="stack">
       <h1 id="videos-title">Videos</h1>
       <ErrorBox error={error} />
       {videos && videos.length === 0 && <p>No videos yet: invocation outputs and the results folder's videos appear here.</p>}
       {videos && videos.length > 0 && (
+        <div class="table-scroll">
         <table>
           <thead>
             <tr>
@@ -61,6 +58,7 @@ export function VideosPage() {
             ))}
           </tbody>
         </table>
+        </div>
       )}
     </section>
   );
