@@ -2,12 +2,13 @@ import type { Board, Operation } from '../api/client.ts';
 import { formatTime } from '../lib/format.ts';
 import { Link } from './link.tsx';
 import { StatusBadge } from './status-badge.tsx';
+import { TableBox } from './table-box.tsx';
 
 /** A list of operations; the invocation and board columns when they are not the page's own. */
 export function OperationsTable({ operations, boards, showInvocation = false }: { operations: Operation[]; boards?: Board[] | null; showInvocation?: boolean }) {
   const boardName = (id: string | null) => (id ? (boards?.find((b) => b.id === id)?.name ?? id.slice(0, 8)) : '—');
   return (
-    <div class="table-scroll">
+    <TableBox label="Operations">
       <table>
         <thead>
           <tr>
@@ -38,6 +39,6 @@ export function OperationsTable({ operations, boards, showInvocation = false }: 
           ))}
         </tbody>
       </table>
-    </div>
+    </TableBox>
   );
 }

@@ -7,6 +7,7 @@ import { Link } from '../components/link.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { ago } from '../lib/format.ts';
 import { isAdmin } from '../lib/session.ts';
+import { TableBox } from '../components/table-box.tsx';
 
 export function BoardsPage() {
   const { boards, error, reload } = useBoards(3000);
@@ -21,7 +22,7 @@ export function BoardsPage() {
         <p>No board is registered yet.{isAdmin.value ? ' Register one with “Register a board” above, then start its agent with the command shown.' : ' Ask an administrator to register one.'}</p>
       )}
       {boards && boards.length > 0 && (
-        <div class="table-scroll">
+        <TableBox label="Boards">
         <table aria-describedby="boards-live">
           <caption id="boards-live" class="muted small">
             Status refreshes every few seconds.
@@ -54,7 +55,7 @@ export function BoardsPage() {
             ))}
           </tbody>
         </table>
-        </div>
+        </TableBox>
       )}
     </section>
   );

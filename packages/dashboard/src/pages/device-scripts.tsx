@@ -3,6 +3,7 @@ import { client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { TableBox } from '../components/table-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad, ServoSlider } from '../components/motor-pad.tsx';
 import { formatTime } from '../lib/format.ts';
@@ -36,6 +37,7 @@ export function DeviceScriptsPage() {
         />
       )}
       {scripts && (
+        <TableBox label="Device scripts">
         <table>
           <thead>
             <tr>
@@ -94,6 +96,7 @@ export function DeviceScriptsPage() {
             ))}
           </tbody>
         </table>
+        </TableBox>
       )}
     </section>
   );

@@ -7,6 +7,7 @@ import { currentQuery, navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
 import { Pager } from '../components/pager.tsx';
+import { TableBox } from '../components/table-box.tsx';
 
 const PAGE = 50;
 
@@ -86,7 +87,7 @@ export function InvocationsPage() {
             {data.total} invocation{data.total === 1 ? '' : 's'}
             {q ? ` matching “${q}”` : ''}
           </p>
-          <div class="table-scroll">
+          <TableBox label="Invocations">
           <table>
             <thead>
               <tr>
@@ -112,7 +113,7 @@ export function InvocationsPage() {
               ))}
             </tbody>
           </table>
-          </div>
+          </TableBox>
           <Pager page={page} total={data.total} pageSize={PAGE} onPage={(p) => go(q, p)} />
         </>
       )}

@@ -4,6 +4,7 @@ import { useResource } from '../lib/use-resource.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { formatBytes, formatTime } from '../lib/format.ts';
+import { TableBox } from '../components/table-box.tsx';
 
 export function VideosPage() {
   const [playing, setPlaying] = useState<string | null>(null);
@@ -15,7 +16,7 @@ export function VideosPage() {
       <ErrorBox error={error} />
       {videos && videos.length === 0 && <p>No videos yet: invocation outputs and the results folder's videos appear here.</p>}
       {videos && videos.length > 0 && (
-        <div class="table-scroll">
+        <TableBox label="Videos">
         <table>
           <thead>
             <tr>
@@ -58,7 +59,7 @@ export function VideosPage() {
             ))}
           </tbody>
         </table>
-        </div>
+        </TableBox>
       )}
     </section>
   );
