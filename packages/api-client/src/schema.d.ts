@@ -3247,6 +3247,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your own password
+         * @description Any signed-in user, for their own password: the current one must be given. Your other sessions end (their open streams are cut); the one making the request stays signed in; personal tokens keep working. A wrong current password counts as a failed sign-in (the same limits, 429 with Retry-After).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ChangePassword"];
+                };
+            };
+            responses: {
+                /** @description Changed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `validation_failed`: the new password is empty, too short (8 characters at least) or your user name */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `invalid_credentials`: the current password is wrong (or `unauthorized`: not signed in) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `user_required`: MM_API_TOKEN (or a server with auth off) has no password to change */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: wait Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/me/": {
         parameters: {
             query?: never;
@@ -3781,7 +3892,7 @@ export interface paths {
         };
         /**
          * The audit log, newest first (admin)
-         * @description Every change: invocations, files, transfers and runs, cancels, boards, PACs, the device-script catalogue and relayed script commands, users, tokens, sign-ins, sign-outs and failed sign-ins.
+         * @description Every change: invocations, files, transfers and runs, cancels, boards, PACs, the device-script catalogue and relayed script commands, users, tokens, sign-ins, sign-outs and failed sign-ins. A resumable upload is one entry (`upload.attach`, when its last byte arrives), not one per PATCH; identical consecutive script commands of one user on one target (a servo drag) are one entry with a `count`.
          */
         get: {
             parameters: {
@@ -3802,16 +3913,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description A page of events */
+                /** @description A page of events; `total` counts every event matching the filters */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            events: components["schemas"]["AuditEvent"][];
-                            total: number;
-                        };
+                        "application/json": components["schemas"]["AuditEventList"];
                     };
                 };
                 /** @description Bad input */
@@ -3826,6 +3934,42 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/actions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The actions that occur in the audit log, alphabetically (admin): the choices of the action filter */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The actions */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditActions"];
                     };
                 };
             };
@@ -4210,6 +4354,16 @@ export interface components {
         TokenLogin: {
             token: string;
         };
+        /**
+         * @example {
+         *       "current_password": "the old one",
+         *       "new_password": "correct horse battery staple"
+         *     }
+         */
+        ChangePassword: {
+            current_password: string;
+            new_password: string;
+        };
         UserList: {
             users: components["schemas"]["User"][];
             total: number;
@@ -4283,6 +4437,10 @@ export interface components {
              */
             expires_at?: string | null;
         };
+        AuditEventList: {
+            events: components["schemas"]["AuditEvent"][];
+            total: number;
+        };
         AuditEvent: {
             id: number;
             /**
@@ -4302,6 +4460,24 @@ export interface components {
             detail: {
                 [key: string]: unknown;
             } | null;
+            /** @description The acting user's name (today's, if renamed); as `user` for MM_API_TOKEN */
+            user_name: string | null;
+            /**
+             * @description The name of the board, invocation, device script, user or token the target names, where known
+             * @example night run
+             */
+            target_name: string | null;
+            /** @description How many identical consecutive actions this entry stands for (a servo drag, a held motor button) */
+            count: number;
+            /**
+             * Format: date-time
+             * @description When the last of them happened (`at` when count is 1)
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            last_at: string;
+        };
+        AuditActions: {
+            actions: string[];
         };
     };
     responses: never;

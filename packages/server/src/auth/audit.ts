@@ -1,8 +1,17 @@
-import { and, count, desc, eq, gte, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { auditEvents } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
+import { namesFor } from './audit-names.ts';
 import type { Principal } from './principal.ts';
+
+/**
+ * Actions whose bursts are one entry: a servo drag or a held motor button sends many
+ * identical proxied requests. Consecutive ones by the same user on the same target, each
+ * within this time of the one before, raise the entry's `count` instead of adding entries.
+ */
+export const COALESCED_ACTIONS: ReadonlySet<string> = new Set(['device_script.proxy']);
+export const COALESCE_WINDOW_MS = 5_000;
 
 /**
  * The audit log: append-only. This module is the only code that touches the table and it
@@ -28,6 +37,14 @@ export interface AuditEventObject {
   ip: string | null;
   request_id: string | null;
   detail: Record<string, unknown> | null;
+  /** The acting user's name (today's, when the user still exists). */
+  user_name: string | null;
+  /** The name of what `target` names (board, invocation, device script, user, token) where known. */
+  target_name: string | null;
+  /** How many identical consecutive actions this entry stands for. */
+  count: number;
+  /** When the last of them happened (`at` when count is 1). */
+  last_at: string;
 }
 
 export class AuditLog {
@@ -42,6 +59,7 @@ export class AuditLog {
    */
   async record(e: AuditEntry): Promise<void> {
     try {
+      if (COALESCED_ACTIONS.has(e.action) && (await this.extendBurst(e))) return;
       await this.db.insert(auditEvents).values({
         action: e.action,
         target: e.target ?? null,
@@ -56,6 +74,34 @@ export class AuditLog {
     }
   }
 
+  /**
+   * Counts `e` into the actor's latest entry when that entry is the same action on the same
+   * target and its last action was within the window; false when a new entry is needed.
+   */
+  private async extendBurst(e: AuditEntry): Promise<boolean> {
+    const now = new Date();
+    const username = e.actor?.username ?? null;
+    const [last] = await this.db
+      .select({ id: auditEvents.id, action: auditEvents.action, target: auditEvents.target, at: auditEvents.at, lastAt: auditEvents.lastAt })
+      .from(auditEvents)
+      .where(username === null ? isNull(auditEvents.username) : eq(auditEvents.username, username))
+      .orderBy(desc(auditEvents.id))
+      .limit(1);
+    if (!last || last.action !== e.action || last.target !== (e.target ?? null)) return false;
+    if (now.getTime() - (last.lastAt ?? last.at).getTime() > COALESCE_WINDOW_MS) return false;
+    await this.db
+      .update(auditEvents)
+      .set({ count: sql`${auditEvents.count} + 1`, lastAt: now })
+      .where(eq(auditEvents.id, last.id));
+    return true;
+  }
+
+  /** The actions that occur in the log, alphabetically (for a filter). */
+  async actions(): Promise<string[]> {
+    const rows = await this.db.selectDistinct({ action: auditEvents.action }).from(auditEvents).orderBy(asc(auditEvents.action));
+    return rows.map((r) => r.action);
+  }
+
   async list(f: { user?: string | undefined; action?: string | undefined; since?: Date | undefined; limit: number; offset: number }) {
     const parts: SQL[] = [];
     if (f.user !== undefined) parts.push(eq(auditEvents.username, f.user));
@@ -64,7 +110,8 @@ export class AuditLog {
     const where = parts.length ? and(...parts) : undefined;
     const rows = await this.db.select().from(auditEvents).where(where).orderBy(desc(auditEvents.id)).limit(f.limit).offset(f.offset);
     const [t] = await this.db.select({ n: count() }).from(auditEvents).where(where);
-    const events: AuditEventObject[] = rows.map((r) => ({
+    const names = await namesFor(this.db, rows);
+    const events: AuditEventObject[] = rows.map((r, i) => ({
       id: r.id,
       at: r.at.toISOString(),
       user: r.username,
@@ -74,6 +121,10 @@ export class AuditLog {
       ip: r.ip,
       request_id: r.requestId,
       detail: r.detail ?? null,
+      user_name: names[i]!.user_name,
+      target_name: names[i]!.target_name,
+      count: r.count,
+      last_at: (r.lastAt ?? r.at).toISOString(),
     }));
     return { events, total: Number(t?.n ?? 0) };
   }

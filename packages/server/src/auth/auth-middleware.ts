@@ -86,7 +86,7 @@ export function authMiddleware(auth: AuthService): MiddlewareHandler<AppEnv> {
 
     await runWithAuth(state, next);
 
-    const action = match?.route.action;
+    const action = state.auditAction ?? match?.route.action;
     if (changes && action && action !== 'self') {
       const status = c.res.status;
       // Refused requests changed nothing; a 502 is a run that failed, but it ran.

@@ -11,6 +11,8 @@ export interface RequestAuth {
   /** What the audit entry of this request names as its target (default: the request path). */
   auditTarget?: string;
   auditDetail?: Record<string, unknown>;
+  /** An audit action the handler asks for when its route has none (or a different one). */
+  auditAction?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestAuth>();
@@ -37,4 +39,15 @@ export function setAuditTarget(target: string, detail?: Record<string, unknown>)
   if (!a) return;
   a.auditTarget = target;
   if (detail) a.auditDetail = detail;
+}
+
+/**
+ * Asks for an audit entry for this request even where its route records none: a tus PATCH
+ * is audited only when it attaches the file (one entry per upload, not one per chunk).
+ */
+export function auditAs(action: string, target: string, detail?: Record<string, unknown>): void {
+  const a = storage.getStore();
+  if (!a) return;
+  a.auditAction = action;
+  setAuditTarget(target, detail);
 }

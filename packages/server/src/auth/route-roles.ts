@@ -24,9 +24,13 @@ const R = (methods: string | readonly string[], path: string, access: Access, ac
 });
 
 const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-/** tus 1.0: creation and discovery on the collection, offset, append and termination on one upload. */
+/**
+ * tus 1.0: creation and discovery on the collection, offset and append on one upload. No
+ * audit action: the PATCH that carries the last byte records `upload.attach` itself, so an
+ * upload is one entry, not one per chunk.
+ */
 const TUS_COLLECTION_METHODS = ['POST', 'OPTIONS'] as const;
-const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'DELETE'] as const;
+const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH'] as const;
 
 /**
  * THE one place that says which role each route needs (docs/api.md, "People and access").
@@ -45,6 +49,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   // Any user.
   R('POST', '/api/auth/logout/', 'viewer', 'self'),
   R('GET', '/api/auth/me/', 'viewer'),
+  R('POST', '/api/auth/password/', 'viewer', 'self'),
   R('GET', '/api/tokens/', 'viewer'),
   R('POST', '/api/tokens/', 'viewer', 'self'),
   R('DELETE', '/api/tokens/{id}/', 'viewer', 'self'),
@@ -83,8 +88,9 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('POST', '/api/operations/{id}/cancel/', 'operator', 'operation.cancel'),
   R('POST', '/api/pacs/query/', 'operator', 'pac.query'),
   R(PROXY_METHODS, '/api/device-scripts/{id}/proxy/{path}', 'operator', 'device_script.proxy'),
-  R(TUS_COLLECTION_METHODS, '/api/uploads/', 'operator', 'upload'),
-  R(TUS_UPLOAD_METHODS, '/api/uploads/{id}/', 'operator', 'upload'),
+  R(TUS_COLLECTION_METHODS, '/api/uploads/', 'operator'),
+  R(TUS_UPLOAD_METHODS, '/api/uploads/{id}/', 'operator'),
+  R('DELETE', '/api/uploads/{id}/', 'operator', 'upload.terminate'),
 
   // Admins: boards, PAC changes, the device-script catalogue, users, the audit log.
   R('POST', '/api/boards/', 'admin', 'board.create'),
@@ -100,6 +106,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('PATCH', '/api/users/{id}/', 'admin', 'self'),
   R('DELETE', '/api/users/{id}/', 'admin', 'self'),
   R('GET', '/api/audit/', 'admin'),
+  R('GET', '/api/audit/actions/', 'admin'),
 ];
 
 interface CompiledRoute extends RouteRole {

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ROLES } from './roles.ts';
+import { isValidUsername, USERNAME_PATTERN, USERNAME_RULE, usernameKey } from './usernames.ts';
 
 const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
 
@@ -21,12 +22,13 @@ export const MeSchema = z
   })
   .openapi('Me');
 
-/** Usernames: letters, digits and `._@-`, starting with a letter or digit; unique ignoring case. */
-export const Username = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, 'must be 1-64 letters, digits or . _ @ -, starting with a letter or digit');
+/** Usernames: letters, digits and `._@-`, starting with a letter or digit; unique by their key (auth/usernames.ts). */
+export const Username = z.string().refine(isValidUsername, USERNAME_RULE).openapi({ pattern: USERNAME_PATTERN.source });
 
 export const Password = z.string().min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters').refine((s) => !s.includes('\0'), 'must not contain NUL');
+
+/** A password is weak (refused) when it is, ignoring case, the user's own name. */
+export const isWeakPasswordFor = (password: string, username: string): boolean => usernameKey(password.trim()) === usernameKey(username);
 
 export const TokenSchema = z
   .object({

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, ne, or } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { apiTokens, sessions, users } from '../db/schema.ts';
 import { newSecret, secretHash } from './secrets.ts';
@@ -78,8 +78,9 @@ export async function endSession(db: Db, id: string): Promise<void> {
   await db.delete(sessions).where(eq(sessions.id, id));
 }
 
-export async function endSessionsOf(db: Db, userId: string): Promise<void> {
-  await db.delete(sessions).where(eq(sessions.userId, userId));
+/** Ends the user's sessions, but `exceptId` (the session asking, which stays signed in). */
+export async function endSessionsOf(db: Db, userId: string, exceptId?: string): Promise<void> {
+  await db.delete(sessions).where(and(eq(sessions.userId, userId), exceptId ? ne(sessions.id, exceptId) : undefined));
 }
 
 /** Drops sessions past either expiry (they no longer authenticate anyway). */

@@ -5,6 +5,7 @@ import { users } from '../db/schema.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { hashPassword } from './passwords.ts';
 import type { Role } from './roles.ts';
+import { lookupKey } from './usernames.ts';
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -47,11 +48,15 @@ export async function findUser(db: Db, id: string): Promise<UserRow | undefined>
   return row;
 }
 
-export async function findUserByName(db: Db, username: string): Promise<UserRow | undefined> {
+/** The user a typed name means under the one rule (auth/usernames.ts), or undefined. */
+export async function findUserByName(db: Db, typed: string): Promise<UserRow | undefined> {
+  const key = lookupKey(typed);
+  if (key === undefined) return undefined;
+  // Stored names are ASCII, so lower() here is the rule's key; the typed side is already a key.
   const [row] = await db
     .select()
     .from(users)
-    .where(sql`lower(${users.username}) = lower(${username})`);
+    .where(sql`lower(${users.username}) = ${key}`);
   return row;
 }
 

@@ -259,6 +259,10 @@ export const auditEvents = pgTable(
     ip: text('ip'),
     requestId: text('request_id'),
     detail: jsonb('detail').$type<Record<string, unknown>>(),
+    /** How many identical consecutive actions this entry stands for (a servo drag is one entry). */
+    count: integer('count').notNull().default(1),
+    /** When the last of them happened (null while count is 1). */
+    lastAt: ts('last_at'),
   },
   (t) => [index('audit_events_at_idx').on(t.at), index('audit_events_username_idx').on(t.username, t.at), index('audit_events_action_idx').on(t.action, t.at)],
 );

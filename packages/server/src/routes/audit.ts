@@ -18,6 +18,13 @@ const AuditEventSchema = z
     ip: z.string().nullable(),
     request_id: z.string().nullable(),
     detail: z.record(z.string(), z.unknown()).nullable(),
+    user_name: z.string().nullable().openapi({ description: "The acting user's name (today's, if renamed); as `user` for MM_API_TOKEN" }),
+    target_name: z
+      .string()
+      .nullable()
+      .openapi({ description: "The name of the board, invocation, device script, user or token the target names, where known", example: 'night run' }),
+    count: z.number().int().min(1).openapi({ description: 'How many identical consecutive actions this entry stands for (a servo drag, a held motor button)' }),
+    last_at: isoTime.openapi({ description: 'When the last of them happened (`at` when count is 1)' }),
   })
   .openapi('AuditEvent');
 
@@ -34,11 +41,26 @@ const listRoute = createRoute({
   summary: 'The audit log, newest first (admin)',
   description:
     'Every change: invocations, files, transfers and runs, cancels, boards, PACs, the device-script catalogue and relayed ' +
-    'script commands, users, tokens, sign-ins, sign-outs and failed sign-ins.',
+    'script commands, users, tokens, sign-ins, sign-outs and failed sign-ins. A resumable upload is one entry ' +
+    '(`upload.attach`, when its last byte arrives), not one per PATCH; identical consecutive script commands of one ' +
+    'user on one target (a servo drag) are one entry with a `count`.',
   request: { query: AuditQuery },
   responses: {
-    200: { description: 'A page of events', content: { 'application/json': { schema: z.object({ events: z.array(AuditEventSchema), total: z.number().int() }) } } },
+    200: {
+      description: 'A page of events; `total` counts every event matching the filters',
+      content: { 'application/json': { schema: z.object({ events: z.array(AuditEventSchema), total: z.number().int() }).openapi('AuditEventList') } },
+    },
     400: problem('Bad input'),
+  },
+});
+
+const actionsRoute = createRoute({
+  method: 'get',
+  path: '/api/audit/actions/',
+  tags: ['people and access'],
+  summary: 'The actions that occur in the audit log, alphabetically (admin): the choices of the action filter',
+  responses: {
+    200: { description: 'The actions', content: { 'application/json': { schema: z.object({ actions: z.array(z.string()) }).openapi('AuditActions') } } },
   },
 });
 
@@ -48,5 +70,6 @@ export function auditRoutes(auth: AuthService) {
     const q = c.req.valid('query');
     return c.json(await auth.audit.list({ ...q, since: q.since ? new Date(q.since) : undefined }), 200);
   });
+  app.openapi(actionsRoute, async (c) => c.json({ actions: await auth.audit.actions() }, 200));
   return app;
 }

@@ -3,16 +3,16 @@ import type { Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { AppEnv } from '../http/app-env.ts';
 import type { AuthService } from '../auth/auth-service.ts';
-import { InvalidCredentialsError, TooManyAttemptsError } from '../auth/errors.ts';
+import { ForbiddenError, InvalidCredentialsError, TooManyAttemptsError } from '../auth/errors.ts';
 import { clearLoginFailures, loginRetryAfterS, recordLoginFailure } from '../auth/login-limiter.ts';
 import { clientIp, requestProto } from '../auth/origin.ts';
-import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.ts';
+import { checkPassword } from '../auth/password-check.ts';
 import type { Principal } from '../auth/principal.ts';
 import { requestAuth } from '../auth/request-auth.ts';
-import { MeSchema, problem, UserSchema } from '../auth/schemas.ts';
-import { createSession, endSession, SESSION_COOKIE } from '../auth/sessions.ts';
-import { findUser, findUserByName, toUserObject } from '../auth/users.ts';
-import { NotFoundError } from '../errors.ts';
+import { isWeakPasswordFor, MeSchema, Password, problem, UserSchema } from '../auth/schemas.ts';
+import { createSession, endSession, endSessionsOf, SESSION_COOKIE } from '../auth/sessions.ts';
+import { findUser, findUserByName, toUserObject, updateUser } from '../auth/users.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { requireJson } from '../http/openapi.ts';
 
@@ -88,6 +88,32 @@ const meRoute = createRoute({
   responses: { 200: { description: 'The caller', content: { 'application/json': { schema: MeSchema } } }, 401: problem('`unauthorized`') },
 });
 
+const ChangePasswordBody = z
+  .object({ current_password: z.string().min(1, 'required').max(1024), new_password: Password })
+  .strict()
+  .openapi('ChangePassword', { example: { current_password: 'the old one', new_password: 'correct horse battery staple' } });
+
+const changePasswordRoute = createRoute({
+  method: 'post',
+  path: '/api/auth/password/',
+  tags: ['people and access'],
+  summary: 'Change your own password',
+  description:
+    'Any signed-in user, for their own password: the current one must be given. Your other sessions end (their open ' +
+    'streams are cut); the one making the request stays signed in; personal tokens keep working. A wrong current ' +
+    'password counts as a failed sign-in (the same limits, 429 with Retry-After).',
+  middleware: [requireJson] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: ChangePasswordBody } } } },
+  responses: {
+    204: { description: 'Changed' },
+    400: problem('`validation_failed`: the new password is empty, too short (8 characters at least) or your user name'),
+    401: problem('`invalid_credentials`: the current password is wrong (or `unauthorized`: not signed in)'),
+    403: problem('`user_required`: MM_API_TOKEN (or a server with auth off) has no password to change'),
+    415: problem('Not application/json'),
+    429: problem('`too_many_attempts`: wait Retry-After seconds'),
+  },
+});
+
 export function authRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => new NotFoundError('route_not_found', 'No such route.')) });
   const { db, config } = auth;
@@ -112,20 +138,8 @@ export function authRoutes(auth: AuthService) {
     const { username, password } = c.req.valid('json');
     const ip = clientIp(c, config) ?? 'unknown';
     const requestId = c.get('requestId') ?? null;
-    const retryAfter = await loginRetryAfterS(db, username, ip);
-    if (retryAfter > 0) {
-      await auth.audit.record({ action: 'auth.login_throttled', target: username, actor: null, ip, requestId });
-      throw new TooManyAttemptsError(retryAfter);
-    }
-    const user = await findUserByName(db, username);
-    // An unknown user costs one scrypt too, so timing does not tell which names exist.
-    const ok = user ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDummy(password);
-    if (!user || !ok) {
-      await recordLoginFailure(db, username, ip);
-      await auth.audit.record({ action: 'auth.login_failed', target: username, actor: null, ip, requestId });
-      throw new InvalidCredentialsError();
-    }
-    await clearLoginFailures(db, username);
+    const found = await findUserByName(db, username);
+    const user = await checkPassword(auth, { user: found, typed: username, password, ip, requestId, failedAction: 'auth.login_failed' });
     const { row, cookie } = await createSession(db, { userId: user.id }, ip, auth.sessionLimits);
     setSessionCookie(c, cookie, row.expiresAt);
     await auth.audit.record({ action: 'auth.login', target: `user ${user.id}`, actor: { userId: user.id, username: user.username }, ip, requestId, detail: { session: row.id } });
@@ -166,6 +180,26 @@ export function authRoutes(auth: AuthService) {
       await auth.audit.record({ action: 'auth.logout', target: `user ${a.principal.userId}`, actor: a.principal, ip: a.ip, requestId: a.requestId });
     }
     deleteCookie(c, SESSION_COOKIE, { path: '/', secure: secure(c) });
+    return c.body(null, 204);
+  });
+
+  app.openapi(changePasswordRoute, async (c) => {
+    const { current_password, new_password } = c.req.valid('json');
+    const a = requestAuth();
+    const p = a.principal;
+    const current = p.kind === 'user' && p.userId ? await findUser(db, p.userId) : undefined;
+    if (!current) throw new ForbiddenError('Only users have passwords: sign in as a user to change yours.', 'user_required');
+    if (isWeakPasswordFor(new_password, current.username)) {
+      throw new ValidationError([{ field: 'new_password', message: 'must not be your user name' }]);
+    }
+    const ip = a.ip ?? 'unknown';
+    await checkPassword(auth, { user: current, typed: current.username, password: current_password, ip, requestId: a.requestId, failedAction: 'auth.password_change_failed' });
+    await updateUser(db, current.id, { password: new_password });
+    // Every other session of this user ends; the one asking (if it is a session) stays.
+    const keep = p.via === 'session' ? (p.credentialId ?? undefined) : undefined;
+    await endSessionsOf(db, current.id, keep);
+    auth.live.cutWhere((q) => q.userId === current.id && q.via === 'session' && q.credentialId !== keep);
+    await auth.audit.record({ action: 'user.password_change', target: `user ${current.id}`, actor: p, ip: a.ip, requestId: a.requestId, detail: { sessions_ended: 'others' } });
     return c.body(null, 204);
   });
 

@@ -5,7 +5,8 @@ import type { Services } from '../services.ts';
 import { BadRequestError, NotFoundError, notFound, ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { attachInvocationFile } from '../services/invocation-files.ts';
-import { FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
+import { auditAs } from '../auth/request-auth.ts';
+import { type FileRecord, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
 import { requireInvocation } from '../services/invocations.ts';
 import { ResumableUploads, type UploadRow } from '../uploads/resumable-uploads.ts';
 import {
@@ -166,7 +167,7 @@ export function uploadRoutes(ctx: Services) {
     await requireInvocation(ctx, input.invocationId);
     const row = await store.create({ ...input, metadata: metadataHeader, length });
     const location = `/api/uploads/${row.id}/`;
-    if (length === 0) await store.finishEmpty(row);
+    if (length === 0) auditUploadAttached(row.invocationId, await store.finishEmpty(row), row.id);
     return c.body(null, 201, tusHeaders({ Location: location, 'Upload-Offset': '0', 'Upload-Expires': row.expiresAt.toUTCString() }));
   });
 
@@ -221,6 +222,7 @@ export function uploadRoutes(ctx: Services) {
     requireTusVersion(c.req.header('tus-resumable'));
     const offset = parseByteCount('Upload-Offset', c.req.header('upload-offset'));
     const result = await store.append(c.req.param('id'), offset, c.req.header('content-type'), c.env.incoming, c.req.raw.signal);
+    if (result.file) auditUploadAttached(result.row.invocationId, result.file, result.row.id);
     return c.body(null, 204, tusHeaders({ 'Upload-Offset': String(result.offset), 'Upload-Expires': result.row.expiresAt.toUTCString() }));
   });
 
@@ -239,6 +241,18 @@ export function uploadRoutes(ctx: Services) {
   });
 
   return app;
+}
+
+/** One audit entry per resumable upload: when its last byte attaches the file (not one per PATCH). */
+function auditUploadAttached(invocationId: number, file: FileRecord, uploadId: string): void {
+  auditAs('upload.attach', `invocation ${invocationId}`, {
+    invocation_id: invocationId,
+    kind: file.kind,
+    filename: file.filename,
+    sha256: file.sha256,
+    size: file.size,
+    upload_id: uploadId,
+  });
 }
 
 function parseCreationMetadata(meta: Map<string, string>) {
