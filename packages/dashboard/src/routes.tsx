@@ -1,4 +1,5 @@
 import type { JSX } from 'preact';
+import { AccountPage } from './pages/account.tsx';
 import { AuditPage, TokensPage, UsersPage } from './pages/admin.tsx';
 import { BoardPage } from './pages/board.tsx';
 import { BoardsPage } from './pages/boards.tsx';
@@ -37,6 +38,7 @@ export const ROUTES: Route[] = [
   { path: '/device-scripts', title: 'Device scripts', page: () => <DeviceScriptsPage />, menu: true },
   { path: '/device-scripts/:id', title: 'Device script', page: (p) => <DeviceScriptPage id={p.id!} /> },
   { path: '/tokens', title: 'My tokens', page: () => <TokensPage />, accounts: true, menu: true },
+  { path: '/account', title: 'My account', page: () => <AccountPage />, accounts: true },
   { path: '/admin/users', title: 'Users', page: () => <UsersPage />, role: 'admin', accounts: true, menu: true },
   { path: '/admin/audit', title: 'Audit log', page: () => <AuditPage />, role: 'admin', accounts: true, menu: true },
 ];

@@ -7,6 +7,7 @@ import { Pager } from '../components/pager.tsx';
 import { formatTime } from '../lib/format.ts';
 import { session, type Role } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
+import { TableBox } from '../components/table-box.tsx';
 
 type User = Schemas['User'];
 
@@ -69,7 +70,7 @@ export function TokensPage() {
       <ErrorBox error={error ?? tokens.error} onDismiss={() => setError(null)} />
       {tokens.data && tokens.data.tokens.length === 0 && <p>You have no tokens yet: create one above for a script or for <code>mm</code>.</p>}
       {tokens.data && tokens.data.tokens.length > 0 && (
-        <div class="table-scroll">
+        <TableBox label="Tokens">
           <table>
             <thead>
               <tr>
@@ -108,13 +109,15 @@ export function TokensPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
       )}
     </section>
   );
 }
 
 const ROLES: Role[] = ['viewer', 'operator', 'admin'];
+/** "a viewer", "an operator", "an admin". */
+const withArticle = (role: Role) => `${role === 'viewer' ? 'a' : 'an'} ${role}`;
 
 export function UsersPage() {
   const users = useResource(() => unwrap(client.GET('/api/users/', { params: { query: { limit: 1000 } } })), []);
@@ -185,13 +188,13 @@ export function UsersPage() {
       <ErrorBox error={error ?? users.error} onDismiss={() => setError(null)} />
       {roleChange && (
         <Confirm
-          question={`Make ${roleChange.user.username} ${roleChange.role === 'admin' ? 'an' : 'a'} ${roleChange.role}? ${
+          question={`Make ${roleChange.user.username} ${withArticle(roleChange.role)}? ${
             roleChange.role === 'viewer' ? 'They will no longer be able to change anything.' : `They will be able to do what ${roleChange.role}s do.`
           }`}
           yes="Yes, change the role"
           onYes={async () => {
             const u = await unwrap(client.PATCH('/api/users/{id}/', { params: { path: { id: roleChange.user.id } }, body: { role: roleChange.role } }));
-            setNotice(`${u.username} is now ${u.role === 'admin' ? 'an' : 'a'} ${u.role}.`);
+            setNotice(`${u.username} is now ${withArticle(u.role)}.`);
             users.reload();
           }}
           onClose={() => setRoleChange(null)}
@@ -201,7 +204,7 @@ export function UsersPage() {
         {notice}
       </p>
       {users.data && (
-        <div class="table-scroll">
+        <TableBox label="Users">
           <table>
             <thead>
               <tr>
@@ -257,7 +260,7 @@ export function UsersPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
       )}
     </section>
   );
@@ -268,6 +271,7 @@ const AUDIT_PAGE = 50;
 export function AuditPage() {
   const [filters, setFilters] = useState({ user: '', action: '', since: '' });
   const [page, setPage] = useState(0);
+  const actions = useResource(() => unwrap(client.GET('/api/audit/actions/')), []);
   const audit = useResource(
     () =>
       unwrap(
@@ -305,7 +309,12 @@ export function AuditPage() {
         </label>
         <label>
           Action
-          <input name="action" />
+          <select name="action">
+            <option value="">any</option>
+            {actions.data?.actions.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
         </label>
         <label>
           Since
@@ -317,7 +326,7 @@ export function AuditPage() {
       {data && (
         <>
           <p class="muted">{data.total} events</p>
-          <div class="table-scroll">
+          <TableBox label="Audit events">
             <table>
               <thead>
                 <tr>
@@ -332,10 +341,19 @@ export function AuditPage() {
               <tbody>
                 {data.events.map((ev) => (
                   <tr key={ev.id}>
-                    <td>{formatTime(ev.at)}</td>
-                    <td>{ev.user ?? '—'}</td>
-                    <td>{ev.action}</td>
-                    <td>{ev.target ?? '—'}</td>
+                    <td>
+                      {formatTime(ev.at)}
+                      {ev.count > 1 && <div class="muted small">to {formatTime(ev.last_at)}</div>}
+                    </td>
+                    <td>{ev.user_name ?? ev.user ?? '—'}</td>
+                    <td>
+                      {ev.action}
+                      {ev.count > 1 && <span class="muted"> ×{ev.count}</span>}
+                    </td>
+                    <td>
+                      {ev.target_name ?? ev.target ?? '—'}
+                      {ev.target_name && ev.target && <div class="muted small">{ev.target}</div>}
+                    </td>
                     <td>{ev.ip ?? '—'}</td>
                     <td>
                       <code class="small">{ev.request_id ?? ''}</code>
@@ -344,7 +362,7 @@ export function AuditPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableBox>
           <Pager page={page} total={data.total} pageSize={AUDIT_PAGE} onPage={setPage} />
         </>
       )}
