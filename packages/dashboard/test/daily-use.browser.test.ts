@@ -280,6 +280,61 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await form.getByRole('button', { name: 'Cancel' }).click();
   });
 
+  it('My account: a person changes their own password (the wrong current one refused and cleared)', async () => {
+    const ctx = await h.browser.newContext({ baseURL: base });
+    try {
+      const p = await ctx.newPage();
+      const otto = h.users.operator;
+      await signIn(p, base, otto.username, otto.password);
+      await p.locator('header .who').getByRole('link', { name: new RegExp(otto.username) }).click();
+      await p.getByRole('heading', { name: 'My account', level: 1 }).waitFor();
+      const form = p.getByRole('form', { name: 'Change my password' });
+      await form.getByLabel('Current password').fill('not-my-password');
+      await form.getByLabel('New password (at least 8 characters)').fill('otto-new-password-1');
+      await form.getByLabel('New password again').fill('otto-new-password-1');
+      await form.getByRole('button', { name: 'Change password' }).click();
+      await form.getByRole('alert').waitFor();
+      expect(await form.getByLabel('Current password').inputValue()).toBe('');
+      await screenshot(p, 'daily-17-password-refused');
+
+      await form.getByLabel('Current password').fill(otto.password);
+      await form.getByLabel('New password again').fill('something-else-1');
+      await form.getByRole('button', { name: 'Change password' }).click();
+      await form.getByText('The two new passwords differ.').waitFor();
+      await form.getByLabel('New password again').fill('otto-new-password-1');
+      await form.getByRole('button', { name: 'Change password' }).click();
+      await form.getByRole('status').getByText(/Your password is changed/).waitFor();
+      await screenshot(p, 'daily-18-password-changed');
+      await expectAccessible(p, 'password changed');
+      const login = (password: string) =>
+        fetch(`${base}/api/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: otto.username, password }) });
+      expect((await login('otto-new-password-1')).status).toBe(200);
+      expect((await login(otto.password)).status).toBe(401);
+      // Still signed in here.
+      await p.goto('/invocations');
+      await p.getByRole('heading', { name: 'Invocations', level: 1 }).waitFor();
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('the audit log: one entry per upload (paused and resumed), names beside ids, an action filter of the actions that exist', async () => {
+    await page.goto('/admin/audit');
+    const filters = page.getByRole('form', { name: 'Filters' });
+    const action = filters.getByLabel('Action');
+    await expect.poll(() => action.locator('option').allTextContents()).toEqual(expect.arrayContaining(['any', 'upload.attach', 'invocation.create', 'auth.login']));
+    expect(await action.locator('option', { hasText: 'pac.install' }).count()).toBe(0);
+    await action.selectOption('upload.attach');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('1 event', { exact: true }).waitFor();
+    const row = page.locator('tbody tr');
+    expect(await row.count()).toBe(1);
+    // Who by name, what by name, beside the id; the file's name.
+    expect(await row.locator('td').nth(1).textContent()).toBe(h.users.admin.username);
+    expect(await row.locator('td').nth(3).textContent()).toMatch(/^uploads\s*invocation \d+\s*weights\.bin$/);
+    await screenshot(page, 'daily-19-audit-one-upload');
+  });
+
   it('the audit log pages through its events', async () => {
     // Enough events for two pages: each invocation made and deleted is audited.
     for (let i = 0; i < 30; i++) {
@@ -290,6 +345,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     expect(total).toBeGreaterThan(50);
     await page.goto('/admin/audit');
     await page.getByText(`${total} events`).waitFor();
+    expect(await page.locator('main').textContent()).not.toContain('Page not found');
     const pager = page.getByRole('navigation', { name: 'Pages' });
     await pager.getByText(`Page 1 of ${Math.ceil(total / 50)}`).waitFor();
     expect(await page.locator('tbody tr').count()).toBe(50);
@@ -321,10 +377,11 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
           const url = route.includes(':id') ? route.replace(':id', params[route] ?? '') : route;
           await page.goto(url);
           await settled(page);
-          const over = await sideScroll(page);
-          if (over > 0) wide.push(`${url} at ${width} px (${scheme}): ${over} px`);
           const name = `daily-page-${route.replace(/[/:]+/g, '-').replace(/^-/, '')}-${width}-${scheme}`;
           await screenshot(page, name);
+          // Measured once the page has had the time of a full-page screenshot to draw its lists.
+          const over = await sideScroll(page);
+          if (over > 0) wide.push(`${url} at ${width} px (${scheme}): ${over} px`);
         }
       }
       if (scheme === 'dark') {

@@ -38,7 +38,8 @@ export const client = createApiClient({ baseUrl: location.origin, credentials: '
 export function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   return unwrapAnswer(call, {
     onProblem: (p: ApiProblem) => {
-      if (p.status === 401) onUnauthorized.handler();
+      // A refused password (`invalid_credentials`, e.g. changing one's own) is not a session that ended.
+      if (p.status === 401 && p.code !== 'invalid_credentials') onUnauthorized.handler();
     },
   });
 }

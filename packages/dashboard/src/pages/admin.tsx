@@ -7,7 +7,7 @@ import { Pager } from '../components/pager.tsx';
 import { formatTime } from '../lib/format.ts';
 import { session, type Role } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
-import { TableBox } from '../components/table-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 
 type User = Schemas['User'];
 
@@ -70,46 +70,31 @@ export function TokensPage() {
       <ErrorBox error={error ?? tokens.error} onDismiss={() => setError(null)} />
       {tokens.data && tokens.data.tokens.length === 0 && <p>You have no tokens yet: create one above for a script or for <code>mm</code>.</p>}
       {tokens.data && tokens.data.tokens.length > 0 && (
-        <TableBox label="Tokens">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.tokens.map((t) => (
-                <tr key={t.id}>
-                  <td>{t.name}</td>
-                  <td>{formatTime(t.created_at)}</td>
-                  <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
-                  <td>{t.last_used_at ? formatTime(t.last_used_at) : 'never'}</td>
-                  <td>
-                    <ConfirmButton
-                      label={
-                        <>
-                          Revoke <span class="visually-hidden">{t.name}</span>
-                        </>
-                      }
-                      question={`Revoke the token “${t.name}”? Scripts using it stop working.`}
-                      yes="Yes, revoke"
-                      action={async () => {
-                        await unwrap(client.DELETE('/api/tokens/{id}/', { params: { path: { id: t.id } } }));
-                        tokens.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
+        <DataTable label="Tokens" columns={['Name', 'Created', 'Expires', 'Last used', '']}>
+          {tokens.data.tokens.map((t) => (
+            <tr key={t.id}>
+              <td>{t.name}</td>
+              <td>{formatTime(t.created_at)}</td>
+              <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
+              <td>{t.last_used_at ? formatTime(t.last_used_at) : 'never'}</td>
+              <td>
+                <ConfirmButton
+                  label={
+                    <>
+                      Revoke <span class="visually-hidden">{t.name}</span>
+                    </>
+                  }
+                  question={`Revoke the token “${t.name}”? Scripts using it stop working.`}
+                  yes="Yes, revoke"
+                  action={async () => {
+                    await unwrap(client.DELETE('/api/tokens/{id}/', { params: { path: { id: t.id } } }));
+                    tokens.reload();
+                  }}
+                />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -204,63 +189,49 @@ export function UsersPage() {
         {notice}
       </p>
       {users.data && (
-        <TableBox label="Users">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Username</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data.users.map((u) => (
-                <tr key={u.id}>
-                  <td>{u.username}</td>
-                  <td>
-                    <select
-                      aria-label={`Role of ${u.username}`}
-                      // While asked, the select shows the role asked for; declining puts it back.
-                      value={roleChange?.user.id === u.id ? roleChange.role : u.role}
-                      disabled={me?.id === u.id}
-                      onChange={(e) => {
-                        const next = (e.target as HTMLSelectElement).value as Role;
-                        setNotice('');
-                        setRoleChange(next === u.role ? null : { user: u, role: next });
-                      }}
-                    >
-                      {ROLES.map((r) => (
-                        <option key={r}>{r}</option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{formatTime(u.created_at)}</td>
-                  <td>
-                    {me?.id !== u.id && (
-                      <ConfirmButton
-                        label={
-                          <>
-                            Delete <span class="visually-hidden">{u.username}</span>
-                          </>
-                        }
-                        question={`Delete the user “${u.username}”? Their sessions and tokens stop working.`}
-                        yes="Yes, delete"
-                        action={async () => {
-                          await unwrap(client.DELETE('/api/users/{id}/', { params: { path: { id: u.id } } }));
-                          setNotice(`Deleted ${u.username}.`);
-                          users.reload();
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
+        <DataTable label="Users" columns={['Username', 'Role', 'Created', '']}>
+          {users.data.users.map((u) => (
+            <tr key={u.id}>
+              <td>{u.username}</td>
+              <td>
+                <select
+                  aria-label={`Role of ${u.username}`}
+                  // While asked, the select shows the role asked for; declining puts it back.
+                  value={roleChange?.user.id === u.id ? roleChange.role : u.role}
+                  disabled={me?.id === u.id}
+                  onChange={(e) => {
+                    const next = (e.target as HTMLSelectElement).value as Role;
+                    setNotice('');
+                    setRoleChange(next === u.role ? null : { user: u, role: next });
+                  }}
+                >
+                  {ROLES.map((r) => (
+                    <option key={r}>{r}</option>
+                  ))}
+                </select>
+              </td>
+              <td>{formatTime(u.created_at)}</td>
+              <td>
+                {me?.id !== u.id && (
+                  <ConfirmButton
+                    label={
+                      <>
+                        Delete <span class="visually-hidden">{u.username}</span>
+                      </>
+                    }
+                    question={`Delete the user “${u.username}”? Their sessions and tokens stop working.`}
+                    yes="Yes, delete"
+                    action={async () => {
+                      await unwrap(client.DELETE('/api/users/{id}/', { params: { path: { id: u.id } } }));
+                      setNotice(`Deleted ${u.username}.`);
+                      users.reload();
+                    }}
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -325,44 +296,33 @@ export function AuditPage() {
       <ErrorBox error={audit.error} />
       {data && (
         <>
-          <p class="muted">{data.total} events</p>
-          <TableBox label="Audit events">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">IP</th>
-                  <th scope="col">Request</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.events.map((ev) => (
-                  <tr key={ev.id}>
-                    <td>
-                      {formatTime(ev.at)}
-                      {ev.count > 1 && <div class="muted small">to {formatTime(ev.last_at)}</div>}
-                    </td>
-                    <td>{ev.user_name ?? ev.user ?? '—'}</td>
-                    <td>
-                      {ev.action}
-                      {ev.count > 1 && <span class="muted"> ×{ev.count}</span>}
-                    </td>
-                    <td>
-                      {ev.target_name ?? ev.target ?? '—'}
-                      {ev.target_name && ev.target && <div class="muted small">{ev.target}</div>}
-                    </td>
-                    <td>{ev.ip ?? '—'}</td>
-                    <td>
-                      <code class="small">{ev.request_id ?? ''}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableBox>
+          <p class="muted">
+            {data.total} event{data.total === 1 ? '' : 's'}
+          </p>
+          <DataTable label="Audit events" columns={['When', 'User', 'Action', 'Target', 'IP', 'Request']}>
+            {data.events.map((ev) => (
+              <tr key={ev.id}>
+                <td>
+                  {formatTime(ev.at)}
+                  {ev.count > 1 && <div class="muted small">to {formatTime(ev.last_at)}</div>}
+                </td>
+                <td>{ev.user_name ?? ev.user ?? '—'}</td>
+                <td>
+                  {ev.action}
+                  {ev.count > 1 && <span class="muted"> ×{ev.count}</span>}
+                </td>
+                <td>
+                  {ev.target_name ?? ev.target ?? '—'}
+                  {ev.target_name && ev.target && <div class="muted small">{ev.target}</div>}
+                  {typeof ev.detail?.filename === 'string' && <div class="muted small">{ev.detail.filename}</div>}
+                </td>
+                <td>{ev.ip ?? '—'}</td>
+                <td>
+                  <code class="small">{ev.request_id ?? ''}</code>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
           <Pager page={page} total={data.total} pageSize={AUDIT_PAGE} onPage={setPage} />
         </>
       )}

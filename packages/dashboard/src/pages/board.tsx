@@ -3,12 +3,14 @@ import { client, unwrap, type Board, type Operation, type PacRecord } from '../a
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { ago, formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
 import { postFormWithProgress } from '../lib/xhr-upload.ts';
 
 interface RebootStep {
@@ -17,25 +19,17 @@ interface RebootStep {
 }
 
 export function BoardPage({ id }: { id: string }) {
-  const [board, setBoard] = useState<Board | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [pacs, setPacs] = useState<{ pacs: PacRecord[]; active: string | null } | null>(null);
   const [pacError, setPacError] = useState<unknown>(null);
   const [activation, setActivation] = useState<{ op: Operation; pac: string; bootId: string | null } | null>(null);
   const [steps, setSteps] = useState<RebootStep[]>([]);
   const seen = useRef({ rebooting: false, back: false });
 
-  const loadBoard = () =>
-    unwrap(client.GET('/api/boards/{id}/', { params: { path: { id } } }))
-      .then((b) => {
-        setBoard(b);
-        setError(null);
-        return b;
-      })
-      .catch((e) => {
-        setError(e);
-        return null;
-      });
+  // Live status: faster while a PAC activation is under way, to see the reboot.
+  const boardResource = useResource(() => unwrap(client.GET('/api/boards/{id}/', { params: { path: { id } } })), [id], {
+    pollMs: activation ? 700 : 3000,
+  });
+  const { data: board, error } = boardResource;
   const loadPacs = () =>
     unwrap(client.POST('/api/pacs/query/', { body: { board_id: id } }))
       .then((d) => {
@@ -45,20 +39,13 @@ export function BoardPage({ id }: { id: string }) {
       })
       .catch(setPacError);
 
-  useEffect(() => {
-    void loadBoard();
-  }, [id]);
   // PACs are asked of the board: once it is online (a board that never connected is not an error).
   const online = board?.status === 'online';
   useEffect(() => {
     if (canOperate.value && online && !pacs) void loadPacs();
   }, [id, online]);
 
-  // Live status: faster while a PAC activation is under way, to see the reboot.
-  useEffect(() => {
-    const t = setInterval(() => document.visibilityState === 'visible' && void loadBoard().then(track), activation ? 700 : 3000);
-    return () => clearInterval(t);
-  }, [id, activation]);
+  useEffect(() => track(board), [board]);
 
   function track(b: Board | null) {
     if (!b || !activation) return;
@@ -100,7 +87,7 @@ export function BoardPage({ id }: { id: string }) {
         : { text: `Activation ${op.status}: ${op.error?.message ?? 'see the operation log'}`, state: 'failed' },
     ]);
     void loadPacs();
-    void loadBoard();
+    boardResource.reload();
   }
 
   if (error && !board) return <ErrorBox error={error} />;
@@ -150,43 +137,31 @@ export function BoardPage({ id }: { id: string }) {
         <>
           <ErrorBox error={pacError} onDismiss={() => setPacError(null)} />
           {pacs && (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Board</th>
-                  <th scope="col">Assets folder</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+            <DataTable label="PACs" columns={['Name', 'Board', 'Assets folder', '']}>
+              {pacs.pacs.map((p) => (
+                <tr key={p.name}>
+                  <td>
+                    {p.name} {p.active && <StatusBadge status="active" />}
+                  </td>
+                  <td>{p.board}</td>
+                  <td>
+                    <code class="small">{p.assets_dir}</code>
+                  </td>
+                  <td>
+                    {isAdmin.value && !p.active && (
+                      <ConfirmButton
+                        primary
+                        label={`Activate ${p.name}`}
+                        question={`Activate ${p.name} on ${board.name}? The board reboots: whatever runs on it stops, and it is offline for a while.`}
+                        yes="Yes, activate and reboot"
+                        disabled={!!activation && steps.some((s) => s.state === 'waiting')}
+                        action={() => activate(p.name)}
+                      />
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {pacs.pacs.map((p) => (
-                  <tr key={p.name}>
-                    <td>
-                      {p.name} {p.active && <StatusBadge status="active" />}
-                    </td>
-                    <td>{p.board}</td>
-                    <td>
-                      <code class="small">{p.assets_dir}</code>
-                    </td>
-                    <td>
-                      {isAdmin.value && !p.active && (
-                        <ConfirmButton
-                          primary
-                          label={`Activate ${p.name}`}
-                          question={`Activate ${p.name} on ${board.name}? The board reboots: whatever runs on it stops, and it is offline for a while.`}
-                          yes="Yes, activate and reboot"
-                          disabled={!!activation && steps.some((s) => s.state === 'waiting')}
-                          action={() => activate(p.name)}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           )}
           <div class="row">
             <button type="button" onClick={() => void loadPacs()}>

@@ -7,7 +7,7 @@ import { Link } from '../components/link.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { ago } from '../lib/format.ts';
 import { isAdmin } from '../lib/session.ts';
-import { TableBox } from '../components/table-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 
 export function BoardsPage() {
   const { boards, error, reload } = useBoards(3000);
@@ -22,40 +22,23 @@ export function BoardsPage() {
         <p>No board is registered yet.{isAdmin.value ? ' Register one with “Register a board” above, then start its agent with the command shown.' : ' Ask an administrator to register one.'}</p>
       )}
       {boards && boards.length > 0 && (
-        <TableBox label="Boards">
-        <table aria-describedby="boards-live">
-          <caption id="boards-live" class="muted small">
-            Status refreshes every few seconds.
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Architecture</th>
-              <th scope="col">Active PAC</th>
+        <DataTable label="Boards" caption="Status refreshes every few seconds." columns={['Name', 'Status', 'Last seen', 'Agent', 'Architecture', 'Active PAC']}>
+          {boards.map((b) => (
+            <tr key={b.id} data-testid={`board-${b.name}`}>
+              <td>
+                <Link href={`/boards/${b.id}`}>{b.name}</Link>
+                {b.hostname && <div class="muted small">{b.hostname}</div>}
+              </td>
+              <td>
+                <BoardStatus board={b} />
+              </td>
+              <td>{b.status === 'online' ? 'now' : neverConnected(b) ? 'never' : ago(b.last_seen_at)}</td>
+              <td>{b.agent_version ?? '—'}</td>
+              <td>{b.platform ?? '—'}</td>
+              <td>{b.active_pac ?? '—'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {boards.map((b) => (
-              <tr key={b.id} data-testid={`board-${b.name}`}>
-                <td>
-                  <Link href={`/boards/${b.id}`}>{b.name}</Link>
-                  {b.hostname && <div class="muted small">{b.hostname}</div>}
-                </td>
-                <td>
-                  <BoardStatus board={b} />
-                </td>
-                <td>{b.status === 'online' ? 'now' : neverConnected(b) ? 'never' : ago(b.last_seen_at)}</td>
-                <td>{b.agent_version ?? '—'}</td>
-                <td>{b.platform ?? '—'}</td>
-                <td>{b.active_pac ?? '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        </TableBox>
+          ))}
+        </DataTable>
       )}
     </section>
   );

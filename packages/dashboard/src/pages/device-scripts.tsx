@@ -3,7 +3,7 @@ import { client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
-import { TableBox } from '../components/table-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad, ServoSlider } from '../components/motor-pad.tsx';
 import { formatTime } from '../lib/format.ts';
@@ -37,66 +37,47 @@ export function DeviceScriptsPage() {
         />
       )}
       {scripts && (
-        <TableBox label="Device scripts">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Version</th>
-              <th scope="col">On the board</th>
-              <th scope="col">Port</th>
-              <th scope="col">Updated</th>
+        <DataTable label="Device scripts" columns={['Name', 'Type', 'Version', 'On the board', 'Port', 'Updated', isAdmin.value && '']}>
+          {scripts.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Link href={`/device-scripts/${s.id}`}>{s.name}</Link>
+                {s.description && <div class="muted small">{s.description}</div>}
+              </td>
+              <td>{s.device_type}</td>
+              <td>{s.version}</td>
+              <td>
+                <code class="small">
+                  {s.remote_dir}/{s.script_filename}
+                </code>
+              </td>
+              <td>{s.port}</td>
+              <td>{formatTime(s.updated_at)}</td>
               {isAdmin.value && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <td>
+                  <div class="row">
+                    <button type="button" onClick={() => setEditing(s)}>
+                      Edit <span class="visually-hidden">{s.name}</span>
+                    </button>
+                    <ConfirmButton
+                      label={
+                        <>
+                          Delete <span class="visually-hidden">{s.name}</span>
+                        </>
+                      }
+                      question={`Delete “${s.name}” from the catalogue?`}
+                      yes="Yes, delete"
+                      action={async () => {
+                        await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
+                        reload();
+                      }}
+                    />
+                  </div>
+                </td>
               )}
             </tr>
-          </thead>
-          <tbody>
-            {scripts.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <Link href={`/device-scripts/${s.id}`}>{s.name}</Link>
-                  {s.description && <div class="muted small">{s.description}</div>}
-                </td>
-                <td>{s.device_type}</td>
-                <td>{s.version}</td>
-                <td>
-                  <code class="small">
-                    {s.remote_dir}/{s.script_filename}
-                  </code>
-                </td>
-                <td>{s.port}</td>
-                <td>{formatTime(s.updated_at)}</td>
-                {isAdmin.value && (
-                  <td>
-                    <div class="row">
-                      <button type="button" onClick={() => setEditing(s)}>
-                        Edit <span class="visually-hidden">{s.name}</span>
-                      </button>
-                      <ConfirmButton
-                        label={
-                          <>
-                            Delete <span class="visually-hidden">{s.name}</span>
-                          </>
-                        }
-                        question={`Delete “${s.name}” from the catalogue?`}
-                        yes="Yes, delete"
-                        action={async () => {
-                          await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
-                          reload();
-                        }}
-                      />
-                    </div>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        </TableBox>
+          ))}
+        </DataTable>
       )}
     </section>
   );

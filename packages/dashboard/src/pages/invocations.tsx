@@ -7,7 +7,7 @@ import { currentQuery, navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
 import { Pager } from '../components/pager.tsx';
-import { TableBox } from '../components/table-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 
 const PAGE = 50;
 
@@ -87,33 +87,20 @@ export function InvocationsPage() {
             {data.total} invocation{data.total === 1 ? '' : 's'}
             {q ? ` matching “${q}”` : ''}
           </p>
-          <TableBox label="Invocations">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                <th scope="col">Files</th>
-                <th scope="col">Output</th>
-                <th scope="col">Created</th>
+          <DataTable label="Invocations" columns={['Id', 'Name', 'Files', 'Output', 'Created']}>
+            {data.invocations.map((inv) => (
+              <tr key={inv.id}>
+                <td>{inv.id}</td>
+                <td>
+                  <Link href={`/invocations/${inv.id}`}>{inv.name}</Link>
+                  {inv.description && <div class="muted small">{inv.description}</div>}
+                </td>
+                <td>{(['parameter', 'bitstream', 'weights', 'input_video'] as const).filter((k) => inv.files[k]).length} / 4</td>
+                <td>{inv.files.output_video ? 'video' : '—'}</td>
+                <td>{formatTime(inv.created_at)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {data.invocations.map((inv) => (
-                <tr key={inv.id}>
-                  <td>{inv.id}</td>
-                  <td>
-                    <Link href={`/invocations/${inv.id}`}>{inv.name}</Link>
-                    {inv.description && <div class="muted small">{inv.description}</div>}
-                  </td>
-                  <td>{(['parameter', 'bitstream', 'weights', 'input_video'] as const).filter((k) => inv.files[k]).length} / 4</td>
-                  <td>{inv.files.output_video ? 'video' : '—'}</td>
-                  <td>{formatTime(inv.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          </TableBox>
+            ))}
+          </DataTable>
           <Pager page={page} total={data.total} pageSize={PAGE} onPage={(p) => go(q, p)} />
         </>
       )}
