@@ -1,13 +1,10 @@
 import type { JSX } from 'preact';
-import { AccountPage } from './pages/account.tsx';
-import { AuditPage, TokensPage, UsersPage } from './pages/admin.tsx';
 import { BoardPage } from './pages/board.tsx';
 import { BoardsPage } from './pages/boards.tsx';
-import { DeviceScriptPage, DeviceScriptsPage } from './pages/device-scripts.tsx';
 import { InvocationPage } from './pages/invocation.tsx';
 import { InvocationsPage } from './pages/invocations.tsx';
 import { OperationPage, OperationsPage } from './pages/operations.tsx';
-import { VideosPage } from './pages/videos.tsx';
+import { lazyPage } from './components/lazy-page.tsx';
 import { match } from './lib/router.ts';
 import type { Role } from './lib/session.ts';
 
@@ -25,6 +22,15 @@ export interface Route {
   /** Listed in the top menu. */
   menu?: boolean;
 }
+
+// Pages few visits start on load on first use: the first page's bundle stays small.
+const VideosPage = lazyPage(() => import('./pages/videos.tsx').then((m) => m.VideosPage));
+const DeviceScriptsPage = lazyPage(() => import('./pages/device-scripts.tsx').then((m) => m.DeviceScriptsPage));
+const DeviceScriptPage = lazyPage(() => import('./pages/device-scripts.tsx').then((m) => m.DeviceScriptPage));
+const TokensPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.TokensPage));
+const UsersPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.UsersPage));
+const AuditPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.AuditPage));
+const AccountPage = lazyPage(() => import('./pages/account.tsx').then((m) => m.AccountPage));
 
 /** Every page: the router, the menu, the titles and the role checks all read this one table. */
 export const ROUTES: Route[] = [
