@@ -1432,12 +1432,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The script's answer (any status it sends) */
+                /** @description The script's answer (any status it sends; JSON from the GPIO script) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": unknown;
+                    };
                 };
                 /** @description `board_required`: several boards are registered and none is named */
                 400: {
@@ -1529,14 +1531,20 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
             responses: {
-                /** @description The script's answer (any status it sends) */
+                /** @description The script's answer (any status it sends; JSON from the GPIO script) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": unknown;
+                    };
                 };
                 /** @description `board_required`: several boards are registered and none is named */
                 400: {
@@ -1628,14 +1636,20 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
             responses: {
-                /** @description The script's answer (any status it sends) */
+                /** @description The script's answer (any status it sends; JSON from the GPIO script) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": unknown;
+                    };
                 };
                 /** @description `board_required`: several boards are registered and none is named */
                 400: {
@@ -1729,12 +1743,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The script's answer (any status it sends) */
+                /** @description The script's answer (any status it sends; JSON from the GPIO script) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": unknown;
+                    };
                 };
                 /** @description `board_required`: several boards are registered and none is named */
                 400: {
@@ -1828,14 +1844,20 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
             responses: {
-                /** @description The script's answer (any status it sends) */
+                /** @description The script's answer (any status it sends; JSON from the GPIO script) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": unknown;
+                    };
                 };
                 /** @description `board_required`: several boards are registered and none is named */
                 400: {
@@ -3989,6 +4011,8 @@ export interface components {
             /** @enum {string} */
             database: "ok" | "unreachable";
             boards_online: number;
+            /** @description The largest file an upload may be (MM_MAX_UPLOAD_BYTES): clients refuse larger ones before sending */
+            max_upload_bytes: number;
         };
         AsyncApiDocument: {
             [key: string]: unknown;

@@ -315,6 +315,10 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await screenshot(page, '12-board');
     await expectAccessible(page, 'board');
     await activate.click();
+    // It reboots the board: asked first, in words.
+    const ask = page.getByRole('alertdialog');
+    expect(await ask.textContent()).toContain('The board reboots');
+    await ask.getByRole('button', { name: 'Yes, activate and reboot' }).click();
     const view = page.getByTestId('reboot-view');
     await view.getByText('The board is rebooting…').waitFor({ timeout: 30_000 });
     await screenshot(page, '13-board-rebooting');

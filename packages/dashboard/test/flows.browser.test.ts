@@ -104,8 +104,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
     await again.getByRole('button', { name: 'Cancel' }).click();
     expect((await listed())[0]).toMatchObject({ version: '1.1.0' });
 
-    page.once('dialog', (d) => void d.accept());
     await row.getByRole('button', { name: /Delete/ }).click();
+    await row.getByRole('alertdialog').getByRole('button', { name: 'Yes, delete' }).click();
     await row.waitFor({ state: 'detached' });
     expect(await listed()).toEqual([]);
   });
@@ -163,6 +163,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
     await page.getByTestId('live-log').getByText(/simulated runner/).waitFor({ timeout: 30_000 });
     await screenshot(page, 'flows-07-operation-running');
     await page.getByRole('button', { name: 'Cancel operation' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, cancel it' }).click();
     await page.getByText('cancelled', { exact: true }).first().waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Cancel operation' }).waitFor({ state: 'detached' });
     await screenshot(page, 'flows-08-operation-cancelled');

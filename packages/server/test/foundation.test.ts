@@ -62,6 +62,8 @@ describe.each(dbKinds)('service basics (%s database)', (kind) => {
     const body = await json(res);
     expect(body).toMatchObject({ status: 'ok', database: 'ok', boards_online: 0 });
     expect(typeof body.version).toBe('string');
+    // The upload limit (MM_MAX_UPLOAD_BYTES, 8 GiB by default): the dashboard refuses larger files before hashing them.
+    expect(body.max_upload_bytes).toBe(8 * 1024 ** 3);
   });
 
   it('answers unknown routes with a problem+json 404', async () => {

@@ -1,7 +1,6 @@
 import { signal } from '@preact/signals';
 import { createApiClient, unwrap as unwrapAnswer } from '@mm/api-client';
 import type { ApiProblem } from '@mm/api-client';
-import { ApiProblem as Problem } from './problem.ts';
 
 export type {
   Schemas,
@@ -39,32 +38,24 @@ export const client = createApiClient({ baseUrl: location.origin, credentials: '
 export function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   return unwrapAnswer(call, {
     onProblem: (p: ApiProblem) => {
-      if (p.status === 401) onUnauthorized.handler();
+      // A refused password (`invalid_credentials`, e.g. changing one's own) is not a session that ended.
+      if (p.status === 401 && p.code !== 'invalid_credentials') onUnauthorized.handler();
     },
   });
 }
 
-/** A plain request for routes outside the typed document (or to read headers): JSON in and out. */
-export async function api<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
-  const headers = new Headers(init.headers);
-  for (const [k, v] of Object.entries(authHeaders())) headers.set(k, v);
-  let body = init.body;
-  if (init.json !== undefined) {
-    headers.set('content-type', 'application/json');
-    body = JSON.stringify(init.json);
-  }
-  let res: Response;
-  try {
-    res = await fetch(path, { ...init, headers, body, credentials: 'same-origin' });
-  } catch (err) {
-    throw Problem.network(err);
-  }
-  if (!res.ok) {
-    const p = await Problem.fromResponse(res);
-    if (p.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized.handler();
-    throw p;
-  }
-  if (res.status === 204) return undefined as T;
-  const type = res.headers.get('content-type') ?? '';
-  return (type.includes('json') ? await res.json() : await res.text()) as T;
-}
+/**
+ * The device-script relay's `{path}` is the script's own route and may hold slashes
+ * (`motor/forward`): openapi-fetch escapes them as `%2F`, which the relay would pass on as
+ * sent, so they are put back here.
+ */
+client.use({
+  async onRequest({ request }) {
+    const url = new URL(request.url);
+    const m = /^(\/api\/device-scripts\/[^/]+\/proxy\/)(.*)$/.exec(url.pathname);
+    if (!m || !/%2F/i.test(m[2]!)) return request;
+    url.pathname = m[1]! + m[2]!.replace(/%2F/gi, '/');
+    const body = request.body ? await request.arrayBuffer() : undefined;
+    return new Request(url, { method: request.method, headers: request.headers, body, credentials: request.credentials, signal: request.signal });
+  },
+});

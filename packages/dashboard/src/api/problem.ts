@@ -35,7 +35,7 @@ const BY_CODE: Record<string, (p: ApiProblem) => Explanation> = {
     what: p.errors.length ? p.errors.map((e) => `${e.field}: ${e.message}`).join('; ') : p.detail || 'Some fields are not valid.',
     next: 'Correct the field(s) named above and submit again.',
   }),
-  payload_too_large: () => ({ what: 'The file is larger than the server accepts.', next: 'Ask an administrator to raise MM_MAX_UPLOAD_BYTES, or use a smaller file.' }),
+  payload_too_large: (p) => ({ what: p.detail || 'The file is larger than the server accepts.', next: 'Ask an administrator to raise MM_MAX_UPLOAD_BYTES, or use a smaller file.' }),
 };
 
 export function explain(err: unknown): Explanation {

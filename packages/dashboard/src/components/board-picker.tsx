@@ -1,33 +1,13 @@
-import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type Board } from '../api/client.ts';
+import { useResource } from '../lib/use-resource.ts';
 
-/** A board to run on: the only one is chosen for you; with several, you pick. */
+/** The registered boards, polled every `pollMs` (0: once) while the tab is visible. */
 export function useBoards(pollMs = 0): { boards: Board[] | null; error: unknown; reload: () => void } {
-  const [boards, setBoards] = useState<Board[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    let stop = false;
-    const load = () =>
-      unwrap(client.GET('/api/boards/', { params: { query: { limit: 1000 } } }))
-        .then((d) => {
-          if (!stop) {
-            setBoards(d.boards);
-            setError(null);
-          }
-        })
-        .catch((e) => !stop && setError(e));
-    void load();
-    // Live status without reloading: poll while the tab is visible.
-    const timer = pollMs ? setInterval(() => document.visibilityState === 'visible' && void load(), pollMs) : undefined;
-    return () => {
-      stop = true;
-      clearInterval(timer);
-    };
-  }, [pollMs, tick]);
-  return { boards, error, reload: () => setTick((t) => t + 1) };
+  const { data, error, reload } = useResource(() => unwrap(client.GET('/api/boards/', { params: { query: { limit: 1000 } } })), [], { pollMs });
+  return { boards: data?.boards ?? null, error, reload };
 }
 
+/** A board to run on: the only one is chosen for you; with several, you pick. */
 export function BoardPicker({ boards, value, onChange, id }: { boards: Board[]; value: string; onChange: (id: string) => void; id: string }) {
   return (
     <label for={id}>

@@ -1,8 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FileKind, FileRecord } from '../api/client.ts';
-import { api } from '../api/client.ts';
+import { client, unwrap } from '../api/client.ts';
 import { formatBytes, formatDuration } from '../lib/format.ts';
 import type { UploadHandle } from '../lib/upload.ts';
+import { ApiProblem } from '../api/problem.ts';
+import { maxUploadBytes } from '../lib/server-limits.ts';
+import { ConfirmButton } from './confirm.tsx';
 import { ErrorBox } from './error-box.tsx';
 
 const LABELS: Record<FileKind, string> = {
@@ -19,17 +22,22 @@ export function FileSlot({
   file,
   editable,
   onChanged,
+  onBusy,
 }: {
   invocationId: number;
   kind: FileKind;
   file: FileRecord | null;
   editable: boolean;
   onChanged: () => void;
+  /** An upload into this slot started (true) or ended (false). */
+  onBusy?: (busy: boolean) => void;
 }) {
   const [upload, setUpload] = useState<UploadHandle | null>(null);
   const [over, setOver] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const input = useRef<HTMLInputElement>(null);
+  /** The file being sent: Resume sends it again (the upload continues where it paused). */
+  const picked = useRef<File | null>(null);
   const st = upload?.state.value;
 
   useEffect(() => () => upload?.cancel(), [upload]);
@@ -37,6 +45,14 @@ export function FileSlot({
   async function begin(f: File | undefined) {
     if (!f) return;
     setError(null);
+    // Refused before hashing (which takes a while for a big file) when the server would refuse it anyway.
+    const max = await maxUploadBytes();
+    if (max !== undefined && f.size > max) {
+      setUpload(null);
+      setError(new ApiProblem(413, 'payload_too_large', 'Payload Too Large', `${f.name} is ${formatBytes(f.size)}: the server accepts files up to ${formatBytes(max)}.`));
+      return;
+    }
+    picked.current = f;
     // Loaded on first use: the hasher and tus client stay out of the first page's bundle.
     const { startUpload } = await import('../lib/upload.ts');
     const h = startUpload(invocationId, kind, f);
@@ -46,7 +62,10 @@ export function FileSlot({
     });
   }
 
-  const busy = st && (st.phase === 'hashing' || st.phase === 'checking' || st.phase === 'uploading');
+  const busy = !!st && (st.phase === 'hashing' || st.phase === 'checking' || st.phase === 'uploading');
+  const onBusyRef = useRef(onBusy);
+  onBusyRef.current = onBusy;
+  useEffect(() => onBusyRef.current?.(busy), [busy]);
   const id = `slot-${kind}`;
   return (
     <div
@@ -86,7 +105,7 @@ export function FileSlot({
             {st.phase === 'checking' && 'Checking whether the server already has it…'}
             {st.phase === 'uploading' &&
               `Uploading ${st.filename}${st.resumedFrom ? ` (resumed at ${formatBytes(st.resumedFrom)})` : ''}`}
-            {st.phase === 'paused' && `Upload of ${st.filename} paused: pick the same file again to resume.`}
+            {st.phase === 'paused' && `Upload of ${st.filename} paused at ${formatBytes(st.bytesDone)} of ${formatBytes(st.size)}.`}
             {st.phase === 'failed' && `Upload of ${st.filename} failed.`}
           </div>
           {(st.phase === 'hashing' || st.phase === 'uploading') && (
@@ -130,29 +149,30 @@ export function FileSlot({
             <button type="button" onClick={() => upload?.cancel()}>
               Pause upload
             </button>
+          ) : st?.phase === 'paused' && picked.current ? (
+            <button type="button" class="primary" onClick={() => void begin(picked.current ?? undefined)}>
+              Resume upload
+            </button>
           ) : (
             <button type="button" onClick={() => input.current?.click()} aria-describedby={`${id}-title`}>
               {file ? 'Replace…' : 'Choose file…'}
             </button>
           )}
           {file && !busy && (
-            <button
-              type="button"
-              class="danger"
-              aria-describedby={`${id}-title`}
-              onClick={async () => {
-                if (!confirm(`Remove ${file.filename} from this invocation?`)) return;
-                try {
-                  await api(`/api/invocations/${invocationId}/files/${kind}/`, { method: 'DELETE' });
-                  setUpload(null);
-                  onChanged();
-                } catch (err) {
-                  setError(err);
-                }
+            <ConfirmButton
+              label={
+                <>
+                  Remove <span class="visually-hidden">{LABELS[kind]}</span>
+                </>
+              }
+              question={`Remove ${file.filename} from this invocation?`}
+              yes="Yes, remove"
+              action={async () => {
+                await unwrap(client.DELETE('/api/invocations/{id}/files/{kind}/', { params: { path: { id: invocationId, kind } } }));
+                setUpload(null);
+                onChanged();
               }}
-            >
-              Remove
-            </button>
+            />
           )}
           <span class="muted small">or drop a file here</span>
         </div>

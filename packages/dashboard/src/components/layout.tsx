@@ -1,7 +1,8 @@
 import type { ComponentChildren } from 'preact';
-import { hasAccounts, isAdmin, session, signOut } from '../lib/session.ts';
+import { hasAccounts, role, session, signOut } from '../lib/session.ts';
+import { ROUTES, roleAllows } from '../routes.tsx';
 import { navigate } from '../lib/router.ts';
-import { NavLink } from './link.tsx';
+import { Link, NavLink } from './link.tsx';
 
 export function Layout({ children }: { children: ComponentChildren }) {
   const s = session.value;
@@ -13,21 +14,18 @@ export function Layout({ children }: { children: ComponentChildren }) {
       <header class="top">
         <span class="brand">Model Manager</span>
         <nav aria-label="Main">
-          <NavLink href="/invocations">Invocations</NavLink>
-          <NavLink href="/boards">Boards</NavLink>
-          <NavLink href="/operations">Operations</NavLink>
-          <NavLink href="/videos">Videos</NavLink>
-          <NavLink href="/device-scripts">Device scripts</NavLink>
-          {hasAccounts.value && <NavLink href="/tokens">My tokens</NavLink>}
-          {hasAccounts.value && isAdmin.value && <NavLink href="/admin/users">Users</NavLink>}
-          {hasAccounts.value && isAdmin.value && <NavLink href="/admin/audit">Audit log</NavLink>}
+          {ROUTES.filter((r) => r.menu && (!r.accounts || hasAccounts.value) && roleAllows(role.value, r.role)).map((r) => (
+            <NavLink key={r.path} href={r.path}>
+              {r.title}
+            </NavLink>
+          ))}
         </nav>
         <div class="who">
           {s.kind === 'signed-in' && (
             <>
-              <span>
-                {s.user.username} <span class="muted">({s.user.role})</span>
-              </span>
+              <Link href="/account" title="My account: change my password">
+                {s.user.username ?? 'API token'} <span class="muted">({s.user.role})</span>
+              </Link>
               <button
                 type="button"
                 onClick={async () => {

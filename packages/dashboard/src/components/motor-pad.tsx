@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api/client.ts';
+import type { Relay } from '../lib/relay.ts';
 import { ErrorBox } from './error-box.tsx';
 
 type Direction = 'forward' | 'backward' | 'left' | 'right';
@@ -12,14 +12,13 @@ const ARROWS: Record<Direction, string> = { forward: '▲', backward: '▼', lef
  */
 export const HOLD_MS = 1000;
 const RENEW_MS = 250;
-type Proxy = (path: string, params?: Record<string, string>) => string;
 
 /**
  * Press and hold to drive, release to stop. Arrow keys do the same (press/release). Anything
  * that means the person may no longer be in control stops the motor: the tab hidden, the
  * window losing focus, the browser going offline, or the live event feed dropping (`linkUp`).
  */
-export function MotorPad({ proxy, linkUp }: { proxy: Proxy; linkUp: boolean }) {
+export function MotorPad({ relay, linkUp }: { relay: Relay; linkUp: boolean }) {
   const [driving, setDriving] = useState<Direction | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
@@ -34,7 +33,7 @@ export function MotorPad({ proxy, linkUp }: { proxy: Proxy; linkUp: boolean }) {
     inFlight.current++;
     queue.current = queue.current.then(async () => {
       try {
-        await api(proxy(path, params), { method: 'POST' });
+        await relay('POST', { path, ...(params ? { query: params } : {}) });
         setError(null);
       } catch (err) {
         setError(err);
@@ -147,7 +146,7 @@ export function MotorPad({ proxy, linkUp }: { proxy: Proxy; linkUp: boolean }) {
 }
 
 /** 0–180°: sends while dragging (at most every 100 ms) and the final angle on release. */
-export function ServoSlider({ proxy, angle }: { proxy: Proxy; angle: number | undefined }) {
+export function ServoSlider({ relay, angle }: { relay: Relay; angle: number | undefined }) {
   const [value, setValue] = useState(angle ?? 90);
   const [error, setError] = useState<unknown>(null);
   const last = useRef(0);
@@ -157,7 +156,7 @@ export function ServoSlider({ proxy, angle }: { proxy: Proxy; angle: number | un
   }, [angle]);
   async function send(a: number) {
     try {
-      await api(proxy('servo'), { method: 'POST', json: { angle: a } });
+      await relay('POST', { path: 'servo', body: { angle: a } });
       setError(null);
     } catch (err) {
       setError(err);

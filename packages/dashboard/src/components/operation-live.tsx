@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Operation } from '../api/client.ts';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { followEvents } from '../lib/sse.ts';
+import { CancelOperation } from './cancel-operation.tsx';
 import { StatusBadge } from './status-badge.tsx';
 
 /**
@@ -156,6 +157,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
         <a href={`/api/operations/${op.id}/log/`} download={`operation-${op.id}.log`}>
           Download the whole log
         </a>
+        <CancelOperation operation={op} onCancelled={setOp} />
       </div>
       {/* role="log": a live region of appended lines, and a role that may carry a label (a bare <pre> may not, and axe says so when it is empty). */}
       <pre

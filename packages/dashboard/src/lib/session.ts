@@ -1,14 +1,10 @@
 import { computed, signal } from '@preact/signals';
-import { api, bearerToken, onUnauthorized, setBearerToken } from '../api/client.ts';
+import { bearerToken, client, onUnauthorized, setBearerToken, unwrap, type Schemas } from '../api/client.ts';
 import { ApiProblem } from '../api/problem.ts';
 
-export type Role = 'viewer' | 'operator' | 'admin';
-export interface User {
-  id: string | number;
-  username: string;
-  role: Role;
-  created_at?: string;
-}
+export type Role = Schemas['User']['role'];
+/** Who is signed in (`/api/auth/me/`'s user). */
+export type User = Schemas['Me']['user'];
 
 /**
  * Who is using the dashboard:
@@ -39,7 +35,7 @@ export const hasAccounts = computed(() => session.value.kind === 'signed-in');
 
 export async function loadSession(viaToken = false): Promise<void> {
   try {
-    const me = await api<{ user: User; auth?: 'on' | 'off' }>('/api/auth/me/');
+    const me = await unwrap(client.GET('/api/auth/me/'));
     session.value = me.auth === 'off' ? { kind: 'open' } : { kind: 'signed-in', user: me.user, viaToken };
   } catch (err) {
     if (err instanceof ApiProblem && err.status === 401) session.value = { kind: 'sign-in' };
@@ -50,7 +46,7 @@ export async function loadSession(viaToken = false): Promise<void> {
 
 export async function signInWithPassword(username: string, password: string): Promise<void> {
   setBearerToken(null);
-  await api('/api/auth/login/', { method: 'POST', json: { username, password } });
+  await unwrap(client.POST('/api/auth/login/', { body: { username, password } }));
   await loadSession();
 }
 
@@ -62,7 +58,7 @@ export async function signInWithPassword(username: string, password: string): Pr
 export async function signInWithToken(token: string): Promise<void> {
   setBearerToken(null);
   try {
-    await api('/api/auth/token-login/', { method: 'POST', json: { token } });
+    await unwrap(client.POST('/api/auth/token-login/', { body: { token } }));
   } catch (err) {
     // A server without the route: use the token as a bearer for this tab (links that are
     // plain GETs will not work there).
@@ -75,7 +71,7 @@ export async function signInWithToken(token: string): Promise<void> {
 async function signInWithBearer(token: string): Promise<void> {
   setBearerToken(token);
   try {
-    const me = await api<{ user: User }>('/api/auth/me/');
+    const me = await unwrap(client.GET('/api/auth/me/'));
     session.value = { kind: 'signed-in', user: me.user, viaToken: true };
   } catch (err) {
     setBearerToken(null);
@@ -86,7 +82,7 @@ async function signInWithBearer(token: string): Promise<void> {
 export async function signOut(): Promise<void> {
   // A token sign-in has a session too (unless the server is older): it ends here.
   if (session.value.kind === 'signed-in' && !bearerToken.value) {
-    await api('/api/auth/logout/', { method: 'POST' }).catch(() => undefined);
+    await unwrap(client.POST('/api/auth/logout/')).catch(() => undefined);
   }
   setBearerToken(null);
   session.value = { kind: 'sign-in' };

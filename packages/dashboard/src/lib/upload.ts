@@ -1,6 +1,6 @@
 import { signal, type Signal } from '@preact/signals';
 import * as tus from 'tus-js-client';
-import { api, authHeaders, type FileKind, type FileRecord } from '../api/client.ts';
+import { authHeaders, client, unwrap, type FileKind, type FileRecord } from '../api/client.ts';
 import { ApiProblem } from '../api/problem.ts';
 import { sha256OfFile } from './sha256.ts';
 
@@ -116,7 +116,7 @@ export function startUpload(invocationId: number, kind: FileKind, file: File): U
 
 async function attachByDigest(invocationId: number, kind: FileKind, sha256: string, filename: string): Promise<FileRecord | undefined> {
   try {
-    return await api<FileRecord>(`/api/invocations/${invocationId}/files/${kind}/`, { method: 'PUT', json: { sha256, filename } });
+    return await unwrap(client.PUT('/api/invocations/{id}/files/{kind}/', { params: { path: { id: invocationId, kind } }, body: { sha256, filename } }));
   } catch (err) {
     // content_not_found: the server lacks it, so upload. A server without attach-by-digest
     // (404 route_not_found, 405) also just means: upload.

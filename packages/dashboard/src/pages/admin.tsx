@@ -1,40 +1,27 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api/client.ts';
-import { ErrorBox, NotAllowed } from '../components/error-box.tsx';
+import { useState } from 'preact/hooks';
+import { client, unwrap, type Schemas } from '../api/client.ts';
+import { ConfirmButton, Confirm } from '../components/confirm.tsx';
+import { CopyField } from '../components/copy-field.tsx';
+import { ErrorBox } from '../components/error-box.tsx';
+import { Pager } from '../components/pager.tsx';
 import { formatTime } from '../lib/format.ts';
-import { isAdmin, session, type Role, type User } from '../lib/session.ts';
+import { session, type Role } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
+import { DataTable } from '../components/table-box.tsx';
 
-interface Token {
-  id: string | number;
-  name: string;
-  created_at?: string;
-  expires_at?: string | null;
-  last_used_at?: string | null;
-}
-
-interface AuditEvent {
-  at: string;
-  user: string | null;
-  action: string;
-  target: string | null;
-  ip: string | null;
-  request_id: string | null;
-}
+type User = Schemas['User'];
 
 /** Everyone: their own personal tokens (created with the secret shown once, revoked). */
 export function TokensPage() {
-  const [tokens, setTokens] = useState<Token[] | null>(null);
+  const tokens = useResource(() => unwrap(client.GET('/api/tokens/', { params: { query: { limit: 1000 } } })), []);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<string | null>(null);
-  const load = () =>
-    api<{ tokens: Token[] }>('/api/tokens/')
-      .then((d) => setTokens(d.tokens))
-      .catch(setError);
-  useEffect(() => void load(), []);
   return (
     <section aria-labelledby="tokens-title" class="stack">
       <h1 id="tokens-title">My tokens</h1>
-      <p class="muted">Personal tokens let scripts and the command-line client (`mm login --token`) act as you.</p>
+      <p class="muted">
+        Personal tokens let scripts and the command-line client (<code>mm login --token</code>) act as you.
+      </p>
       <form
         class="card row wrap"
         aria-label="New token"
@@ -44,13 +31,14 @@ export function TokensPage() {
           const f = new FormData(formEl);
           const days = Number(f.get('days') || 0);
           try {
-            const r = await api<{ token: string }>('/api/tokens/', {
-              method: 'POST',
-              json: { name: String(f.get('name')), ...(days ? { expires_at: new Date(Date.now() + days * 86400_000).toISOString() } : {}) },
-            });
+            const r = await unwrap(
+              client.POST('/api/tokens/', {
+                body: { name: String(f.get('name')), ...(days ? { expires_at: new Date(Date.now() + days * 86400_000).toISOString() } : {}) },
+              }),
+            );
             setCreated(r.token);
             formEl.reset();
-            void load();
+            tokens.reload();
           } catch (err) {
             setError(err);
           }
@@ -71,10 +59,7 @@ export function TokensPage() {
       {created && (
         <div class="card stack" role="status">
           <strong>Copy the new token now: it is shown this once.</strong>
-          <label>
-            New token
-            <input readOnly value={created} data-testid="new-token" onFocus={(e) => (e.target as HTMLInputElement).select()} />
-          </label>
+          <CopyField label="New token" value={created} testId="new-token" />
           <div>
             <button type="button" onClick={() => setCreated(null)}>
               Done
@@ -82,66 +67,49 @@ export function TokensPage() {
           </div>
         </div>
       )}
-      <ErrorBox error={error} onDismiss={() => setError(null)} />
-      {tokens && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+      <ErrorBox error={error ?? tokens.error} onDismiss={() => setError(null)} />
+      {tokens.data && tokens.data.tokens.length === 0 && <p>You have no tokens yet: create one above for a script or for <code>mm</code>.</p>}
+      {tokens.data && tokens.data.tokens.length > 0 && (
+        <DataTable label="Tokens" columns={['Name', 'Created', 'Expires', 'Last used', '']}>
+          {tokens.data.tokens.map((t) => (
+            <tr key={t.id}>
+              <td>{t.name}</td>
+              <td>{formatTime(t.created_at)}</td>
+              <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
+              <td>{t.last_used_at ? formatTime(t.last_used_at) : 'never'}</td>
+              <td>
+                <ConfirmButton
+                  label={
+                    <>
+                      Revoke <span class="visually-hidden">{t.name}</span>
+                    </>
+                  }
+                  question={`Revoke the token “${t.name}”? Scripts using it stop working.`}
+                  yes="Yes, revoke"
+                  action={async () => {
+                    await unwrap(client.DELETE('/api/tokens/{id}/', { params: { path: { id: t.id } } }));
+                    tokens.reload();
+                  }}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {tokens.map((t) => (
-              <tr key={t.id}>
-                <td>{t.name}</td>
-                <td>{formatTime(t.created_at)}</td>
-                <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
-                <td>{t.last_used_at ? formatTime(t.last_used_at) : 'never'}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={async () => {
-                      if (!confirm(`Revoke the token “${t.name}”? Scripts using it stop working.`)) return;
-                      try {
-                        await api(`/api/tokens/${t.id}/`, { method: 'DELETE' });
-                        void load();
-                      } catch (err) {
-                        setError(err);
-                      }
-                    }}
-                  >
-                    Revoke <span class="visually-hidden">{t.name}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
     </section>
   );
 }
 
 const ROLES: Role[] = ['viewer', 'operator', 'admin'];
+/** "a viewer", "an operator", "an admin". */
+const withArticle = (role: Role) => `${role === 'viewer' ? 'a' : 'an'} ${role}`;
 
 export function UsersPage() {
-  const [users, setUsers] = useState<User[] | null>(null);
+  const users = useResource(() => unwrap(client.GET('/api/users/', { params: { query: { limit: 1000 } } })), []);
   const [error, setError] = useState<unknown>(null);
-  const load = () =>
-    api<{ users: User[] }>('/api/users/')
-      .then((d) => setUsers(d.users))
-      .catch(setError);
-  useEffect(() => {
-    if (isAdmin.value) void load();
-  }, []);
-  if (!isAdmin.value) return <NotAllowed need="admin" />;
+  const [created, setCreated] = useState<{ username: string; password: string } | null>(null);
+  const [roleChange, setRoleChange] = useState<{ user: User; role: Role } | null>(null);
+  const [notice, setNotice] = useState('');
   const me = session.value.kind === 'signed-in' ? session.value.user : null;
   return (
     <section aria-labelledby="users-title" class="stack">
@@ -153,10 +121,19 @@ export function UsersPage() {
           e.preventDefault();
           const formEl = e.currentTarget;
           const f = new FormData(formEl);
+          const password = String(f.get('password') ?? '');
+          const username = String(f.get('username'));
+          setError(null);
+          setCreated(null);
           try {
-            await api('/api/users/', { method: 'POST', json: { username: String(f.get('username')), password: String(f.get('password')), role: String(f.get('role')) } });
+            // No password: the server generates one and answers it this once.
+            const u = await unwrap(
+              client.POST('/api/users/', { body: { username, role: String(f.get('role')) as Role, ...(password ? { password } : {}) } }),
+            );
+            if (u.password) setCreated({ username: u.username, password: u.password });
+            setNotice(`Added ${u.username} (${u.role}).`);
             formEl.reset();
-            void load();
+            users.reload();
           } catch (err) {
             setError(err);
           }
@@ -167,8 +144,8 @@ export function UsersPage() {
           <input name="username" required autoComplete="off" />
         </label>
         <label>
-          Password
-          <input name="password" type="password" required autoComplete="new-password" minLength={8} />
+          Password (empty: generate one)
+          <input name="password" type="password" autoComplete="new-password" minLength={8} />
         </label>
         <label>
           Role
@@ -182,86 +159,108 @@ export function UsersPage() {
           Add user
         </button>
       </form>
-      <ErrorBox error={error} onDismiss={() => setError(null)} />
-      {users && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Username</th>
-              <th scope="col">Role</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <tr key={u.id}>
-                <td>{u.username}</td>
-                <td>
-                  <select
-                    aria-label={`Role of ${u.username}`}
-                    value={u.role}
-                    disabled={me?.id === u.id}
-                    onChange={async (e) => {
-                      try {
-                        await api(`/api/users/${u.id}/`, { method: 'PATCH', json: { role: (e.target as HTMLSelectElement).value } });
-                      } catch (err) {
-                        setError(err);
-                      }
-                      void load();
+      {created && (
+        <div class="card stack" role="status">
+          <strong>Give {created.username} this password now: it is shown this once.</strong>
+          <CopyField label={`Password of ${created.username}`} value={created.password} testId="new-password" />
+          <div>
+            <button type="button" onClick={() => setCreated(null)}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+      <ErrorBox error={error ?? users.error} onDismiss={() => setError(null)} />
+      {roleChange && (
+        <Confirm
+          question={`Make ${roleChange.user.username} ${withArticle(roleChange.role)}? ${
+            roleChange.role === 'viewer' ? 'They will no longer be able to change anything.' : `They will be able to do what ${roleChange.role}s do.`
+          }`}
+          yes="Yes, change the role"
+          onYes={async () => {
+            const u = await unwrap(client.PATCH('/api/users/{id}/', { params: { path: { id: roleChange.user.id } }, body: { role: roleChange.role } }));
+            setNotice(`${u.username} is now ${withArticle(u.role)}.`);
+            users.reload();
+          }}
+          onClose={() => setRoleChange(null)}
+        />
+      )}
+      <p class="ok" role="status" data-testid="users-notice">
+        {notice}
+      </p>
+      {users.data && (
+        <DataTable label="Users" columns={['Username', 'Role', 'Created', '']}>
+          {users.data.users.map((u) => (
+            <tr key={u.id}>
+              <td>{u.username}</td>
+              <td>
+                <select
+                  aria-label={`Role of ${u.username}`}
+                  // While asked, the select shows the role asked for; declining puts it back.
+                  value={roleChange?.user.id === u.id ? roleChange.role : u.role}
+                  disabled={me?.id === u.id}
+                  onChange={(e) => {
+                    const next = (e.target as HTMLSelectElement).value as Role;
+                    setNotice('');
+                    setRoleChange(next === u.role ? null : { user: u, role: next });
+                  }}
+                >
+                  {ROLES.map((r) => (
+                    <option key={r}>{r}</option>
+                  ))}
+                </select>
+              </td>
+              <td>{formatTime(u.created_at)}</td>
+              <td>
+                {me?.id !== u.id && (
+                  <ConfirmButton
+                    label={
+                      <>
+                        Delete <span class="visually-hidden">{u.username}</span>
+                      </>
+                    }
+                    question={`Delete the user “${u.username}”? Their sessions and tokens stop working.`}
+                    yes="Yes, delete"
+                    action={async () => {
+                      await unwrap(client.DELETE('/api/users/{id}/', { params: { path: { id: u.id } } }));
+                      setNotice(`Deleted ${u.username}.`);
+                      users.reload();
                     }}
-                  >
-                    {ROLES.map((r) => (
-                      <option key={r}>{r}</option>
-                    ))}
-                  </select>
-                </td>
-                <td>{formatTime(u.created_at)}</td>
-                <td>
-                  {me?.id !== u.id && (
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={async () => {
-                        if (!confirm(`Delete the user “${u.username}”? Their sessions and tokens stop working.`)) return;
-                        try {
-                          await api(`/api/users/${u.id}/`, { method: 'DELETE' });
-                          void load();
-                        } catch (err) {
-                          setError(err);
-                        }
-                      }}
-                    >
-                      Delete <span class="visually-hidden">{u.username}</span>
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
 }
 
+const AUDIT_PAGE = 50;
+
 export function AuditPage() {
-  const [data, setData] = useState<{ events: AuditEvent[]; total: number } | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [filters, setFilters] = useState({ user: '', action: '', since: '' });
-  useEffect(() => {
-    if (!isAdmin.value) return;
-    const q = new URLSearchParams({ limit: '200' });
-    if (filters.user) q.set('user', filters.user);
-    if (filters.action) q.set('action', filters.action);
-    if (filters.since) q.set('since', new Date(filters.since).toISOString());
-    api<{ events: AuditEvent[]; total: number }>(`/api/audit/?${q}`)
-      .then((d) => (setData(d), setError(null)))
-      .catch(setError);
-  }, [filters]);
-  if (!isAdmin.value) return <NotAllowed need="admin" />;
+  const [page, setPage] = useState(0);
+  const actions = useResource(() => unwrap(client.GET('/api/audit/actions/')), []);
+  const audit = useResource(
+    () =>
+      unwrap(
+        client.GET('/api/audit/', {
+          params: {
+            query: {
+              limit: AUDIT_PAGE,
+              offset: page * AUDIT_PAGE,
+              ...(filters.user ? { user: filters.user } : {}),
+              ...(filters.action ? { action: filters.action } : {}),
+              ...(filters.since ? { since: new Date(filters.since).toISOString() } : {}),
+            },
+          },
+        }),
+      ),
+    [filters, page],
+  );
+  const data = audit.data;
   return (
     <section aria-labelledby="audit-title" class="stack">
       <h1 id="audit-title">Audit log</h1>
@@ -271,6 +270,7 @@ export function AuditPage() {
         onSubmit={(e) => {
           e.preventDefault();
           const f = new FormData(e.currentTarget);
+          setPage(0);
           setFilters({ user: String(f.get('user') ?? ''), action: String(f.get('action') ?? ''), since: String(f.get('since') ?? '') });
         }}
       >
@@ -280,7 +280,12 @@ export function AuditPage() {
         </label>
         <label>
           Action
-          <input name="action" />
+          <select name="action">
+            <option value="">any</option>
+            {actions.data?.actions.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
         </label>
         <label>
           Since
@@ -288,36 +293,37 @@ export function AuditPage() {
         </label>
         <button type="submit">Filter</button>
       </form>
-      <ErrorBox error={error} />
+      <ErrorBox error={audit.error} />
       {data && (
         <>
-          <p class="muted">{data.total} events</p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">User</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">IP</th>
-                <th scope="col">Request</th>
+          <p class="muted">
+            {data.total} event{data.total === 1 ? '' : 's'}
+          </p>
+          <DataTable label="Audit events" columns={['When', 'User', 'Action', 'Target', 'IP', 'Request']}>
+            {data.events.map((ev) => (
+              <tr key={ev.id}>
+                <td>
+                  {formatTime(ev.at)}
+                  {ev.count > 1 && <div class="muted small">to {formatTime(ev.last_at)}</div>}
+                </td>
+                <td>{ev.user_name ?? ev.user ?? '—'}</td>
+                <td>
+                  {ev.action}
+                  {ev.count > 1 && <span class="muted"> ×{ev.count}</span>}
+                </td>
+                <td>
+                  {ev.target_name ?? ev.target ?? '—'}
+                  {ev.target_name && ev.target && <div class="muted small">{ev.target}</div>}
+                  {typeof ev.detail?.filename === 'string' && <div class="muted small">{ev.detail.filename}</div>}
+                </td>
+                <td>{ev.ip ?? '—'}</td>
+                <td>
+                  <code class="small">{ev.request_id ?? ''}</code>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {data.events.map((ev, i) => (
-                <tr key={i}>
-                  <td>{formatTime(ev.at)}</td>
-                  <td>{ev.user ?? '—'}</td>
-                  <td>{ev.action}</td>
-                  <td>{ev.target ?? '—'}</td>
-                  <td>{ev.ip ?? '—'}</td>
-                  <td>
-                    <code class="small">{ev.request_id ?? ''}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
+          <Pager page={page} total={data.total} pageSize={AUDIT_PAGE} onPage={setPage} />
         </>
       )}
     </section>

@@ -1,12 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { BoardStatus, neverConnected } from '../components/board-status.tsx';
+import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { ago, formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
 import { postFormWithProgress } from '../lib/xhr-upload.ts';
 
 interface RebootStep {
@@ -15,25 +19,17 @@ interface RebootStep {
 }
 
 export function BoardPage({ id }: { id: string }) {
-  const [board, setBoard] = useState<Board | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [pacs, setPacs] = useState<{ pacs: PacRecord[]; active: string | null } | null>(null);
   const [pacError, setPacError] = useState<unknown>(null);
   const [activation, setActivation] = useState<{ op: Operation; pac: string; bootId: string | null } | null>(null);
   const [steps, setSteps] = useState<RebootStep[]>([]);
   const seen = useRef({ rebooting: false, back: false });
 
-  const loadBoard = () =>
-    unwrap(client.GET('/api/boards/{id}/', { params: { path: { id } } }))
-      .then((b) => {
-        setBoard(b);
-        setError(null);
-        return b;
-      })
-      .catch((e) => {
-        setError(e);
-        return null;
-      });
+  // Live status: faster while a PAC activation is under way, to see the reboot.
+  const boardResource = useResource(() => unwrap(client.GET('/api/boards/{id}/', { params: { path: { id } } })), [id], {
+    pollMs: activation ? 700 : 3000,
+  });
+  const { data: board, error } = boardResource;
   const loadPacs = () =>
     unwrap(client.POST('/api/pacs/query/', { body: { board_id: id } }))
       .then((d) => {
@@ -43,16 +39,13 @@ export function BoardPage({ id }: { id: string }) {
       })
       .catch(setPacError);
 
+  // PACs are asked of the board: once it is online (a board that never connected is not an error).
+  const online = board?.status === 'online';
   useEffect(() => {
-    void loadBoard();
-    if (canOperate.value) void loadPacs();
-  }, [id]);
+    if (canOperate.value && online && !pacs) void loadPacs();
+  }, [id, online]);
 
-  // Live status: faster while a PAC activation is under way, to see the reboot.
-  useEffect(() => {
-    const t = setInterval(() => document.visibilityState === 'visible' && void loadBoard().then(track), activation ? 700 : 3000);
-    return () => clearInterval(t);
-  }, [id, activation]);
+  useEffect(() => track(board), [board]);
 
   function track(b: Board | null) {
     if (!b || !activation) return;
@@ -77,7 +70,7 @@ export function BoardPage({ id }: { id: string }) {
     seen.current = { rebooting: false, back: false };
     setSteps([{ text: `Activating ${pac}: xlnx-config -a, then a reboot`, state: 'waiting' }]);
     try {
-      const op = await api<Operation>('/api/pacs/activate/', { method: 'POST', headers: { prefer: 'respond-async' }, json: { board_id: id, pac } });
+      const op = await unwrap(client.POST('/api/pacs/activate/', { params: { header: { prefer: 'respond-async' } }, body: { board_id: id, pac } }));
       setActivation({ op, pac, bootId: board.boot_id });
     } catch (err) {
       setSteps([]);
@@ -94,7 +87,7 @@ export function BoardPage({ id }: { id: string }) {
         : { text: `Activation ${op.status}: ${op.error?.message ?? 'see the operation log'}`, state: 'failed' },
     ]);
     void loadPacs();
-    void loadBoard();
+    boardResource.reload();
   }
 
   if (error && !board) return <ErrorBox error={error} />;
@@ -111,10 +104,10 @@ export function BoardPage({ id }: { id: string }) {
       <dl class="facts">
         <dt>Status</dt>
         <dd>
-          <StatusBadge status={board.status} /> {board.busy && <span class="muted">busy</span>}
+          <BoardStatus board={board} />
         </dd>
         <dt>Last seen</dt>
-        <dd>{board.status === 'online' ? 'now' : `${ago(board.last_seen_at)} (${formatTime(board.last_seen_at)})`}</dd>
+        <dd>{board.status === 'online' ? 'now' : neverConnected(board) ? 'never' : `${ago(board.last_seen_at)} (${formatTime(board.last_seen_at)})`}</dd>
         <dt>Connected since</dt>
         <dd>{formatTime(board.connected_at)}</dd>
         <dt>Agent version</dt>
@@ -134,42 +127,41 @@ export function BoardPage({ id }: { id: string }) {
       <h2>PACs</h2>
       {!canOperate.value ? (
         <p class="muted">Listing PACs asks the board, which needs the operator role.</p>
+      ) : !online && !pacs ? (
+        <p class="muted" data-testid="pacs-offline">
+          {neverConnected(board)
+            ? 'This board has not connected yet: start its agent (the install command was shown when it was registered). Its PACs are listed here once it is online.'
+            : 'The board is not online: its PACs are listed here once it is back.'}
+        </p>
       ) : (
         <>
           <ErrorBox error={pacError} onDismiss={() => setPacError(null)} />
           {pacs && (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Board</th>
-                  <th scope="col">Assets folder</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+            <DataTable label="PACs" columns={['Name', 'Board', 'Assets folder', '']}>
+              {pacs.pacs.map((p) => (
+                <tr key={p.name}>
+                  <td>
+                    {p.name} {p.active && <StatusBadge status="active" />}
+                  </td>
+                  <td>{p.board}</td>
+                  <td>
+                    <code class="small">{p.assets_dir}</code>
+                  </td>
+                  <td>
+                    {isAdmin.value && !p.active && (
+                      <ConfirmButton
+                        primary
+                        label={`Activate ${p.name}`}
+                        question={`Activate ${p.name} on ${board.name}? The board reboots: whatever runs on it stops, and it is offline for a while.`}
+                        yes="Yes, activate and reboot"
+                        disabled={!!activation && steps.some((s) => s.state === 'waiting')}
+                        action={() => activate(p.name)}
+                      />
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {pacs.pacs.map((p) => (
-                  <tr key={p.name}>
-                    <td>
-                      {p.name} {p.active && <StatusBadge status="active" />}
-                    </td>
-                    <td>{p.board}</td>
-                    <td>
-                      <code class="small">{p.assets_dir}</code>
-                    </td>
-                    <td>
-                      {isAdmin.value && !p.active && (
-                        <button type="button" onClick={() => void activate(p.name)} disabled={!!activation && steps.some((s) => s.state === 'waiting')}>
-                          Activate {p.name}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           )}
           <div class="row">
             <button type="button" onClick={() => void loadPacs()}>
@@ -253,25 +245,15 @@ function InstallPac({ boardId, onDone }: { boardId: string; onDone: () => void }
 }
 
 function DeleteBoard({ id, name }: { id: string; name: string }) {
-  const [error, setError] = useState<unknown>(null);
   return (
-    <>
-      <button
-        type="button"
-        class="danger"
-        onClick={async () => {
-          if (!confirm(`Delete the board “${name}”? Its token stops working and its agent is disconnected.`)) return;
-          try {
-            await unwrap(client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
-            navigate('/boards');
-          } catch (err) {
-            setError(err);
-          }
-        }}
-      >
-        Delete board
-      </button>
-      <ErrorBox error={error} />
-    </>
+    <ConfirmButton
+      label="Delete board"
+      question={`Delete the board “${name}”? Its token stops working and its agent is disconnected.`}
+      yes="Yes, delete"
+      action={async () => {
+        await unwrap(client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
+        navigate('/boards');
+      }}
+    />
   );
 }

@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks';
 import { client, unwrap, type Board } from '../api/client.ts';
 import { useBoards } from '../components/board-picker.tsx';
+import { CopyField } from '../components/copy-field.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
-import { StatusBadge } from '../components/status-badge.tsx';
+import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { ago } from '../lib/format.ts';
 import { isAdmin } from '../lib/session.ts';
+import { DataTable } from '../components/table-box.tsx';
 
 export function BoardsPage() {
   const { boards, error, reload } = useBoards(3000);
@@ -16,41 +18,27 @@ export function BoardsPage() {
         {isAdmin.value && <RegisterBoard onDone={reload} />}
       </div>
       <ErrorBox error={error} />
-      {boards && boards.length === 0 && <p>No board is registered yet.</p>}
+      {boards && boards.length === 0 && (
+        <p>No board is registered yet.{isAdmin.value ? ' Register one with “Register a board” above, then start its agent with the command shown.' : ' Ask an administrator to register one.'}</p>
+      )}
       {boards && boards.length > 0 && (
-        <table aria-describedby="boards-live">
-          <caption id="boards-live" class="muted small">
-            Status refreshes every few seconds.
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Architecture</th>
-              <th scope="col">Active PAC</th>
+        <DataTable label="Boards" caption="Status refreshes every few seconds." columns={['Name', 'Status', 'Last seen', 'Agent', 'Architecture', 'Active PAC']}>
+          {boards.map((b) => (
+            <tr key={b.id} data-testid={`board-${b.name}`}>
+              <td>
+                <Link href={`/boards/${b.id}`}>{b.name}</Link>
+                {b.hostname && <div class="muted small">{b.hostname}</div>}
+              </td>
+              <td>
+                <BoardStatus board={b} />
+              </td>
+              <td>{b.status === 'online' ? 'now' : neverConnected(b) ? 'never' : ago(b.last_seen_at)}</td>
+              <td>{b.agent_version ?? '—'}</td>
+              <td>{b.platform ?? '—'}</td>
+              <td>{b.active_pac ?? '—'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {boards.map((b) => (
-              <tr key={b.id} data-testid={`board-${b.name}`}>
-                <td>
-                  <Link href={`/boards/${b.id}`}>{b.name}</Link>
-                  {b.hostname && <div class="muted small">{b.hostname}</div>}
-                </td>
-                <td>
-                  <StatusBadge status={b.status} />
-                  {b.busy && <span class="muted small"> busy</span>}
-                </td>
-                <td>{b.status === 'online' ? 'now' : ago(b.last_seen_at)}</td>
-                <td>{b.agent_version ?? '—'}</td>
-                <td>{b.platform ?? '—'}</td>
-                <td>{b.active_pac ?? '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -68,20 +56,9 @@ function RegisterBoard({ onDone }: { onDone: () => void }) {
         <p>
           <strong>Copy the token now: it is shown this once.</strong>
         </p>
-        <label>
-          Token
-          <input readOnly value={created.token} data-testid="board-token" onFocus={(e) => (e.target as HTMLInputElement).select()} />
-        </label>
-        <label>
-          <span>
-            Install command (on the board, from a copy of the repository's <code>deploy/</code> and the agent bundle)
-          </span>
-          <textarea readOnly rows={3} value={command} data-testid="install-command" onFocus={(e) => (e.target as HTMLTextAreaElement).select()} />
-        </label>
+        <CopyField label="Token" value={created.token} testId="board-token" />
+        <CopyField label="Install command (on the board, from a copy of the repository's deploy/ folder and the agent bundle)" value={command} testId="install-command" rows={3} />
         <div class="row">
-          <button type="button" onClick={() => void navigator.clipboard?.writeText(command)}>
-            Copy the command
-          </button>
           <button
             type="button"
             onClick={() => {

@@ -1,22 +1,21 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, client, unwrap, type DeviceScript } from '../api/client.ts';
+import { client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
+import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { DataTable } from '../components/table-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad, ServoSlider } from '../components/motor-pad.tsx';
 import { formatTime } from '../lib/format.ts';
+import { relayTo } from '../lib/relay.ts';
 import { followEvents } from '../lib/sse.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
 
 export function DeviceScriptsPage() {
-  const [scripts, setScripts] = useState<DeviceScript[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [editing, setEditing] = useState<DeviceScript | 'new' | null>(null);
-  const load = () =>
-    unwrap(client.GET('/api/device-scripts/', {}))
-      .then((d) => setScripts(d.scripts))
-      .catch(setError);
-  useEffect(() => void load(), []);
+  const { data, error, reload } = useResource(() => unwrap(client.GET('/api/device-scripts/', {})), []);
+  const scripts = data?.scripts;
   return (
     <section aria-labelledby="scripts-title" class="stack">
       <div class="page-head">
@@ -33,71 +32,52 @@ export function DeviceScriptsPage() {
           script={editing === 'new' ? null : editing}
           onDone={() => {
             setEditing(null);
-            void load();
+            reload();
           }}
         />
       )}
       {scripts && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Version</th>
-              <th scope="col">On the board</th>
-              <th scope="col">Port</th>
-              <th scope="col">Updated</th>
+        <DataTable label="Device scripts" columns={['Name', 'Type', 'Version', 'On the board', 'Port', 'Updated', isAdmin.value && '']}>
+          {scripts.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Link href={`/device-scripts/${s.id}`}>{s.name}</Link>
+                {s.description && <div class="muted small">{s.description}</div>}
+              </td>
+              <td>{s.device_type}</td>
+              <td>{s.version}</td>
+              <td>
+                <code class="small">
+                  {s.remote_dir}/{s.script_filename}
+                </code>
+              </td>
+              <td>{s.port}</td>
+              <td>{formatTime(s.updated_at)}</td>
               {isAdmin.value && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <td>
+                  <div class="row">
+                    <button type="button" onClick={() => setEditing(s)}>
+                      Edit <span class="visually-hidden">{s.name}</span>
+                    </button>
+                    <ConfirmButton
+                      label={
+                        <>
+                          Delete <span class="visually-hidden">{s.name}</span>
+                        </>
+                      }
+                      question={`Delete “${s.name}” from the catalogue?`}
+                      yes="Yes, delete"
+                      action={async () => {
+                        await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
+                        reload();
+                      }}
+                    />
+                  </div>
+                </td>
               )}
             </tr>
-          </thead>
-          <tbody>
-            {scripts.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <Link href={`/device-scripts/${s.id}`}>{s.name}</Link>
-                  {s.description && <div class="muted small">{s.description}</div>}
-                </td>
-                <td>{s.device_type}</td>
-                <td>{s.version}</td>
-                <td>
-                  <code class="small">
-                    {s.remote_dir}/{s.script_filename}
-                  </code>
-                </td>
-                <td>{s.port}</td>
-                <td>{formatTime(s.updated_at)}</td>
-                {isAdmin.value && (
-                  <td>
-                    <div class="row">
-                      <button type="button" onClick={() => setEditing(s)}>
-                        Edit <span class="visually-hidden">{s.name}</span>
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={async () => {
-                          if (!confirm(`Delete “${s.name}” from the catalogue?`)) return;
-                          try {
-                            await unwrap(client.DELETE('/api/device-scripts/{id}/', { params: { path: { id: s.id } } }));
-                            void load();
-                          } catch (err) {
-                            setError(err);
-                          }
-                        }}
-                      >
-                        Delete <span class="visually-hidden">{s.name}</span>
-                      </button>
-                    </div>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -139,7 +119,7 @@ function ScriptForm({ script, onDone }: { script: DeviceScript | null; onDone: (
       <h2>{script ? `Edit ${script.name}` : 'Add a script'}</h2>
       <div class="grid two">
         {field('name', 'Name', { required: true })}
-        {field('device_type', 'Device type (a lowercase word, e.g. gpio)', { required: true, pattern: '[a-z][a-z0-9_-]*' })}
+        {field('device_type', 'Device type (a lowercase word, e.g. gpio)', { required: true, pattern: '[a-z][a-z0-9_\\-]*' })}
         {field('script_filename', 'Script file name', { required: true })}
         {field('remote_dir', 'Folder on the board (absolute)', { required: true, pattern: '/.*' })}
         {field('port', 'Port', { required: true, type: 'number', min: 1, max: 65535 })}
@@ -189,6 +169,7 @@ export function DeviceScriptPage({ id }: { id: string }) {
   }, [boards]);
 
   const query = boardId && (boards?.length ?? 0) > 1 ? `?board_id=${encodeURIComponent(boardId)}` : '';
+  const relay = relayTo(id, query ? boardId : undefined);
   useEffect(() => {
     if (!script || (boards && boards.length > 1 && !boardId)) return;
     setEvents([]);
@@ -220,8 +201,8 @@ export function DeviceScriptPage({ id }: { id: string }) {
   useEffect(() => {
     if (!linkUp || script?.device_type !== 'gpio') return;
     let current = true;
-    api<Record<string, unknown>>(`/api/device-scripts/${id}/proxy/state${query}`)
-      .then((d) => current && setState((known) => known ?? d))
+    relay('GET', { path: 'state' })
+      .then((d) => current && setState((known) => known ?? (d as Record<string, unknown>)))
       .catch(() => {
         /* the feed shows the script's trouble; the pad's commands show their own errors */
       });
@@ -232,11 +213,6 @@ export function DeviceScriptPage({ id }: { id: string }) {
 
   if (error && !script) return <ErrorBox error={error} />;
   if (!script) return <p aria-busy="true">Loading…</p>;
-  const proxy = (path: string, params: Record<string, string> = {}) => {
-    const sp = new URLSearchParams(params);
-    if (query) sp.set('board_id', boardId);
-    return `/api/device-scripts/${id}/proxy/${path}${sp.size ? `?${sp}` : ''}`;
-  };
   const isMotor = script.device_type === 'gpio';
   const servo = state?.servo as { angle?: number } | undefined;
   return (
@@ -264,8 +240,8 @@ export function DeviceScriptPage({ id }: { id: string }) {
             <h2>Drive</h2>
             {canOperate.value ? (
               <>
-                <MotorPad proxy={proxy} linkUp={linkUp && upstreamUp} />
-                <ServoSlider proxy={proxy} angle={servo?.angle} />
+                <MotorPad relay={relay} linkUp={linkUp && upstreamUp} />
+                <ServoSlider relay={relay} angle={servo?.angle} />
               </>
             ) : (
               <p>Driving needs the operator role; you can watch the live feed.</p>

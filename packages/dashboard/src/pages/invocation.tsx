@@ -1,39 +1,35 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, client, unwrap, type InvocationDetails, type Operation } from '../api/client.ts';
+import { client, unwrap, type Operation } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { FileSlot } from '../components/file-slot.tsx';
 import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
-import { StatusBadge } from '../components/status-badge.tsx';
+import { ConfirmButton } from '../components/confirm.tsx';
+import { OperationsTable } from '../components/operations-table.tsx';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
 
 const INPUT_KINDS = ['parameter', 'bitstream', 'weights', 'input_video'] as const;
 
 export function InvocationPage({ id }: { id: number }) {
-  const [inv, setInv] = useState<InvocationDetails | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [live, setLive] = useState<Operation | null>(null);
   const [boardId, setBoardId] = useState('');
+  const [uploading, setUploading] = useState<ReadonlySet<string>>(new Set());
   const { boards } = useBoards(5000);
 
-  const reload = () =>
-    unwrap(client.GET('/api/invocations/{id}/', { params: { path: { id } } }))
-      .then((d) => {
-        setInv(d);
-        setError(null);
-        const running = d.operations.find((o) => o.status === 'queued' || o.status === 'running');
-        if (running) setLive((l) => l ?? running);
-      })
-      .catch(setError);
-
+  const details = useResource(() => unwrap(client.GET('/api/invocations/{id}/', { params: { path: { id } } })), [id]);
+  const { data: inv, error } = details;
+  const reload = details.reload;
+  useEffect(() => setLive(null), [id]);
+  // An operation under way (started here, elsewhere, or before a reload) is followed live.
   useEffect(() => {
-    setLive(null);
-    void reload();
-  }, [id]);
+    const running = inv?.operations.find((o) => o.status === 'queued' || o.status === 'running');
+    if (running) setLive((l) => l ?? running);
+  }, [inv]);
 
   useEffect(() => {
     if (boards?.length === 1 && !boardId) setBoardId(boards[0]!.id);
@@ -43,13 +39,14 @@ export function InvocationPage({ id }: { id: number }) {
     setActionError(null);
     try {
       // Answer at once (202) and follow the operation's events rather than hold the request.
-      const op = await api<Operation>(`/api/invocations/${id}/${kind}/`, {
-        method: 'POST',
-        headers: { prefer: 'respond-async' },
-        json: boardId ? { board_id: boardId } : {},
-      });
+      const op = await unwrap(
+        client.POST(kind === 'execute' ? '/api/invocations/{id}/execute/' : '/api/invocations/{id}/transfer/', {
+          params: { path: { id }, header: { prefer: 'respond-async' } },
+          body: boardId ? { board_id: boardId } : {},
+        }),
+      );
       setLive(op);
-      void reload();
+      reload();
     } catch (err) {
       setActionError(err);
     }
@@ -59,6 +56,15 @@ export function InvocationPage({ id }: { id: number }) {
   if (!inv) return <p aria-busy="true">Loading…</p>;
   const out = inv.files.output_video;
   const active = live && (live.status === 'queued' || live.status === 'running');
+  const board = boards?.find((b) => b.id === boardId);
+  // Why a run cannot start now, if it cannot (the buttons are disabled and this says why).
+  const blocked = active
+    ? 'An operation of this invocation is under way.'
+    : uploading.size > 0
+      ? 'Wait for the upload to finish.'
+      : board && board.status !== 'online'
+        ? `The board ${board.name} is ${board.status}: start its agent, then try again.`
+        : '';
   return (
     <section aria-labelledby="inv-name" class="stack">
       <p>
@@ -83,7 +89,22 @@ export function InvocationPage({ id }: { id: number }) {
       <h2>Files</h2>
       <div class="grid slots">
         {INPUT_KINDS.map((k) => (
-          <FileSlot key={k} invocationId={inv.id} kind={k} file={inv.files[k]} editable={canOperate.value} onChanged={() => void reload()} />
+          <FileSlot
+            key={k}
+            invocationId={inv.id}
+            kind={k}
+            file={inv.files[k]}
+            editable={canOperate.value}
+            onChanged={() => reload()}
+            onBusy={(busy) =>
+              setUploading((set) => {
+                const next = new Set(set);
+                if (busy) next.add(k);
+                else next.delete(k);
+                return next;
+              })
+            }
+          />
         ))}
       </div>
 
@@ -94,14 +115,17 @@ export function InvocationPage({ id }: { id: number }) {
           {boards && boards.length > 0 && (
             <div class="row wrap">
               <BoardPicker id="run-board" boards={boards} value={boardId} onChange={setBoardId} />
-              <button type="button" onClick={() => void start('transfer')} disabled={!!active}>
+              <button type="button" onClick={() => void start('transfer')} disabled={!!blocked} aria-describedby="run-blocked">
                 Transfer files
               </button>
-              <button type="button" class="primary" onClick={() => void start('execute')} disabled={!!active}>
+              <button type="button" class="primary" onClick={() => void start('execute')} disabled={!!blocked} aria-describedby="run-blocked">
                 Execute
               </button>
             </div>
           )}
+          <p id="run-blocked" class="small muted" data-testid="run-blocked">
+            {blocked}
+          </p>
           <ErrorBox error={actionError} onDismiss={() => setActionError(null)} />
         </div>
       ) : (
@@ -113,7 +137,7 @@ export function InvocationPage({ id }: { id: number }) {
           operation={live}
           onEnd={(op) => {
             setLive(op);
-            void reload();
+            reload();
           }}
         />
       )}
@@ -134,71 +158,21 @@ export function InvocationPage({ id }: { id: number }) {
       )}
 
       <h2>Operations</h2>
-      {inv.operations.length === 0 ? (
-        <p class="muted">None yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Finished</th>
-            </tr>
-          </thead>
-          <tbody>
-            {inv.operations.map((o) => (
-              <tr key={o.id}>
-                <td>
-                  <Link href={`/operations/${o.id}`}>#{o.id}</Link>
-                </td>
-                <td>{o.kind}</td>
-                <td>
-                  <StatusBadge status={o.status} />
-                </td>
-                <td>{formatTime(o.created_at)}</td>
-                <td>{formatTime(o.finished_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {inv.operations.length === 0 ? <p class="muted">None yet.</p> : <OperationsTable operations={inv.operations} />}
     </section>
   );
 }
 
 function DeleteInvocation({ id, name }: { id: number; name: string }) {
-  const [asking, setAsking] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  if (!asking)
-    return (
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
-        Delete
-      </button>
-    );
   return (
-    <div role="alertdialog" aria-labelledby="del-q" class="confirm">
-      <span id="del-q">Delete “{name}” and its files? Running operations are cancelled.</span>
-      <button
-        type="button"
-        class="danger"
-        autoFocus
-        onClick={async () => {
-          try {
-            await unwrap(client.DELETE('/api/invocations/{id}/', { params: { path: { id } } }));
-            navigate('/invocations');
-          } catch (err) {
-            setError(err);
-          }
-        }}
-      >
-        Yes, delete
-      </button>
-      <button type="button" onClick={() => setAsking(false)}>
-        Keep it
-      </button>
-      <ErrorBox error={error} />
-    </div>
+    <ConfirmButton
+      label="Delete"
+      question={`Delete “${name}” and its files? Running operations are cancelled.`}
+      yes="Yes, delete"
+      action={async () => {
+        await unwrap(client.DELETE('/api/invocations/{id}/', { params: { path: { id } } }));
+        navigate('/invocations');
+      }}
+    />
   );
 }

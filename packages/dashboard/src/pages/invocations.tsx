@@ -1,10 +1,13 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Invocation } from '../api/client.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { formatTime } from '../lib/format.ts';
 import { currentQuery, navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
+import { useResource } from '../lib/use-resource.ts';
+import { Pager } from '../components/pager.tsx';
+import { DataTable } from '../components/table-box.tsx';
 
 const PAGE = 50;
 
@@ -36,23 +39,17 @@ export function prefetchInvocations(search: string): void {
 /** The list: server-side search (`q`) and paging, so it stays fast at any number of invocations. */
 export function InvocationsPage() {
   const { q, page } = listParams(currentQuery.value);
-  const [data, setData] = useState<ListPage | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [search, setSearch] = useState(q);
   const timer = useRef<number>();
-
-  useEffect(() => {
-    let stale = false;
-    setError(null);
-    const prefetched = early?.key === `${q}\n${page}` ? early.answer : undefined;
-    early = undefined;
-    (prefetched ? prefetched.catch(() => loadPage(q, page)) : loadPage(q, page))
-      .then((d) => !stale && setData(d))
-      .catch((e) => !stale && setError(e));
-    return () => {
-      stale = true;
-    };
-  }, [q, page]);
+  const list = useResource(
+    () => {
+      const prefetched = early?.key === `${q}\n${page}` ? early.answer : undefined;
+      early = undefined;
+      return prefetched ? prefetched.catch(() => loadPage(q, page)) : loadPage(q, page);
+    },
+    [q, page],
+  );
+  const data = list.data;
 
   function go(nextQ: string, nextPage: number) {
     const sp = new URLSearchParams();
@@ -61,7 +58,6 @@ export function InvocationsPage() {
     navigate(`/invocations${sp.size ? `?${sp}` : ''}`, true);
   }
 
-  const pages = data ? Math.max(1, Math.ceil(data.total / PAGE)) : 1;
   return (
     <section aria-labelledby="inv-title">
       <div class="page-head">
@@ -83,52 +79,49 @@ export function InvocationsPage() {
           />
         </label>
       </form>
-      <ErrorBox error={error} />
-      {data && (
+      <ErrorBox error={list.error} />
+      {data && data.total === 0 && !q && <NoInvocationsYet />}
+      {data && (data.total > 0 || q) && (
         <>
           <p class="muted" aria-live="polite">
             {data.total} invocation{data.total === 1 ? '' : 's'}
             {q ? ` matching “${q}”` : ''}
           </p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                <th scope="col">Files</th>
-                <th scope="col">Output</th>
-                <th scope="col">Created</th>
+          <DataTable label="Invocations" columns={['Id', 'Name', 'Files', 'Output', 'Created']}>
+            {data.invocations.map((inv) => (
+              <tr key={inv.id}>
+                <td>{inv.id}</td>
+                <td>
+                  <Link href={`/invocations/${inv.id}`}>{inv.name}</Link>
+                  {inv.description && <div class="muted small">{inv.description}</div>}
+                </td>
+                <td>{(['parameter', 'bitstream', 'weights', 'input_video'] as const).filter((k) => inv.files[k]).length} / 4</td>
+                <td>{inv.files.output_video ? 'video' : '—'}</td>
+                <td>{formatTime(inv.created_at)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {data.invocations.map((inv) => (
-                <tr key={inv.id}>
-                  <td>{inv.id}</td>
-                  <td>
-                    <Link href={`/invocations/${inv.id}`}>{inv.name}</Link>
-                    {inv.description && <div class="muted small">{inv.description}</div>}
-                  </td>
-                  <td>{(['parameter', 'bitstream', 'weights', 'input_video'] as const).filter((k) => inv.files[k]).length} / 4</td>
-                  <td>{inv.files.output_video ? 'video' : '—'}</td>
-                  <td>{formatTime(inv.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <nav class="pager" aria-label="Pages">
-            <button type="button" disabled={page === 0} onClick={() => go(q, page - 1)}>
-              Previous
-            </button>
-            <span>
-              Page {page + 1} of {pages}
-            </span>
-            <button type="button" disabled={page + 1 >= pages} onClick={() => go(q, page + 1)}>
-              Next
-            </button>
-          </nav>
+            ))}
+          </DataTable>
+          <Pager page={page} total={data.total} pageSize={PAGE} onPage={(p) => go(q, p)} />
         </>
       )}
     </section>
+  );
+}
+
+/** The first visit: what an invocation is and what to do first. */
+function NoInvocationsYet() {
+  return (
+    <div class="card stack" data-testid="empty-invocations">
+      <h2>No invocations yet</h2>
+      <p>An invocation holds what one run needs: a parameter file, a bitstream, the model weights and an input video.</p>
+      <ol>
+        <li>
+          Check that a board is online on the <Link href="/boards">Boards</Link> page (register one there if none is).
+        </li>
+        <li>{canOperate.value ? 'Create an invocation with “New invocation” above and give it a name.' : 'Ask an operator to create an invocation: your role can watch runs but not start them.'}</li>
+        <li>Open it, drop its four files into their slots, then press Execute: the log and the output video appear on its page.</li>
+      </ol>
+    </div>
   );
 }
 

@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
+import { ApiProblem } from '../api/problem.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { signInWithPassword, signInWithToken } from '../lib/session.ts';
 
@@ -6,6 +7,8 @@ export function SignInPage() {
   const [useToken, setUseToken] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const password = useRef<HTMLInputElement>(null);
+  const token = useRef<HTMLInputElement>(null);
 
   async function submit(e: Event) {
     e.preventDefault();
@@ -17,6 +20,12 @@ export function SignInPage() {
       else await signInWithPassword(String(form.get('username') ?? ''), String(form.get('password') ?? ''));
     } catch (err) {
       setError(err);
+      // A refused password (or token) is cleared, ready to be typed again; the username stays.
+      const secret = password.current ?? token.current;
+      if (secret && err instanceof ApiProblem && (err.status === 401 || err.status === 400)) {
+        secret.value = '';
+        secret.focus();
+      }
     } finally {
       setBusy(false);
     }
@@ -30,7 +39,7 @@ export function SignInPage() {
         {useToken ? (
           <label>
             API token
-            <input name="token" type="password" autoComplete="off" required autoFocus />
+            <input ref={token} name="token" type="password" autoComplete="off" required autoFocus />
           </label>
         ) : (
           <>
@@ -40,7 +49,7 @@ export function SignInPage() {
             </label>
             <label>
               Password
-              <input name="password" type="password" autoComplete="current-password" required />
+              <input ref={password} name="password" type="password" autoComplete="current-password" required />
             </label>
           </>
         )}

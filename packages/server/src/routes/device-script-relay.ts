@@ -103,9 +103,16 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       request: {
         params: z.object({ id: IdParam, path: z.string().openapi({ param: { name: 'path', in: 'path' }, description: 'The script\'s route, may be empty' }) }),
         query: BoardQuery,
+        // The script's own body, relayed as sent (JSON for the GPIO script's commands).
+        ...(method === 'get' || method === 'delete'
+          ? {}
+          : { body: { required: false, content: { 'application/json': { schema: z.unknown().openapi({ description: "The script's own request body" }) } } } }),
       },
       responses: {
-        200: { description: "The script's answer (any status it sends)" },
+        200: {
+          description: "The script's answer (any status it sends; JSON from the GPIO script)",
+          content: { 'application/json': { schema: z.unknown().openapi({ description: "The script's own answer" }) } },
+        },
         ...boardProblems,
         502: problem('`script_unreachable`: nothing listens on the port on the board; or the request to the script failed'),
         504: problem('`board_timeout`: the board did not answer in time'),

@@ -8,6 +8,7 @@ const Health = z
     version: z.string(),
     database: z.enum(['ok', 'unreachable']),
     boards_online: z.number().int(),
+    max_upload_bytes: z.number().int().openapi({ description: 'The largest file an upload may be (MM_MAX_UPLOAD_BYTES): clients refuse larger ones before sending' }),
   })
   .openapi('Health');
 
@@ -39,6 +40,7 @@ export function healthRoutes(ctx: Services) {
       version: ctx.version,
       database,
       boards_online: ctx.agents.onlineCount(),
+      max_upload_bytes: ctx.config.maxUploadBytes,
     };
     return database === 'ok' ? c.json(body, 200) : c.json(body, 503);
   });
