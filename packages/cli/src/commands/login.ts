@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { Api, problemOf } from '../api.ts';
 import { say } from '../context.ts';
 import { ApiProblemError, CliError, EXIT, unreachable, UsageError } from '../errors.ts';
-import { configFile, DEFAULT_SERVER, type GlobalOptions, normaliseServer, readConfig, writeConfig } from '../settings.ts';
+import { configFile, DEFAULT_SERVER, type GlobalOptions, normaliseServer, readConfig, withLogin, writeConfig } from '../settings.ts';
 
 interface LoginOptions {
   username?: string;
@@ -30,7 +30,7 @@ export function registerLogin(program: Command): void {
         if (!token) throw new UsageError('Give --token T or --username U.', 'A personal token comes from the dashboard or `POST /api/tokens/`; MM_API_TOKEN works too.');
         user = await checkToken(server, token);
       }
-      await writeConfig({ server, token });
+      await writeConfig(withLogin(saved, server, token));
       const json = { server, user: user ?? null, config_file: configFile() };
       if (globals.json) say(JSON.stringify(json, null, 2));
       else say(`Logged in to ${server}${user && typeof user === 'object' && 'username' in user ? ` as ${String(user.username)}` : ''}; saved in ${configFile()}.`);
