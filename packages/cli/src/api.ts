@@ -1,21 +1,50 @@
-import { ApiProblemError, type Problem, unreachable } from './errors.ts';
+import { type ApiClient, ApiProblem, createApiClient, type paths } from '@mm/api-client';
+import { ApiProblemError, CliError, InterruptedError, NotModelManagerError, unreachable } from './errors.ts';
 
-export interface RequestOptions {
-  json?: unknown;
-  body?: RequestInit['body'];
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-  query?: Record<string, string | number | undefined>;
+export type { Board, FileRecord, Invocation, InvocationDetails, Operation, PacRecord, Schemas } from '@mm/api-client';
+
+/** An openapi-fetch middleware (the shared client does not re-export openapi-fetch's types). */
+type Middleware = Parameters<ApiClient['use']>[0];
+
+/** What an openapi-fetch call resolves with. */
+type Answer<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
+
+/** A path of the API's OpenAPI document (so a path the server does not have fails the type-check). */
+export type ApiPath = keyof paths;
+
+/**
+ * `/api/x/{id}/` with its parameters filled in, each segment encoded (a parameter may hold
+ * slashes: the proxied script route).
+ */
+export function apiPath(template: ApiPath, params: Record<string, string | number> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`apiPath: no value for {${name}} in ${template}`);
+    return String(value).split('/').map(encodeURIComponent).join('/');
+  });
 }
 
-/** The control plane's HTTP API: auth header, problem answers as ApiProblemError, network errors as exit 3. */
+const isJson = (res: Response) => /\bjson\b/i.test(res.headers.get('content-type') ?? '');
+
+/**
+ * The control plane's HTTP API for the client: `client` is the shared typed client (every
+ * path, parameter and body from the server's OpenAPI document); `call()` turns its answers
+ * into data or the client's errors (a problem, exit 3 for an unreachable server or one that
+ * is not a Model Manager, exit 4 for auth). `fetchRaw()` is the escape hatch for what the
+ * typed client cannot express (a streamed request body, an upload URL the server named).
+ */
 export class Api {
+  readonly client: ApiClient;
+
   constructor(
     readonly server: string,
     readonly token: string | undefined,
-  ) {}
+  ) {
+    this.client = createApiClient({ baseUrl: server, headers: () => this.authHeaders() });
+    this.client.use(this.answerCheck());
+  }
 
-  url(pathname: string, query?: RequestOptions['query']): URL {
+  url(pathname: string, query?: Record<string, string | number | undefined>): URL {
     const url = new URL(pathname, `${this.server}/`);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     return url;
@@ -25,98 +54,69 @@ export class Api {
     return this.token ? { authorization: `Bearer ${this.token}` } : {};
   }
 
-  /** Any answer (problems included); only a network failure throws. */
-  async raw(method: string, pathname: string, opts: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...this.authHeaders(), ...opts.headers };
-    let body = opts.body;
-    if (opts.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(opts.json);
-    }
-    try {
-      return await fetch(this.url(pathname, opts.query), { method, headers, body: body ?? null, signal: opts.signal ?? null });
-    } catch (err) {
-      if (opts.signal?.aborted) throw opts.signal.reason ?? err;
-      throw unreachable(this.server, err);
-    }
+  /** The data of a typed call, or the client's error for the answer. */
+  async call<T>(answer: Answer<T>): Promise<T> {
+    const r = await answer;
+    if (!r.response.ok) throw this.problem(r.response, r.error);
+    return r.data as T;
   }
 
-  /** A 2xx answer, or throws the problem. */
-  async request(method: string, pathname: string, opts: RequestOptions = {}): Promise<Response> {
-    const res = await this.raw(method, pathname, opts);
-    if (!res.ok) throw await problemOf(res);
+  /** A typed call made with `parseAs: 'stream'` (or `'text'`): the answer itself when 2xx. */
+  async answer(answer: Answer<unknown>): Promise<Response> {
+    const r = await answer;
+    if (!r.response.ok) throw this.problem(r.response, r.error);
+    return r.response;
+  }
+
+  /** Any answer to a request the typed client cannot make; a network failure throws (exit 3). */
+  async fetchRaw(url: URL | string, init: RequestInit & { expectJson?: boolean } = {}): Promise<Response> {
+    const { expectJson = false, ...rest } = init;
+    let res: Response;
+    try {
+      res = await fetch(url, { ...rest, headers: { ...this.authHeaders(), ...(rest.headers as Record<string, string> | undefined) } });
+    } catch (err) {
+      if (rest.signal?.aborted) throw new InterruptedError();
+      throw unreachable(this.server, err);
+    }
+    this.checkAnswer(rest.method ?? 'GET', new URL(url), res, expectJson);
     return res;
   }
 
-  async json<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.request(method, pathname, opts);
-    if (res.status === 204) return undefined as T;
-    return (await res.json()) as T;
+  /** The error for a non-2xx answer whose body was read already (`body`: parsed JSON or text). */
+  problem(res: Response, body: unknown): CliError {
+    return new ApiProblemError(ApiProblem.fromBody(res, body));
   }
 
-  get<T>(pathname: string, query?: RequestOptions['query']): Promise<T> {
-    return this.json<T>('GET', pathname, { query });
+  /** The error for a non-2xx answer not read yet. */
+  async problemOf(res: Response): Promise<CliError> {
+    return new ApiProblemError(await ApiProblem.fromResponse(res));
   }
-}
 
-export async function problemOf(res: Response): Promise<ApiProblemError> {
-  const text = await res.text().catch(() => '');
-  let problem: Problem = { status: res.status, title: res.statusText };
-  try {
-    const parsed = JSON.parse(text) as Partial<Problem>;
-    if (parsed && typeof parsed === 'object') problem = { ...parsed, status: res.status };
-  } catch {
-    if (text.trim()) problem.detail = `HTTP ${res.status}: ${text.trim().slice(0, 200)}`;
+  /**
+   * Answers that are not the control plane's: an HTML page or a proxy's error instead of
+   * JSON or problem+json. Says so (exit 3) instead of failing to parse.
+   */
+  private checkAnswer(method: string, url: URL, res: Response, expectJson: boolean): void {
+    if (res.status === 204 || res.status === 304 || isJson(res)) return;
+    // A 2xx without a type (tus's 201) has no body to read; a streamed file is not JSON.
+    if (res.ok && (!expectJson || !res.headers.has('content-type'))) return;
+    const what = `${method} ${url.pathname} answered HTTP ${res.status}${res.headers.get('content-type') ? ` (${res.headers.get('content-type')!.split(';')[0]})` : ''}`;
+    if (res.status >= 502 && res.status <= 504) {
+      throw unreachable(this.server, new Error(`a proxy answered: ${what}`));
+    }
+    throw new NotModelManagerError(this.server, what);
   }
-  return new ApiProblemError(problem);
-}
 
-// ── the shapes the client reads ───────────────────────────────────────────────────────
-
-export interface FileRecord {
-  kind: string;
-  filename: string;
-  size: number;
-  sha256: string;
-  content_type: string;
-  uploaded_at: string;
-  url: string;
-}
-
-export interface Invocation {
-  id: number;
-  name: string;
-  description: string;
-  created_at: string;
-  updated_at: string;
-  files: Record<string, FileRecord | null>;
-  operations?: Operation[];
-}
-
-export interface Operation {
-  id: number;
-  kind: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  board_id: string | null;
-  invocation_id: number | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  progress: { phase: string; bytes_done: number; bytes_total: number };
-  result: unknown;
-  error: { code: string; message: string } | null;
-}
-
-export interface Board {
-  id: string;
-  name: string;
-  status: string;
-  busy: boolean;
-  last_seen_at: string | null;
-  agent_version: string | null;
-  hostname: string | null;
-  active_pac: string | null;
-  token?: string;
+  /** Network failures as exit 3 (Ctrl-C as an interruption); answers checked as above. */
+  private answerCheck(): Middleware {
+    return {
+      onError: ({ error, request }) => (request.signal.aborted ? new InterruptedError() : unreachable(this.server, error)),
+      onResponse: ({ request, response, options }) => {
+        this.checkAnswer(request.method, new URL(request.url), response, options.parseAs === 'json');
+        return undefined;
+      },
+    };
+  }
 }
 
 export const INPUT_KINDS = ['parameter', 'bitstream', 'weights', 'input_video'] as const;

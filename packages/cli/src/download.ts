@@ -3,16 +3,16 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Api, problemOf } from './api.ts';
-import { CliError, EXIT, InterruptedError, unreachable } from './errors.ts';
+import type { Api } from './api.ts';
+import { ApiProblemError, CliError, EXIT, InterruptedError, UnreachableError, unreachable } from './errors.ts';
 import type { ProgressBar } from './progress.ts';
 
 const MAX_RETRIES = 12;
 
 export interface DownloadInput {
   api: Api;
-  /** API path of the file (e.g. `/api/invocations/1/video/`). */
-  pathname: string;
+  /** The typed GET of the file with these extra headers, `parseAs: 'stream'` (e.g. the invocation's video). */
+  request: (headers: Record<string, string>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
   out: string;
   size: number;
   /** Checked once the whole file is there; a mismatch removes it. */
@@ -40,7 +40,7 @@ export async function downloadFile(input: DownloadInput): Promise<{ bytesReceive
   input.bar.set(have);
   for (let attempt = 0; have < input.size || input.size === 0; attempt++) {
     if (signal.aborted) throw new InterruptedError(`Download interrupted; ${part} is kept and the next try continues it.`);
-    const headers: Record<string, string> = { ...api.authHeaders() };
+    const headers: Record<string, string> = {};
     if (have > 0) {
       headers.range = `bytes=${have}-`;
       if (input.sha256) headers['if-range'] = `"${input.sha256}"`;
@@ -48,17 +48,15 @@ export async function downloadFile(input: DownloadInput): Promise<{ bytesReceive
     try {
       let res: Response;
       try {
-        res = await fetch(api.url(input.pathname), { headers, signal });
+        res = await api.answer(input.request(headers));
       } catch (err) {
-        throw new Retry(err);
+        if (err instanceof UnreachableError || (err instanceof ApiProblemError && err.status >= 500)) throw new Retry(err);
+        throw err;
       }
       if (res.status === 200 && have > 0) {
         // The server sent the whole file (it changed, or ignores Range): start over.
         have = 0;
         input.bar.set(0);
-      } else if (res.status !== 200 && res.status !== 206) {
-        if (res.status >= 500) throw new Retry(new Error(`HTTP ${res.status}`));
-        throw await problemOf(res);
       }
       const sink = fs.createWriteStream(part, { flags: have > 0 ? 'r+' : 'w', start: have });
       const counted = async function* (body: AsyncIterable<Uint8Array>) {
@@ -78,7 +76,7 @@ export async function downloadFile(input: DownloadInput): Promise<{ bytesReceive
     } catch (err) {
       if (signal.aborted) throw new InterruptedError(`Download interrupted; ${part} is kept and the next try continues it.`);
       if (!(err instanceof Retry)) throw err;
-      if (attempt >= MAX_RETRIES) throw unreachable(api.server, err.cause);
+      if (attempt >= MAX_RETRIES) throw err.cause instanceof CliError ? err.cause : unreachable(api.server, err.cause);
       input.note?.(`download: connection lost (${(err.cause as Error)?.message ?? err.cause}); continuing at ${have} bytes`);
       await new Promise((r) => setTimeout(r, Math.min(10_000, 250 * 2 ** attempt)));
       have = await fsp.stat(part).then((s) => s.size, () => 0);

@@ -1,3 +1,5 @@
+import type { ApiProblem } from '@mm/api-client';
+
 /** The client's exit codes (the contract's "The command-line client"). */
 export const EXIT = {
   ok: 0,
@@ -39,17 +41,6 @@ export class InterruptedError extends CliError {
   }
 }
 
-/** An RFC 9457 problem the server answered with. */
-export interface Problem {
-  type?: string;
-  title?: string;
-  status: number;
-  detail?: string;
-  code?: string;
-  errors?: Array<{ field: string; message: string }>;
-  [extra: string]: unknown;
-}
-
 const HINTS: Record<string, string> = {
   unauthorized: 'Log in with `mm login`, or pass --token / set MM_API_TOKEN.',
   invalid_credentials: 'Check the username and password.',
@@ -63,24 +54,22 @@ const HINTS: Record<string, string> = {
 };
 
 /** The exit code a problem answer means. */
-export function exitCodeOf(problem: Problem): ExitCode {
+export function exitCodeOf(problem: ApiProblem): ExitCode {
   if (problem.status === 401 || problem.status === 403) return EXIT.auth;
   if (problem.status === 503 || problem.code === 'no_board' || problem.code === 'board_offline') return EXIT.unreachable;
   return EXIT.failed;
 }
 
+/** A problem (RFC 9457) the server answered with, in the client's words and exit code. */
 export class ApiProblemError extends CliError {
-  constructor(readonly problem: Problem) {
-    const fields = problem.errors?.length ? ` (${problem.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})` : '';
-    super(
-      exitCodeOf(problem),
-      `${problem.detail ?? problem.title ?? `HTTP ${problem.status}`}${fields}`,
-      problem.code ? HINTS[problem.code] : undefined,
-      { problem },
-    );
+  constructor(readonly problem: ApiProblem) {
+    const fields = problem.errors.length ? ` (${problem.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})` : '';
+    super(exitCodeOf(problem), `${problem.detail || problem.title}${fields}`, HINTS[problem.code], {
+      problem: { status: problem.status, code: problem.code, title: problem.title, detail: problem.detail, errors: problem.errors },
+    });
   }
 
-  get code(): string | undefined {
+  get code(): string {
     return this.problem.code;
   }
 
@@ -89,8 +78,24 @@ export class ApiProblemError extends CliError {
   }
 }
 
-export function unreachable(server: string, err: unknown): CliError {
+const SERVER_HINT = 'Is it running? Check --server, MM_SERVER_URL or `mm login --server URL`.';
+
+/** The server could not be reached (exit 3); commands that retry test for this class. */
+export class UnreachableError extends CliError {
+  constructor(server: string, why: string) {
+    super(EXIT.unreachable, `Cannot reach the server at ${server} (${why}).`, SERVER_HINT);
+  }
+}
+
+export function unreachable(server: string, err: unknown): UnreachableError {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
-  return new CliError(EXIT.unreachable, `Cannot reach the server at ${server} (${why}).`, 'Is it running? Check --server, MM_SERVER_URL or `mm login --server URL`.');
+  return new UnreachableError(server, why);
+}
+
+/** Something answers at the URL, but not the control plane's API (a web page, another service). */
+export class NotModelManagerError extends CliError {
+  constructor(server: string, what: string) {
+    super(EXIT.unreachable, `${server} does not look like a Model Manager server: ${what}, not the API's JSON.`, 'Check --server, MM_SERVER_URL or `mm login --server URL`: it names the control plane, e.g. http://host:8000.');
+  }
 }

@@ -1,6 +1,5 @@
 import type { Api, Operation } from './api.ts';
-import { problemOf } from './api.ts';
-import { ApiProblemError, InterruptedError, unreachable } from './errors.ts';
+import { ApiProblemError, InterruptedError, UnreachableError, unreachable } from './errors.ts';
 
 export interface FollowHandlers {
   log?: (stream: string, data: string) => void;
@@ -8,14 +7,14 @@ export interface FollowHandlers {
   progress?: (p: { phase: string; bytes_done: number; bytes_total: number }) => void;
 }
 
-interface SseEvent {
+export interface SseEvent {
   id?: string;
   event: string;
   data: string;
 }
 
 /** Parses a text/event-stream body into events. */
-async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let current: { id?: string; event?: string; data: string[] } = { data: [] };
@@ -56,22 +55,28 @@ export async function followOperation(api: Api, id: number, handlers: FollowHand
     if (signal.aborted) throw new InterruptedError();
     let res: Response;
     try {
-      res = await fetch(api.url(`/api/operations/${id}/events/`), {
-        headers: { ...api.authHeaders(), accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
-        signal,
-      });
+      res = await api.answer(
+        api.client.GET('/api/operations/{id}/events/', {
+          params: { path: { id } },
+          headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
+          parseAs: 'stream',
+          signal,
+        }),
+      );
     } catch (err) {
       if (signal.aborted) throw new InterruptedError();
-      if (++failures > 30) throw unreachable(api.server, err);
+      // The server away (restarting) or failing for now: try again a while.
+      const transient = err instanceof UnreachableError || (err instanceof ApiProblemError && err.status >= 500);
+      if (!transient || ++failures > 30) throw err;
       await sleep(Math.min(5000, 200 * failures), signal);
       continue;
     }
-    if (!res.ok || !res.body) {
-      if (res.status >= 500 && ++failures <= 30) {
-        await sleep(Math.min(5000, 200 * failures), signal);
-        continue;
-      }
-      throw await problemOf(res);
+    if (res.status === 204 || !res.body) {
+      // No stream: the operation has ended (the server tells a client not to reconnect so).
+      const op = await api.call(api.client.GET('/api/operations/{id}/', { params: { path: { id } }, signal }));
+      if (op.status !== 'queued' && op.status !== 'running') return op;
+      await sleep(Math.min(5000, 200 * ++failures), signal);
+      continue;
     }
     try {
       for await (const e of sseEvents(res.body)) {

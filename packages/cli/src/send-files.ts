@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Api, FileRecord } from './api.ts';
+import type { Api, FileRecord, InputKind } from './api.ts';
 import { ApiProblemError, UsageError } from './errors.ts';
 import { bytes } from './format.ts';
 import { HashCache, type HashedFile } from './hash-cache.ts';
@@ -8,7 +8,7 @@ import { tusUpload } from './tus-upload.ts';
 import fs from 'node:fs/promises';
 
 export interface LocalFile {
-  kind: string;
+  kind: InputKind;
   path: string;
 }
 
@@ -85,9 +85,9 @@ export async function sendFiles(
   );
 }
 
-async function attachByDigest(api: Api, invocationId: number, kind: string, file: HashedFile, filename: string, signal: AbortSignal): Promise<FileRecord | undefined> {
+async function attachByDigest(api: Api, invocationId: number, kind: InputKind, file: HashedFile, filename: string, signal: AbortSignal): Promise<FileRecord | undefined> {
   try {
-    return await api.json<FileRecord>('PUT', `/api/invocations/${invocationId}/files/${kind}/`, { json: { sha256: file.sha256, filename }, signal });
+    return await api.call(api.client.PUT('/api/invocations/{id}/files/{kind}/', { params: { path: { id: invocationId, kind } }, body: { sha256: file.sha256, filename }, signal }));
   } catch (err) {
     if (err instanceof ApiProblemError && err.code === 'content_not_found') return undefined;
     throw err;

@@ -5,10 +5,15 @@ import { UsageError } from './errors.ts';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:8000';
 
-/** What `mm login` saves. */
+/**
+ * What `mm login` saves: the server logged in to last (the default when none is named) with
+ * its token, and the tokens of other servers logged in to before, by server URL. A token is
+ * only ever sent to the server it was saved for.
+ */
 export interface SavedConfig {
   server?: string;
   token?: string;
+  servers?: Record<string, { token: string }>;
 }
 
 export interface GlobalOptions {
@@ -46,9 +51,12 @@ export async function readConfig(file = configFile()): Promise<SavedConfig> {
   }
   try {
     const parsed = JSON.parse(text) as SavedConfig;
+    const servers: Record<string, { token: string }> = {};
+    for (const [url, saved] of Object.entries(parsed.servers ?? {})) if (typeof saved?.token === 'string') servers[url] = { token: saved.token };
     return {
       ...(typeof parsed.server === 'string' ? { server: parsed.server } : {}),
       ...(typeof parsed.token === 'string' ? { token: parsed.token } : {}),
+      ...(Object.keys(servers).length ? { servers } : {}),
     };
   } catch {
     throw new UsageError(`The config file ${file} is not valid JSON.`, 'Fix it, or delete it and run `mm login` again.');
@@ -75,10 +83,28 @@ export function normaliseServer(url: string): string {
   return parsed.toString().replace(/\/+$/, '');
 }
 
-/** --server/--token, else MM_SERVER_URL/MM_API_TOKEN, else the config file, else the local default. */
+/** The token saved for exactly this server (normalised URL), if any. */
+export function savedToken(saved: SavedConfig, server: string): string | undefined {
+  const matches = (url: string | undefined) => url !== undefined && normaliseServer(url) === server;
+  if (matches(saved.server)) return saved.token;
+  return Object.entries(saved.servers ?? {}).find(([url]) => matches(url))?.[1].token;
+}
+
+/** The config after a login to `server`: it becomes the default; other servers keep their tokens. */
+export function withLogin(saved: SavedConfig, server: string, token: string): SavedConfig {
+  const servers = { ...saved.servers };
+  if (saved.server && saved.token && normaliseServer(saved.server) !== server) servers[saved.server] = { token: saved.token };
+  delete servers[server];
+  return { server, token, ...(Object.keys(servers).length ? { servers } : {}) };
+}
+
+/**
+ * --server/--token, else MM_SERVER_URL/MM_API_TOKEN, else the config file, else the local
+ * default. A saved token goes only to the server it was saved for.
+ */
 export async function resolveSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<Settings> {
   const saved = await readConfig(configFile(env));
-  const server = opts.server ?? (env.MM_SERVER_URL || undefined) ?? saved.server ?? DEFAULT_SERVER;
-  const token = opts.token ?? (env.MM_API_TOKEN || undefined) ?? saved.token;
-  return { server: normaliseServer(server), token, json: opts.json ?? false };
+  const server = normaliseServer(opts.server ?? (env.MM_SERVER_URL || undefined) ?? saved.server ?? DEFAULT_SERVER);
+  const token = opts.token ?? (env.MM_API_TOKEN || undefined) ?? savedToken(saved, server);
+  return { server, token, json: opts.json ?? false };
 }

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import { type Api, problemOf } from './api.ts';
-import { ApiProblemError, CliError, EXIT, InterruptedError, unreachable } from './errors.ts';
+import type { Api } from './api.ts';
+import { ApiProblemError, CliError, EXIT, InterruptedError, UnreachableError, unreachable } from './errors.ts';
 import type { HashedFile } from './hash-cache.ts';
 import type { ProgressBar } from './progress.ts';
 import { cacheDir } from './settings.ts';
@@ -115,19 +115,17 @@ export async function tusUpload(input: TusUploadInput, resume = uploadResumeStat
 }
 
 async function create(api: Api, input: TusUploadInput): Promise<string> {
-  const res = await api.request('POST', '/api/uploads/', {
-    headers: {
-      ...TUS,
-      'upload-length': String(input.file.size),
-      'upload-metadata': encodeMetadata({
-        invocation_id: String(input.invocationId),
-        file_type: input.kind,
-        filename: input.filename,
-        sha256: input.file.sha256,
-      }),
-    },
-    signal: input.signal,
-  });
+  const header = {
+    ...TUS,
+    'upload-length': String(input.file.size),
+    'upload-metadata': encodeMetadata({
+      invocation_id: String(input.invocationId),
+      file_type: input.kind,
+      filename: input.filename,
+      sha256: input.file.sha256,
+    }),
+  };
+  const res = await api.answer(api.client.POST('/api/uploads/', { params: { header }, signal: input.signal }));
   const location = res.headers.get('location');
   if (!location) throw new CliError(EXIT.failed, 'The server created the upload but did not say where it is (no Location header).');
   return new URL(location, `${api.server}/`).toString();
@@ -136,14 +134,15 @@ async function create(api: Api, input: TusUploadInput): Promise<string> {
 async function headOffset(api: Api, location: string, signal: AbortSignal): Promise<{ offset: number; length: number } | undefined> {
   let res: Response;
   try {
-    res = await fetch(location, { method: 'HEAD', headers: { ...api.authHeaders(), ...TUS }, signal });
+    res = await api.fetchRaw(location, { method: 'HEAD', headers: TUS, signal });
   } catch (err) {
     if (signal.aborted) throw new InterruptedError('Upload interrupted; run the same command again to continue.');
-    throw new TransientError((err as Error).message);
+    if (!(err instanceof UnreachableError)) throw err;
+    throw new TransientError(err.message);
   }
   if (res.status === 404 || res.status === 410) return undefined;
   if (res.status >= 500) throw new TransientError(`HTTP ${res.status}`);
-  if (!res.ok) throw await problemOf(res);
+  if (!res.ok) throw await api.problemOf(res);
   return { offset: Number(res.headers.get('upload-offset')), length: Number(res.headers.get('upload-length')) };
 }
 
@@ -205,7 +204,7 @@ function patch(api: Api, location: string, file: string, offset: number, size: n
           return;
         }
         const body = Buffer.concat(chunks).toString('utf8');
-        void problemOf(new Response(body, { status })).then(fail);
+        void api.problemOf(new Response(body, { status, headers: { 'content-type': String(res.headers['content-type'] ?? '') } })).then(fail);
       });
     });
     source.pipe(req);

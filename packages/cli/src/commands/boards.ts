@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Board, Operation } from '../api.ts';
+import type { Operation } from '../api.ts';
+import { boardIdOf } from '../board-choice.ts';
+import type { CommandContext } from '../context.ts';
+import type { paths } from '@mm/api-client';
 import { say } from '../context.ts';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.ts';
 import { followOperation } from '../follow.ts';
@@ -17,7 +20,7 @@ export function registerBoards(program: Command): void {
     .description('list boards')
     .action(
       withContext(async (ctx) => {
-        const page = await ctx.api.get<{ boards: Board[]; total: number }>('/api/boards/');
+        const page = await ctx.api.call(ctx.api.client.GET('/api/boards/'));
         ctx.result(page, () =>
           say(table(['ID', 'NAME', 'STATUS', 'BUSY', 'PAC', 'LAST SEEN'], page.boards.map((b) => [b.id, b.name, b.status, b.busy ? 'yes' : 'no', b.active_pac, when(b.last_seen_at)]))),
         );
@@ -28,7 +31,7 @@ export function registerBoards(program: Command): void {
     .description("register a board; prints its token (shown this once) and the agent's install command")
     .action(
       withContext(async (ctx, _opts, name: string) => {
-        const board = await ctx.api.json<Board>('POST', '/api/boards/', { json: { name } });
+        const board = await ctx.api.call(ctx.api.client.POST('/api/boards/', { body: { name } }));
         const install = `sudo deploy/agent/install.sh --server-url ${ctx.settings.server} --token ${board.token}`;
         ctx.result({ ...board, install_command: install }, () => {
           say(`Board ${board.id} (${board.name}) registered.`);
@@ -43,7 +46,7 @@ export function registerBoards(program: Command): void {
     .description('remove a board (its token stops working)')
     .action(
       withContext(async (ctx, _opts, id: string) => {
-        await ctx.api.request('DELETE', `/api/boards/${encodeURIComponent(id)}/`);
+        await ctx.api.call(ctx.api.client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
         ctx.result({ deleted: id }, () => say(`Removed board ${id}.`));
       }),
     );
@@ -54,17 +57,17 @@ export function registerOps(program: Command): void {
   ops
     .command('ls')
     .description('list operations, newest first')
-    .option('--board <id>', 'only this board')
+    .option('--board <board>', "only this board (its name or id)")
     .option('--status <s>', `only this status (${OP_STATUSES.join(', ')})`)
     .option('--invocation <id>', 'only this invocation')
     .action(
       withContext(async (ctx, opts: { board?: string; status?: string; invocation?: string }) => {
         if (opts.status && !OP_STATUSES.includes(opts.status)) throw new UsageError(`--status must be one of ${OP_STATUSES.join(', ')}.`);
-        const page = await ctx.api.get<{ operations: Operation[]; total: number }>('/api/operations/', {
-          board_id: opts.board,
-          status: opts.status,
-          invocation_id: opts.invocation,
-        });
+        const page = await ctx.api.call(
+          ctx.api.client.GET('/api/operations/', {
+            params: { query: { board_id: await boardIdOf(ctx.api, opts.board), status: opts.status as OperationStatus | undefined, invocation_id: opts.invocation ? positiveId(opts.invocation, 'invocation id') : undefined } },
+          }),
+        );
         ctx.result(page, () =>
           say(table(['ID', 'KIND', 'STATUS', 'INVOCATION', 'BOARD', 'CREATED'], page.operations.map((o) => [o.id, o.kind, o.status, o.invocation_id, o.board_id?.slice(0, 8), when(o.created_at)]))),
         );
@@ -75,7 +78,7 @@ export function registerOps(program: Command): void {
     .description('one operation')
     .action(
       withContext(async (ctx, _opts, id: string) => {
-        const op = await ctx.api.get<Operation>(`/api/operations/${positiveId(id, 'operation id')}/`);
+        const op = await ctx.api.call(ctx.api.client.GET('/api/operations/{id}/', { params: { path: { id: positiveId(id, 'operation id') } } }));
         ctx.result(op, () => {
           say(`Operation ${op.id}: ${op.kind}, ${op.status}${op.invocation_id ? `, invocation ${op.invocation_id}` : ''}${op.board_id ? `, board ${op.board_id}` : ''}`);
           say(`created ${when(op.created_at)}, started ${when(op.started_at)}, finished ${when(op.finished_at)}`);
@@ -92,7 +95,7 @@ export function registerOps(program: Command): void {
       withContext(async (ctx, opts: { follow?: boolean }, id: string) => {
         const n = positiveId(id, 'operation id');
         if (!opts.follow) {
-          const text = await (await ctx.api.request('GET', `/api/operations/${n}/log/`)).text();
+          const text = (await ctx.api.call(ctx.api.client.GET('/api/operations/{id}/log/', { params: { path: { id: n } }, parseAs: 'text' }))) as string;
           ctx.result({ operation_id: n, log: text }, () => process.stdout.write(text));
           return;
         }
@@ -125,17 +128,27 @@ export function registerOps(program: Command): void {
     .description('cancel a queued or running operation')
     .action(
       withContext(async (ctx, _opts, id: string) => {
-        const op = await ctx.api.json<Operation>('POST', `/api/operations/${positiveId(id, 'operation id')}/cancel/`);
+        const op = await ctx.api.call(ctx.api.client.POST('/api/operations/{id}/cancel/', { params: { path: { id: positiveId(id, 'operation id') } } }));
         ctx.result(op, () => say(`Cancelling operation ${op.id} (${op.status}).`));
       }),
     );
 }
 
-interface Pac {
-  name: string;
-  active: boolean;
-  board: string;
-  assets_dir: string;
+type OperationStatus = Operation['status'];
+type PacInstallForm = paths['/api/pacs/install/']['post']['requestBody']['content']['multipart/form-data'];
+
+/**
+ * The answer of a call that waits for its operation, which comes back 202 with the
+ * operation instead when it runs longer than the server waits (MM_SYNC_WAIT_S): followed
+ * to its end, whose result is the answer.
+ */
+async function settled<T extends object>(ctx: CommandContext, answer: T | Operation): Promise<T> {
+  if (!('kind' in answer && 'status' in answer && 'progress' in answer)) return answer;
+  const final = await followOperation(ctx.api, answer.id, {}, ctx.signal);
+  if (final.status !== 'succeeded') {
+    throw new CliError(EXIT.failed, `Operation ${final.id} ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}.`, `See: mm ops logs ${final.id}`, { operation: final });
+  }
+  return final.result as T;
 }
 
 export function registerPac(program: Command): void {
@@ -143,24 +156,28 @@ export function registerPac(program: Command): void {
   pac
     .command('ls')
     .description("list the board's PACs")
-    .option('--board <id>', 'the board')
+    .option('--board <board>', "the board's name or id")
     .action(
       withContext(async (ctx, opts: { board?: string }) => {
-        const answer = await ctx.api.json<{ board_id: string; pacs: Pac[]; active: string | null }>('POST', '/api/pacs/query/', { json: opts.board ? { board_id: opts.board } : {} });
+        const answer = await settled(ctx, await ctx.api.call(ctx.api.client.POST('/api/pacs/query/', { body: { board_id: await boardIdOf(ctx.api, opts.board) } })));
         ctx.result(answer, () => say(table(['NAME', 'ACTIVE', 'BOARD', 'ASSETS'], answer.pacs.map((p) => [p.name, p.active ? 'yes' : '', p.board, p.assets_dir]))));
       }),
     );
   pac
     .command('activate <name>')
     .description('activate a PAC and reboot the board into it; waits until it is back with the PAC active')
-    .option('--board <id>', 'the board')
+    .option('--board <board>', "the board's name or id")
     .action(
       withContext(async (ctx, opts: { board?: string }, name: string) => {
-        ctx.progress.note(`activating ${name}; the board reboots`);
-        const op = await ctx.api.json<Operation>('POST', '/api/pacs/activate/', {
-          json: { pac: name, ...(opts.board ? { board_id: opts.board } : {}) },
-          headers: { prefer: 'respond-async' },
-        });
+        // The server refuses a PAC the board does not list (400 pac_not_found) before anything
+        // runs: the reboot is announced only once it accepted.
+        const op = (await ctx.api.call(
+          ctx.api.client.POST('/api/pacs/activate/', {
+            body: { pac: name, board_id: await boardIdOf(ctx.api, opts.board) },
+            params: { header: { prefer: 'respond-async' } },
+          }),
+        )) as Operation;
+        ctx.progress.note(`activating ${name} (operation ${op.id}); the board reboots into it`);
         const final = await followOperation(ctx.api, op.id, { log: (_s, d) => ctx.progress.note(d.trimEnd()) }, ctx.signal).catch((err: unknown) => {
           if (err instanceof InterruptedError) throw new InterruptedError(`Stopped following operation ${op.id}; it keeps going.`, `Follow it again with: mm ops logs ${op.id} -f`);
           throw err;
@@ -174,7 +191,7 @@ export function registerPac(program: Command): void {
   pac
     .command('install <archive>')
     .description('install a PAC from a .tar or .tar.gz of one PAC folder')
-    .option('--board <id>', 'the board')
+    .option('--board <board>', "the board's name or id")
     .action(
       withContext(async (ctx, opts: { board?: string }, archive: string) => {
         let size: number;
@@ -185,10 +202,12 @@ export function registerPac(program: Command): void {
         }
         // The archive streams from disk as the multipart body (never read into memory).
         const form = new FormData();
-        if (opts.board) form.set('board_id', opts.board);
+        const boardId = await boardIdOf(ctx.api, opts.board);
+        if (boardId) form.set('board_id', boardId);
         form.set('file', await fs.openAsBlob(archive), path.basename(archive));
         ctx.progress.note(`installing ${path.basename(archive)} (${size} bytes)`);
-        const answer = await ctx.api.json<{ board_id: string; pac: string; pacs: Pac[] }>('POST', '/api/pacs/install/', { body: form });
+        // openapi-fetch sends a FormData body as it is (multipart with its boundary).
+        const answer = await settled(ctx, await ctx.api.call(ctx.api.client.POST('/api/pacs/install/', { body: form as unknown as PacInstallForm })));
         ctx.result(answer, () => say(`Installed ${answer.pac} on board ${answer.board_id}.`));
       }),
     );

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { INPUT_KINDS, type Invocation } from '../api.ts';
+import { INPUT_KINDS, type InputKind, type Invocation } from '../api.ts';
 import { say } from '../context.ts';
 import { downloadFile } from '../download.ts';
 import { UsageError } from '../errors.ts';
@@ -18,7 +18,7 @@ export function registerInvocations(program: Command): void {
     .option('--limit <n>', 'how many', '100')
     .action(
       withContext(async (ctx, opts: { search?: string; limit: string }) => {
-        const page = await ctx.api.get<{ invocations: Invocation[]; total: number }>('/api/invocations/', { q: opts.search, limit: opts.limit });
+        const page = await ctx.api.call(ctx.api.client.GET('/api/invocations/', { params: { query: { q: opts.search, limit: positiveId(opts.limit, '--limit') } } }));
         ctx.result(page, () => {
           const kinds = (i: Invocation) => Object.entries(i.files).filter(([, f]) => f).map(([k]) => k).join(',');
           say(table(['ID', 'NAME', 'FILES', 'CREATED'], page.invocations.map((i) => [i.id, i.name, kinds(i), when(i.created_at)])));
@@ -32,7 +32,7 @@ export function registerInvocations(program: Command): void {
     .description('an invocation with its files and latest operations')
     .action(
       withContext(async (ctx, _opts, id: string) => {
-        const i = await ctx.api.get<Invocation>(`/api/invocations/${positiveId(id, 'invocation id')}/`);
+        const i = await ctx.api.call(ctx.api.client.GET('/api/invocations/{id}/', { params: { path: { id: positiveId(id, 'invocation id') } } }));
         ctx.result(i, () => {
           say(`Invocation ${i.id}: ${i.name}${i.description ? ` — ${i.description}` : ''}`);
           say(`created ${when(i.created_at)}, updated ${when(i.updated_at)}`);
@@ -51,7 +51,7 @@ export function registerInvocations(program: Command): void {
     .action(
       withContext(async (ctx, _opts, id: string) => {
         const n = positiveId(id, 'invocation id');
-        await ctx.api.request('DELETE', `/api/invocations/${n}/`);
+        await ctx.api.call(ctx.api.client.DELETE('/api/invocations/{id}/', { params: { path: { id: n } } }));
         ctx.result({ deleted: n }, () => say(`Deleted invocation ${n}.`));
       }),
     );
@@ -63,11 +63,11 @@ export function registerInvocations(program: Command): void {
     .action(
       withContext(async (ctx, opts: { output?: string }, id: string) => {
         const n = positiveId(id, 'invocation id');
-        const i = await ctx.api.get<Invocation>(`/api/invocations/${n}/`);
+        const i = await ctx.api.call(ctx.api.client.GET('/api/invocations/{id}/', { params: { path: { id: n } } }));
         const out = opts.output ?? `${i.name.replace(/[^\w.-]+/g, '-')}-${n}.zip`;
         const bar = ctx.progress.bar('downloading zip', 0);
         // A streamed ZIP has no known size or digest: downloaded in one go.
-        const res = await ctx.api.request('GET', `/api/invocations/${n}/download/`, { signal: ctx.signal });
+        const res = await ctx.api.answer(ctx.api.client.GET('/api/invocations/{id}/download/', { params: { path: { id: n } }, parseAs: 'stream', signal: ctx.signal }));
         const { Readable } = await import('node:stream');
         const { pipeline } = await import('node:stream/promises');
         const fs = await import('node:fs');
@@ -96,7 +96,7 @@ export function registerInvocations(program: Command): void {
       withContext(async (ctx, _opts, id: string, kind: string, file: string) => {
         const n = positiveId(id, 'invocation id');
         if (!(INPUT_KINDS as readonly string[]).includes(kind)) throw new UsageError(`Unknown kind ${JSON.stringify(kind)}; kinds: ${INPUT_KINDS.join(', ')}.`);
-        const files = [{ kind, path: file }];
+        const files = [{ kind: kind as InputKind, path: file }];
         await checkLocalFiles(files);
         const hashed = await hashFiles(files, ctx.progress, ctx.signal);
         const [sent] = await sendFiles(ctx.api, n, files, hashed, ctx.progress, ctx.signal);

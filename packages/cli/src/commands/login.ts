@@ -1,10 +1,10 @@
 import os from 'node:os';
 import readline from 'node:readline';
 import type { Command } from 'commander';
-import { Api, problemOf } from '../api.ts';
+import { Api } from '../api.ts';
 import { say } from '../context.ts';
-import { ApiProblemError, CliError, EXIT, unreachable, UsageError } from '../errors.ts';
-import { configFile, DEFAULT_SERVER, type GlobalOptions, normaliseServer, readConfig, writeConfig } from '../settings.ts';
+import { CliError, EXIT, UsageError } from '../errors.ts';
+import { configFile, DEFAULT_SERVER, type GlobalOptions, normaliseServer, readConfig, withLogin, writeConfig } from '../settings.ts';
 
 interface LoginOptions {
   username?: string;
@@ -30,7 +30,7 @@ export function registerLogin(program: Command): void {
         if (!token) throw new UsageError('Give --token T or --username U.', 'A personal token comes from the dashboard or `POST /api/tokens/`; MM_API_TOKEN works too.');
         user = await checkToken(server, token);
       }
-      await writeConfig({ server, token });
+      await writeConfig(withLogin(saved, server, token));
       const json = { server, user: user ?? null, config_file: configFile() };
       if (globals.json) say(JSON.stringify(json, null, 2));
       else say(`Logged in to ${server}${user && typeof user === 'object' && 'username' in user ? ` as ${String(user.username)}` : ''}; saved in ${configFile()}.`);
@@ -40,39 +40,27 @@ export function registerLogin(program: Command): void {
 /** Checks the token: `GET /api/auth/me/` where accounts exist, else any authenticated read. */
 async function checkToken(server: string, token: string): Promise<unknown> {
   const api = new Api(server, token);
-  const me = await api.raw('GET', '/api/auth/me/');
-  if (me.ok) return ((await me.json()) as { user?: unknown }).user;
-  if (me.status !== 404) throw await problemOf(me);
-  await api.get('/api/invocations/', { limit: 1 });
+  const me = await api.client.GET('/api/auth/me/');
+  if (me.data) return me.data.user;
+  if (me.response.status !== 404) throw api.problem(me.response, me.error);
+  await api.call(api.client.GET('/api/invocations/', { params: { query: { limit: 1 } } }));
   return undefined;
 }
 
 /** POST /api/auth/login/ for a session, then POST /api/tokens/ on it for a personal token. */
 async function loginWithPassword(server: string, username: string): Promise<{ token: string; user: unknown }> {
   const password = process.env.MM_PASSWORD ?? (await askPassword(`Password for ${username}: `));
-  const post = async (pathname: string, body: unknown, cookie?: string) => {
-    try {
-      return await fetch(new URL(pathname, `${server}/`), {
-        method: 'POST',
-        // Same origin as the dashboard: a cookie-authenticated change must come from it.
-        headers: { 'content-type': 'application/json', origin: new URL(server).origin, ...(cookie ? { cookie } : {}) },
-        body: JSON.stringify(body),
-      });
-    } catch (err) {
-      throw unreachable(server, err);
-    }
-  };
-  const login = await post('/api/auth/login/', { username, password });
-  if (login.status === 404) throw new CliError(EXIT.failed, 'This server has no user accounts (no /api/auth/login/).', 'Log in with --token instead.');
-  if (!login.ok) throw await problemOf(login);
-  const { user } = (await login.json()) as { user: unknown };
-  const session = (login.headers.getSetCookie?.() ?? []).map((c) => c.split(';')[0]!).find((c) => c.startsWith('mm_session='));
+  const api = new Api(server, undefined);
+  // Same origin as the dashboard: a cookie-authenticated change must come from it.
+  const origin = new URL(server).origin;
+  const login = await api.client.POST('/api/auth/login/', { body: { username, password }, headers: { origin } });
+  if (login.response.status === 404) throw new CliError(EXIT.failed, 'This server has no user accounts (no /api/auth/login/).', 'Log in with --token instead.');
+  const { user } = await api.call(Promise.resolve(login));
+  const session = login.response.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('mm_session='));
   if (!session) throw new CliError(EXIT.auth, 'The server accepted the password but set no session cookie.');
-  const created = await post('/api/tokens/', { name: `mm on ${os.hostname()}` }, session);
-  if (!created.ok) throw await problemOf(created);
-  const { token } = (await created.json()) as { token?: string };
-  if (!token) throw new ApiProblemError({ status: created.status, detail: 'The server created a token but did not return it.' });
-  return { token, user };
+  const created = await api.call(api.client.POST('/api/tokens/', { body: { name: `mm on ${os.hostname()}` }, headers: { origin, cookie: session } }));
+  if (!created.token) throw new CliError(EXIT.failed, 'The server created a token but did not return it.');
+  return { token: created.token, user };
 }
 
 /** Reads a password from the terminal without echoing it (or a line from a pipe). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Invocation, Operation } from '../api.ts';
+import { runBoard } from '../board-choice.ts';
 import { type CommandContext, say } from '../context.ts';
 import { downloadFile } from '../download.ts';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.ts';
@@ -39,7 +40,7 @@ export function registerRun(program: Command): void {
     .option('--bitstream <file>', 'bitstream file')
     .option('--weights <file>', 'model weights file')
     .option('--input <file>', 'input video file')
-    .option('--board <id>', 'the board (may be left out when exactly one is registered)')
+    .option('--board <board>', "the board's name or id (may be left out when exactly one is registered)")
     .option('-o, --output <file>', 'where to save the output video (default: <name>-<id>.mp4)')
     .option('--detach', 'start the run and return at once (follow it with `mm ops logs <id> -f`)')
     .addHelpText(
@@ -59,6 +60,8 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   await checkLocalFiles(files);
   const name = (opts.name ?? path.parse(opts.weights ?? opts.input ?? opts.parameter ?? opts.bitstream ?? 'run').name).trim();
   if (!name) throw new UsageError('The invocation name must not be empty (--name).');
+  // Nothing is created before the request is known to be valid: the board first.
+  const board = await runBoard(api, opts.board);
   const started = Date.now();
 
   const hashed = await hashFiles(files, progress, signal);
@@ -69,16 +72,17 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   const runKey = createHash('sha256')
     .update(JSON.stringify([api.server, name, opts.description ?? '', files.map((f) => [f.kind, hashed.get(f.kind)!.sha256])]))
     .digest('hex');
-  let invocation: Invocation | undefined;
+  let invocation: Pick<Invocation, 'id' | 'name'> | undefined;
   const previous = await pending.get(runKey);
   if (previous) {
-    invocation = await api.get<Invocation>(`/api/invocations/${previous.invocation_id}/`).catch(() => undefined);
+    invocation = await api.call(api.client.GET('/api/invocations/{id}/', { params: { path: { id: previous.invocation_id } } })).catch(() => undefined);
     if (invocation) progress.note(`continuing invocation ${invocation.id} (${invocation.name}) from an interrupted run`);
   }
   if (!invocation) {
-    invocation = await api.json<Invocation>('POST', '/api/invocations/create/', { json: { name, description: opts.description ?? '' }, signal });
-    await pending.set(runKey, { invocation_id: invocation.id });
-    progress.note(`created invocation ${invocation.id} (${name})`);
+    const created = await api.call(api.client.POST('/api/invocations/create/', { body: { name, description: opts.description ?? '' }, signal }));
+    await pending.set(runKey, { invocation_id: created.id });
+    progress.note(`created invocation ${created.id} (${name})`);
+    invocation = created;
   }
   const id = invocation.id;
 
@@ -94,13 +98,16 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
     throw err;
   }
   const uploadMs = Date.now() - uploadStart;
-  await pending.set(runKey, undefined);
 
-  const op = await api.json<Operation>('POST', `/api/invocations/${id}/execute/`, {
-    headers: { prefer: 'respond-async' },
-    json: opts.board ? { board_id: opts.board } : {},
-    signal,
-  });
+  const op = (await api.call(
+    api.client.POST('/api/invocations/{id}/execute/', {
+      params: { path: { id }, header: { prefer: 'respond-async' } },
+      body: { board_id: board.id },
+      signal,
+    }),
+  )) as Operation;
+  // Started: a failure before this point leaves the invocation to the same command's next try.
+  await pending.set(runKey, undefined);
   const follow = `mm ops logs ${op.id} -f`;
   if (opts.detach) {
     ctx.result({ invocation_id: id, operation: op, files: sent }, () => {
@@ -146,14 +153,15 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
     });
   }
 
-  const after = await api.get<Invocation>(`/api/invocations/${id}/`);
+  const after = await api.call(api.client.GET('/api/invocations/{id}/', { params: { path: { id } } }));
   const video = after.files.output_video;
   if (!video) throw new CliError(EXIT.failed, `Operation ${op.id} succeeded but invocation ${id} has no output video.`, `See the log: mm ops logs ${op.id}`);
   const ext = path.extname(video.filename) || '.mp4';
   const out = opts.output ?? `${name.replace(/[^\w.-]+/g, '-')}-${id}${ext}`;
   const downloadStart = Date.now();
   const bar = progress.bar('downloading output', video.size);
-  await downloadFile({ api, pathname: `/api/invocations/${id}/video/`, out, size: video.size, sha256: video.sha256, bar, signal, note: (l) => progress.note(l) });
+  const video$ = (headers: Record<string, string>) => api.client.GET('/api/invocations/{id}/video/', { params: { path: { id } }, parseAs: 'stream', headers, signal });
+  await downloadFile({ api, request: video$, out, size: video.size, sha256: video.sha256, bar, signal, note: (l) => progress.note(l) });
   bar.done();
   const downloadMs = Date.now() - downloadStart;
 

@@ -1,25 +1,19 @@
 import type { Command } from 'commander';
-import { type Api, problemOf } from '../api.ts';
+import { type Api, apiPath } from '../api.ts';
+import { boardIdOf } from '../board-choice.ts';
 import { type CommandContext, say } from '../context.ts';
-import { CliError, EXIT, unreachable, UsageError } from '../errors.ts';
+import { describeCommand, describeEvent } from '../device-state.ts';
+import { CliError, EXIT, UsageError } from '../errors.ts';
+import { sseEvents } from '../follow.ts';
 import { table } from '../format.ts';
 import { withContext } from './shared.ts';
-
-interface DeviceScript {
-  id: string;
-  name: string;
-  device_type: string;
-  port: number;
-  version: string;
-  description: string;
-}
 
 const MOTIONS = ['forward', 'backward', 'left', 'right', 'stop'];
 
 /** --script, else the catalogue's GPIO script. */
 async function scriptId(api: Api, given: string | undefined): Promise<string> {
   if (given) return given;
-  const page = await api.get<{ scripts: DeviceScript[] }>('/api/device-scripts/', { device_type: 'gpio' });
+  const page = await api.call(api.client.GET('/api/device-scripts/', { params: { query: { device_type: 'gpio' } } }));
   const first = page.scripts[0];
   if (!first) throw new CliError(EXIT.failed, 'The catalogue has no gpio script.', 'Name one with --script <id> (see `mm scripts ls`).');
   return first.id;
@@ -27,11 +21,18 @@ async function scriptId(api: Api, given: string | undefined): Promise<string> {
 
 async function proxy(ctx: CommandContext, opts: { script?: string; board?: string }, route: string, body?: unknown, query: Record<string, string> = {}) {
   const id = await scriptId(ctx.api, opts.script);
-  const state = await ctx.api.json<unknown>('POST', `/api/device-scripts/${id}/proxy/${route}`, {
-    query: { board_id: opts.board, ...query },
-    ...(body !== undefined ? { json: body } : {}),
+  // The relay passes any route and query to the script: a raw request (the typed client
+  // would encode the route's slashes).
+  const url = ctx.api.url(apiPath('/api/device-scripts/{id}/proxy/{path}', { id, path: route }), { board_id: await boardIdOf(ctx.api, opts.board), ...query });
+  const res = await ctx.api.fetchRaw(url, {
+    method: 'POST',
+    expectJson: true,
+    signal: ctx.signal,
+    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
   });
-  ctx.result(state, () => say(JSON.stringify(state)));
+  if (!res.ok) throw await ctx.api.problemOf(res);
+  const state = (await res.json()) as unknown;
+  ctx.result(state, () => say(describeCommand(state)));
 }
 
 export function registerScripts(program: Command): void {
@@ -41,7 +42,7 @@ export function registerScripts(program: Command): void {
     .description('list device scripts')
     .action(
       withContext(async (ctx) => {
-        const page = await ctx.api.get<{ scripts: DeviceScript[]; total: number }>('/api/device-scripts/');
+        const page = await ctx.api.call(ctx.api.client.GET('/api/device-scripts/'));
         ctx.result(page, () => say(table(['ID', 'NAME', 'TYPE', 'PORT', 'VERSION'], page.scripts.map((s) => [s.id, s.name, s.device_type, s.port, s.version]))));
       }),
     );
@@ -50,7 +51,7 @@ export function registerScripts(program: Command): void {
     .command('motor <motion>')
     .description(`drive the GPIO motor script: ${MOTIONS.join(', ')}`)
     .option('--script <id>', 'the device script (default: the catalogue\'s gpio script)')
-    .option('--board <id>', 'the board')
+    .option('--board <board>', "the board's name or id")
     .option('--for <seconds>', "drive this long (0.05–60 s), then the script stops by itself (default: the script's own hold, MM_GPIO_DRIVE_TIMEOUT_MS)")
     .action(
       withContext(async (ctx, opts: { script?: string; board?: string; for?: string }, motion: string) => {
@@ -69,7 +70,7 @@ export function registerScripts(program: Command): void {
     .command('servo <angle>')
     .description('set the steering servo angle (0–180 degrees)')
     .option('--script <id>', 'the device script (default: the catalogue\'s gpio script)')
-    .option('--board <id>', 'the board')
+    .option('--board <board>', "the board's name or id")
     .action(
       withContext(async (ctx, opts: { script?: string; board?: string }, angle: string) => {
         const n = Number(angle);
@@ -82,38 +83,28 @@ export function registerScripts(program: Command): void {
     .command('events')
     .description("print the device script's live events until Ctrl-C")
     .option('--script <id>', 'the device script (default: the catalogue\'s gpio script)')
-    .option('--board <id>', 'the board')
+    .option('--board <board>', "the board's name or id")
     .action(
       withContext(async (ctx, opts: { script?: string; board?: string }) => {
         const id = await scriptId(ctx.api, opts.script);
-        let res: Response;
-        try {
-          res = await fetch(ctx.api.url(`/api/device-scripts/${id}/stream/`, { board_id: opts.board }), {
-            headers: { ...ctx.api.authHeaders(), accept: 'text/event-stream' },
+        const res = await ctx.api.answer(
+          ctx.api.client.GET('/api/device-scripts/{id}/stream/', {
+            params: { path: { id }, query: { board_id: await boardIdOf(ctx.api, opts.board) } },
+            headers: { accept: 'text/event-stream' },
+            parseAs: 'stream',
             signal: ctx.signal,
-          });
-        } catch (err) {
-          if (ctx.signal.aborted) return;
-          throw unreachable(ctx.api.server, err);
-        }
-        if (!res.ok || !res.body) throw await problemOf(res);
-        const decoder = new TextDecoder();
-        let buffer = '';
-        let event = 'message';
+          }),
+        ).catch((err: unknown) => {
+          if (ctx.signal.aborted) return undefined;
+          throw err;
+        });
+        if (!res?.body) return;
+        if (!ctx.settings.json) process.stderr.write('Live events of the device script (Ctrl-C stops):\n');
         try {
-          for await (const chunk of res.body) {
-            buffer += decoder.decode(chunk, { stream: true });
-            let nl: number;
-            while ((nl = buffer.indexOf('\n')) >= 0) {
-              const line = buffer.slice(0, nl).replace(/\r$/, '');
-              buffer = buffer.slice(nl + 1);
-              if (line.startsWith('event:')) event = line.slice(6).trim();
-              else if (line.startsWith('data:')) {
-                const data = line.slice(5).trim();
-                if (ctx.settings.json) say(JSON.stringify({ event, data: safeJson(data) }));
-                else say(`${event}: ${data}`);
-              } else if (line === '') event = 'message';
-            }
+          for await (const e of sseEvents(res.body)) {
+            const data = safeJson(e.data);
+            if (ctx.settings.json) say(JSON.stringify({ event: e.event, ...(e.id !== undefined ? { id: e.id } : {}), data }));
+            else say(describeEvent(e.event, data));
           }
         } catch (err) {
           if (!ctx.signal.aborted) throw err;
