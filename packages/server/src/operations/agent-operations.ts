@@ -21,6 +21,7 @@ import { invocationFiles, invocations } from '../db/schema.ts';
 import { NotFoundError, PayloadTooLargeError } from '../errors.ts';
 import type { BlobWriter, StoredBlob } from '../storage/blob-store.ts';
 import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
+import { plainFileName } from '../http/file-name.ts';
 import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
 import { isAgentKind, type AgentKind } from './kinds.ts';
 import { isFinal, type OperationRow } from './operation-object.ts';
@@ -274,7 +275,7 @@ export class AgentOperations implements BoardWork {
           try {
             // What was received, not what the agent says: the stored size, a base name, the type sniffed here.
             result.output_video = await attachInvocationFile(this.ctx, row.invocationId, 'output_video', {
-              filename: safeOutputName(outcome.output.filename),
+              filename: plainFileName(outcome.output.filename, 'output'),
               sha256: received!.sha256,
               size: received!.size,
             });
@@ -549,8 +550,3 @@ function tooLargeError(declared: number): Error {
   return new Error(`the board sent more than the declared ${declared} bytes`);
 }
 
-/** The output's file name as a plain base name (no folders, no NUL), whatever the agent sent. */
-export function safeOutputName(name: string): string {
-  const base = name.replaceAll('\0', '').split(/[\\/]/).at(-1)?.trim() ?? '';
-  return base === '' || base === '.' || base === '..' ? 'output' : base.slice(0, 255);
-}
