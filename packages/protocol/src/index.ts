@@ -8,5 +8,6 @@ export * from './asyncapi.ts';
 export * from './clock.ts';
 export * from './heartbeat.ts';
 export * from './pull-ids.ts';
+export * from './link-guard.ts';
 export * from './link-peer.ts';
 export * from './file-io.ts';

@@ -2,6 +2,8 @@ import type { RawData, WebSocket } from 'ws';
 import { systemClock, type Clock, type TimerHandle } from './clock.ts';
 import { decodeFrame } from './frames.ts';
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
+import { clip, ERROR_REPLY_QUEUE_BYTES, ERROR_TEXT_MAX_CHARS, LinkGuard, SEND_QUEUE_MAX_BYTES } from './link-guard.ts';
+import { CloseCode } from './version.ts';
 import type { ErrorInfo, LinkMessage, MessageOf, ParseResult, StreamSource } from './messages.ts';
 import { PullIdAllocator, type PullIdRange } from './pull-ids.ts';
 import { StreamError, StreamReceiver, StreamSender, WindowBudget, type ByteSink, type ChunkReader, type LinkOutput, type StreamControlMessage } from './streams.ts';
@@ -85,7 +87,7 @@ const CONNECTING = 0;
 export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implements LinkOutput {
   readonly socket: WebSocket;
   readonly closed: Promise<{ code: number; reason: string }>;
-  /** When something (a message, a frame, a ping or a pong) last arrived. */
+  /** When something (a message, a frame, a ping or a pong) last arrived; not all of it counts as life (see `onData`). */
   lastHeardAt: number;
   /** When the socket opened (undefined while connecting). */
   openedAt: number | undefined;
@@ -99,6 +101,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   /** The memory cap shared by the adaptive windows of this link's pulls. */
   private readonly windowBudget: WindowBudget;
   private heartbeat: Heartbeat | undefined;
+  /** Bounds on a misbehaving peer: invalid messages, warn lines, the send queue. */
+  private readonly guard: LinkGuard;
   private closeTimer: TimerHandle | undefined;
   private isClosed = false;
   private markClosed!: (end: { code: number; reason: string }) => void;
@@ -108,6 +112,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
     this.lastHeardAt = this.clock.now();
+    this.guard = new LinkGuard(this.clock);
     this.pullIds = new PullIdAllocator(opts.pullIds);
     this.windowBudget = new WindowBudget(opts.windowCapBytes, opts.sharedWindowBudget);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
@@ -271,6 +276,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
 
   // ── receiving ────────────────────────────────────────────────────────────────────
 
+  /** Proof that the peer is alive and reading: a ping, a pong, data of a pull this side asked for. */
   private heard(): void {
     this.lastHeardAt = this.clock.now();
     this.heartbeat?.heard();
@@ -299,7 +305,9 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   }
 
   private onData(data: RawData, isBinary: boolean): void {
-    this.heard();
+    // Seen, but not proof of life: a peer that floods messages and never reads its socket
+    // (so never answers a ping) is still cut by the heartbeat.
+    this.lastHeardAt = this.clock.now();
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (isBinary) this.onFrame(buf);
     else this.onText(buf.toString('utf8'));
@@ -308,22 +316,28 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   private onFrame(frame: Buffer): void {
     const decoded = decodeFrame(frame);
     if (!decoded.ok) {
-      this.log.warn({ error: decoded.error }, `bad binary frame from ${this.opts.peerName}`);
+      this.warnOfInput({ error: decoded.error }, `bad binary frame from ${this.opts.peerName}`);
       this.replyError('malformed_frame', decoded.error);
       return;
     }
     const receiver = this.receivers.get(decoded.streamId);
     // Data still in flight for a stream this side already gave up is expected: dropped.
-    if (receiver) receiver.push(decoded.payload);
+    if (receiver) {
+      // Bounded by the credit this side granted, so it cannot be a flood: it counts as life
+      // (a peer busy sending a large file may be slow to answer pings behind its frames).
+      this.heard();
+      receiver.push(decoded.payload);
+    }
     else this.log.debug({ stream_id: decoded.streamId }, 'data frame for no open stream');
   }
 
   private onText(text: string): void {
     const parsed = this.opts.parse(text);
     if (!parsed.ok) {
-      this.log.warn({ code: parsed.code, error: parsed.error, ref_type: parsed.type }, `message from ${this.opts.peerName} not understood`);
+      this.warnOfInput({ code: parsed.code, error: parsed.error, ref_type: parsed.type }, `message from ${this.opts.peerName} not understood`);
       // An `error` is never answered, even a malformed one: two peers could loop on it.
       if (parsed.type !== 'error') this.replyError(parsed.code, parsed.error, parsed.type);
+      else this.countInvalid();
       return;
     }
     this.opts.handlers.observe?.(parsed.message);
@@ -349,7 +363,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
         return;
       }
       case 'error':
-        this.log.warn({ code: m.code, error: m.message, ref_type: m.ref_type }, `${this.opts.peerName} reported an error`);
+        this.warnOfInput({ code: m.code, error: m.message, ref_type: m.ref_type }, `${this.opts.peerName} reported an error`);
         return;
       default:
         this.dispatch(parsed.message as DispatchedMessage<In>);
@@ -369,9 +383,34 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     }
   }
 
-  /** Answers a message this side could not take with `error`. */
+  /**
+   * Answers a message this side could not take with `error`. Unless the fault is this
+   * side's (`internal_error`), the message counts against the peer's invalid-message
+   * budget, and the reply is dropped while the peer leaves our replies unread.
+   */
   replyError(code: string, message: string, refType?: string): void {
-    this.sendAny({ type: 'error', code, message, ...(refType ? { ref_type: refType } : {}) });
+    if (code !== 'internal_error' && !this.countInvalid()) return;
+    if (this.socket.bufferedAmount > ERROR_REPLY_QUEUE_BYTES) return;
+    // Clipped: a peer's 64 KiB message type was echoed twice in each reply.
+    this.sendAny({ type: 'error', code, message: clip(message, ERROR_TEXT_MAX_CHARS), ...(refType ? { ref_type: clip(refType, ERROR_TEXT_MAX_CHARS) } : {}) });
+  }
+
+  /** Counts one invalid message; false (and the link closing) once the peer has spent its budget. */
+  private countInvalid(): boolean {
+    if (this.guard.invalidArrived()) return true;
+    if (this.isOpen) {
+      this.log.warn({ close_code: CloseCode.invalidMessages }, `${this.opts.peerName} keeps sending invalid messages: closing the link`);
+      this.close(CloseCode.invalidMessages, 'too many invalid messages');
+    }
+    return false;
+  }
+
+  /** A warn line about the peer's input, at most a few a minute per link (the rest are counted). */
+  private warnOfInput(fields: Record<string, unknown>, msg: string): void {
+    const allowed = this.guard.warnLine();
+    if (!allowed) return;
+    const clipped = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? clip(v, ERROR_TEXT_MAX_CHARS) : v]));
+    this.log.warn(allowed.suppressed > 0 ? { ...clipped, suppressed_lines: allowed.suppressed } : clipped, msg);
   }
 
   private onClose(code: number, reason: string): void {
@@ -388,6 +427,12 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
 
   private sendAny(message: LinkMessage): boolean {
     if (!this.isOpen) return false;
+    if (this.socket.bufferedAmount > SEND_QUEUE_MAX_BYTES) {
+      // Data frames wait for the queue to drain; messages pile up only toward a peer that stopped reading.
+      this.log.warn({ queued_bytes: this.socket.bufferedAmount, close_code: CloseCode.notReading }, `${this.opts.peerName} does not read: closing the link`);
+      this.close(CloseCode.notReading, 'peer does not read');
+      return false;
+    }
     this.socket.send(JSON.stringify(message));
     return true;
   }

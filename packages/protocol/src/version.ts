@@ -47,4 +47,8 @@ export const CloseCode = {
   revoked: 4003,
   /** The board goes down for a reboot. */
   rebooting: 4004,
+  /** The peer kept sending messages this side could not take (link-guard.ts). */
+  invalidMessages: 4005,
+  /** The peer stopped reading while this side had more than the send-queue cap for it (link-guard.ts). */
+  notReading: 4006,
 } as const;

@@ -10,6 +10,8 @@ import WebSocket, { WebSocketServer } from 'ws';
 import {
   AGENT_PULL_IDS,
   CloseCode,
+  ERROR_REPLY_QUEUE_BYTES,
+  INVALID_MESSAGE_BURST,
   isCompatibleProtocol,
   LinkPeer,
   ManualClock,
@@ -24,6 +26,7 @@ import {
   type LinkPeerHandlers,
   type PeerLog,
   type ServerMessage,
+  WARN_LINES_PER_WINDOW,
 } from '../src/index.ts';
 
 const quiet = () => {};
@@ -53,6 +56,7 @@ async function pair(opts: {
   serverClock?: Clock;
   serverHeartbeat?: { intervalMs: number; timeoutMs: number };
   agentAutoPong?: boolean;
+  serverLog?: PeerLog;
 } = {}): Promise<Pair> {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await once(wss, 'listening');
@@ -66,7 +70,7 @@ async function pair(opts: {
     parse: parseAgentMessage,
     pullIds: SERVER_PULL_IDS,
     peerName: 'the agent',
-    log: quietLog,
+    log: opts.serverLog ?? quietLog,
     ...(opts.serverClock ? { clock: opts.serverClock } : {}),
     ...(opts.serverHeartbeat ? { heartbeat: opts.serverHeartbeat } : {}),
     handlers: { observe: (m) => serverSeen.push(m), message: () => {}, ...opts.serverHandlers },
@@ -232,6 +236,64 @@ describe('LinkPeer', () => {
     clock.advance(1000);
     expect(silent.server.heartbeatTimedOut).toBe(true);
     expect((await silent.server.closed).code).toBe(1006);
+  });
+});
+
+describe('LinkPeer against a misbehaving peer (link-guard.ts)', () => {
+  it('closes a link that keeps sending invalid messages with CloseCode.invalidMessages, and limits its warn lines', async () => {
+    const warns: Array<Record<string, unknown>> = [];
+    const p = await pair({ serverLog: { ...quietLog, warn: (fields) => void warns.push(fields) } });
+    const agentClosed = once(p.agent.socket, 'close') as Promise<[number, Buffer]>;
+    // A burst within the budget is answered, one error each.
+    for (let i = 0; i < INVALID_MESSAGE_BURST / 2; i++) p.agent.socket.send('{"type":"no.such.message"}');
+    await until(() => p.agentSeen.filter((m) => m.type === 'error').length === INVALID_MESSAGE_BURST / 2, 'the errors');
+    expect(p.server.isOpen).toBe(true);
+    // Then the flood goes on: the link is closed, with its own code.
+    for (let i = 0; i < INVALID_MESSAGE_BURST * 3; i++) p.agent.socket.send(i % 2 ? 'not json' : Buffer.from([1, 2, 3]));
+    const [code] = await agentClosed;
+    expect(code).toBe(CloseCode.invalidMessages);
+    expect((await p.server.closed).code).toBe(CloseCode.invalidMessages);
+    // Never more than the budget of error replies, nor more than a window's warn lines (plus the closing one).
+    expect(p.agentSeen.filter((m) => m.type === 'error').length).toBeLessThanOrEqual(INVALID_MESSAGE_BURST + 1);
+    expect(warns.length).toBeLessThanOrEqual(WARN_LINES_PER_WINDOW + 1);
+    expect(warns.at(-1)).toMatchObject({ close_code: CloseCode.invalidMessages });
+  });
+
+  it('does not take messages as life: a peer that floods but never answers a ping is cut by the heartbeat', async () => {
+    const clock = new ManualClock();
+    const p = await pair({ serverClock: clock, serverHeartbeat: { intervalMs: 1000, timeoutMs: 3000 }, agentAutoPong: false });
+    let delivered = 0;
+    p.server.socket.on('message', () => delivered++);
+    // Valid messages that need no answer, arriving all the time, past the timeout.
+    for (let i = 1; i <= 29 && p.server.isOpen; i++) {
+      p.agent.send({ type: 'rpc.response', id: i, ok: true, result: null });
+      await until(() => delivered === i, `message ${i}`);
+      clock.advance(100);
+    }
+    clock.advance(1000);
+    expect(p.server.heartbeatTimedOut).toBe(true);
+    expect((await p.server.closed).code).toBe(1006);
+  });
+
+  it('bounds what it queues toward a peer that does not read: clipped error replies, dropped past a small queue', async () => {
+    const p = await pair();
+    // The agent stops reading its socket; the server's replies pile up in its send queue.
+    (p.agent.socket as unknown as { _socket: import('node:net').Socket })._socket.pause();
+    let arrived = 0;
+    p.server.socket.on('message', () => arrived++);
+    // Each names a 64 KiB message type, which the reply used to echo twice.
+    const big = JSON.stringify({ type: 'x'.repeat(64 * 1024) });
+    for (let i = 0; i < INVALID_MESSAGE_BURST; i++) p.agent.socket.send(big);
+    await until(() => arrived === INVALID_MESSAGE_BURST, 'the flood');
+    expect(p.server.isOpen).toBe(true);
+    expect(p.server.socket.bufferedAmount).toBeLessThanOrEqual(ERROR_REPLY_QUEUE_BYTES);
+    // Once it reads again, it finds short replies.
+    (p.agent.socket as unknown as { _socket: import('node:net').Socket })._socket.resume();
+    const errors = await until(() => {
+      const e = p.agentSeen.filter((m) => m.type === 'error');
+      return e.length === INVALID_MESSAGE_BURST && e;
+    }, 'the replies');
+    for (const e of errors) expect(JSON.stringify(e).length).toBeLessThan(1000);
   });
 });
 

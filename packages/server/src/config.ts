@@ -44,6 +44,15 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(120),
+  /**
+   * A request's headers must all have arrived this long after its first byte (Node's
+   * headersTimeout, which `requestTimeout: 0` would otherwise turn off): a client that
+   * trickles header lines is cut with 408.
+   */
+  MM_HTTP_HEADERS_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(60),
   /** Agent link heartbeats (docs/agent-link.md): ping this often, drop a link silent for the timeout. */
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(15_000),
   MM_HEARTBEAT_TIMEOUT_MS: int(20, 3_600_000).default(45_000),
@@ -143,6 +152,8 @@ export interface Config {
   relayTimeoutMs: number;
   /** How long a request body may stall before its socket is closed (MM_HTTP_IDLE_TIMEOUT_S). */
   httpIdleTimeoutMs: number;
+  /** How long a request's headers may take to arrive in all (MM_HTTP_HEADERS_TIMEOUT_S). */
+  httpHeadersTimeoutMs: number;
   heartbeatIntervalMs: number;
   /** Agent handshakes (token lookup to settled hello) in progress at once; more get 503 at once. */
   agentHandshakesMax: number;
@@ -202,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rebootTimeoutMs: Math.round(e.MM_REBOOT_TIMEOUT_S * 1000),
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
+    httpHeadersTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_HEADERS_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     agentHandshakesMax: e.MM_AGENT_HANDSHAKES_MAX,
     receiveWindowsCapBytes: e.MM_RECEIVE_WINDOWS_MB * 1024 * 1024,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { createApp, type App } from './app.ts';
-import { applyIdleTimeouts } from './http/idle-timeout.ts';
+import { applyIdleTimeouts, headerDeadlineOptions } from './http/idle-timeout.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
@@ -88,8 +88,9 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         port: config.port,
         hostname: config.host,
         websocket: { server: wss },
-        // No total limit per request (Node's default is 300 s): see applyIdleTimeouts.
-        serverOptions: { requestTimeout: 0 },
+        // No total limit per request (Node's default is 300 s): see applyIdleTimeouts. Headers
+        // keep a deadline of their own: `requestTimeout: 0` alone would also set it to 0.
+        serverOptions: headerDeadlineOptions(config.httpHeadersTimeoutMs),
       },
       (info) => resolve(info),
     );

@@ -10,6 +10,7 @@ import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 
 const IDLE_S = 2;
+const HEADERS_S = 1.5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A raw HTTP/1.1 connection: write when you like, read everything the server sends, see when it closes. */
@@ -59,7 +60,7 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
   let invocationId: number;
 
   beforeAll(async () => {
-    server = await startTestServer(kind, { MM_HTTP_IDLE_TIMEOUT_S: String(IDLE_S) });
+    server = await startTestServer(kind, { MM_HTTP_IDLE_TIMEOUT_S: String(IDLE_S), MM_HTTP_HEADERS_TIMEOUT_S: String(HEADERS_S) });
     const res = await server.api('/api/invocations/create/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'limits', description: '' }) });
     invocationId = (await json(res)).id;
   });
@@ -114,6 +115,24 @@ describe.each(dbKinds)('HTTP limits (%s database)', (kind) => {
     await conn.write(`GET /api/invocations/${invocationId}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     expect((await conn.response()).status).toBe(200);
     conn.socket.destroy();
+  });
+
+  it('clients that trickle header lines are cut at the header deadline (requestTimeout 0 does not turn it off)', async () => {
+    // Five slow-header clients: one header line every 200 ms, never the blank line that ends them.
+    const conns = await Promise.all(Array.from({ length: 5 }, () => connect(server.url)));
+    const started = Date.now();
+    let closedAll = false;
+    const allClosed = Promise.all(conns.map((c) => c.closed)).then(() => (closedAll = true));
+    await Promise.all(conns.map((c) => c.write(`GET /api/invocations/ HTTP/1.1\r\nHost: 127.0.0.1\r\n`)));
+    for (let i = 0; !closedAll && Date.now() - started < HEADERS_S * 1000 + 15_000; i++) {
+      await Promise.all(conns.map((c) => (c.socket.destroyed ? undefined : c.write(`X-Slow-${i}: ${i}\r\n`))));
+      await sleep(200);
+    }
+    await Promise.race([allClosed, sleep(1000)]);
+    expect(closedAll, 'a slow-header client was never cut').toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(HEADERS_S * 1000 - 100);
+    // Node answers 408 before closing a connection whose headers ran out of time.
+    for (const c of conns) expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
   it('a JSON body declared over 1 MiB is 413 before any of it is read', async () => {

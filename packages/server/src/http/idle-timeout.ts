@@ -1,6 +1,21 @@
 import type http from 'node:http';
 
 /**
+ * Node server options: no total time limit per request, but a deadline for its headers.
+ * Node derives `headersTimeout` from `requestTimeout` (min of 60 s and it), so turning the
+ * request limit off also let a client trickle header lines forever. Node checks the
+ * deadline every `connectionsCheckingInterval` (30 s by default): a quarter of the deadline
+ * keeps a cut within 25 % of it.
+ */
+export function headerDeadlineOptions(headersTimeoutMs: number): http.ServerOptions {
+  return {
+    requestTimeout: 0,
+    headersTimeout: headersTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeoutMs / 4))),
+  };
+}
+
+/**
  * Replaces Node's total request time limit with an idle limit while a request body is
  * being received. Node's default `requestTimeout` (300 s) answered 408 to any upload
  * slower than five minutes, however steadily it moved (an 8 GiB file needs 28 MB/s for
@@ -10,7 +25,7 @@ import type http from 'node:http';
  *
  * Only the request body is timed: once the whole request has arrived (or for a request
  * without a body) the socket gets no timeout from here, as the handler may rightly take long (a
- * sync wait, an event stream). Headers stay under Node's `headersTimeout`; idle
+ * sync wait, an event stream). Headers stay under Node's `headersTimeout` (headerDeadlineOptions); idle
  * keep-alive sockets under `keepAliveTimeout`.
  */
 export function applyIdleTimeouts(server: http.Server, idleMs: number): void {

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import path from 'node:path';
 import busboy from 'busboy';
 import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import type { BlobStore, StoredBlob } from '../storage/blob-store.ts';
+import { plainFileName } from './file-name.ts';
 
 /** A file part stored in the content store (still pinned: record it or discard it). */
 export interface ReceivedFile extends StoredBlob {
@@ -58,6 +58,8 @@ export function receiveUpload(req: IncomingMessage, opts: ReceiveUploadOptions):
   try {
     parser = busboy({
       headers: req.headers,
+      // Browsers send a file name's UTF-8 bytes as they are in `filename="…"`; busboy reads latin1 by default.
+      defParamCharset: 'utf8',
       // One byte over the limit is enough for the store to tell "too large" from "exactly the limit".
       limits: { fileSize: opts.maxFileBytes + 1, fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, parts: 64, headerPairs: 64 },
     });
@@ -140,7 +142,7 @@ export function receiveUpload(req: IncomingMessage, opts: ReceiveUploadOptions):
         void fail(new BadRequestError('too_many_files', `Send one ${JSON.stringify(opts.fileField)} part.`));
         return;
       }
-      const filename = baseName(info.filename ?? '');
+      const filename = plainFileName(info.filename ?? '');
       const declaredType = info.mimeType;
       stored = opts.store
         .ingest(stream, { maxBytes: opts.maxFileBytes, signal: abort.signal })
@@ -175,20 +177,4 @@ function requireMultipart(contentType: string | undefined): void {
 
 function tooLarge(max: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`The file is larger than the limit of ${max} bytes (MM_MAX_UPLOAD_BYTES).`);
-}
-
-/**
- * The last path segment of a client filename, whichever separator the client used, without
- * control characters; `../../x.bit` → `x.bit`, `/etc/x` → `x`, `C:\\a\\b.bin` → `b.bin`.
- * Names that are nothing after that (`..`, empty) become `upload`.
- */
-export function baseName(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  const cleaned = name.replace(/[\u0000-\u001f\u007f]/g, '');
-  const last = path.posix.basename(cleaned.replace(/\\/g, '/')).trim();
-  if (last === '' || last === '.' || last === '..') return 'upload';
-  // Keep names within what filesystems (and the agent's) accept: 255 bytes of UTF-8.
-  let out = last;
-  while (Buffer.byteLength(out) > 255) out = out.slice(0, -1);
-  return out;
 }

@@ -14,6 +14,7 @@ import { isDatabaseUnavailable } from '../db/pg-error.ts';
 import { NotFoundError } from '../errors.ts';
 import type { StoredBlob } from '../storage/blob-store.ts';
 import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
+import { plainFileName } from '../http/file-name.ts';
 import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
 import { isAgentKind } from './kinds.ts';
 import type { LiveOperation, LiveOperations } from './live-operations.ts';
@@ -214,7 +215,7 @@ export class AgentOperations implements BoardWork {
           try {
             // What was received, not what the agent says: the stored size, a base name, the type sniffed here.
             result.output_video = await attachInvocationFile(this.ctx, row.invocationId, 'output_video', {
-              filename: safeOutputName(outcome.output.filename),
+              filename: plainFileName(outcome.output.filename, 'output'),
               sha256: received!.sha256,
               size: received!.size,
             });
@@ -312,8 +313,3 @@ function fileOf(op: LiveOperation, sha256: string): FileRef | undefined {
   return op.agent?.files.find((f) => f.sha256 === sha256);
 }
 
-/** The output's file name as a plain base name (no folders, no NUL), whatever the agent sent. */
-export function safeOutputName(name: string): string {
-  const base = name.replaceAll('\0', '').split(/[\\/]/).at(-1)?.trim() ?? '';
-  return base === '' || base === '.' || base === '..' ? 'output' : base.slice(0, 255);
-}

@@ -4,6 +4,7 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { BadRequestError, NotFoundError, notFound, ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
+import { plainFileName } from '../http/file-name.ts';
 import { attachInvocationFile } from '../services/invocation-files.ts';
 import { auditAs } from '../auth/request-auth.ts';
 import { type FileRecord, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
@@ -71,7 +72,13 @@ const wrongVersion = { description: 'Tus-Resumable missing or not 1.0.0 (`tus_ve
 const AttachBody = z
   .object({
     sha256: z.string().regex(SHA256_HEX, 'must be 64 lowercase hex digits'),
-    filename: z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+    // Not safeString: a NUL is cleaned away like any control character (http/file-name.ts), not refused.
+    filename: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(4096, 'must be at most 4096 characters')
+      .openapi({ description: 'Stored as a plain base name (folders, NUL and control characters removed, cut to 255 bytes), as every upload name is' }),
   })
   .strict()
   .openapi('AttachByDigest', { example: { sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', filename: 'weights.bin' } });
@@ -105,7 +112,8 @@ export function uploadRoutes(ctx: Services) {
 
   app.openapi(attachRoute, async (c) => {
     const { id, kind } = c.req.valid('param');
-    const { sha256, filename } = c.req.valid('json');
+    const { sha256 } = c.req.valid('json');
+    const filename = plainFileName(c.req.valid('json').filename);
     await requireInvocation(ctx, id);
     // Pinned, the content cannot be collected before the attach records it (which releases the pin).
     if (!(await ctx.files.pin(sha256))) {
@@ -262,9 +270,10 @@ function parseCreationMetadata(meta: Map<string, string>) {
   if (!id.success) problems.push({ field: 'invocation_id', message: rawId === undefined ? 'required' : 'must be a positive integer' });
   const kind = InputFileKindSchema.safeParse(meta.get('file_type'));
   if (!kind.success) problems.push({ field: 'file_type', message: `required: one of ${INPUT_FILE_KINDS.join(', ')}` });
-  const filename = (meta.get('filename') ?? '').trim();
-  if (!filename) problems.push({ field: 'filename', message: 'required' });
-  else if (filename.length > 255) problems.push({ field: 'filename', message: 'must be at most 255 characters' });
+  const rawName = meta.get('filename') ?? '';
+  if (!rawName.trim()) problems.push({ field: 'filename', message: 'required' });
+  // Cleaned as every file name is (http/file-name.ts): `../../x` is stored as `x`.
+  const filename = plainFileName(rawName);
   const sha256 = meta.get('sha256');
   if (sha256 !== undefined && !SHA256_HEX.test(sha256)) problems.push({ field: 'sha256', message: 'must be 64 lowercase hex digits' });
   if (problems.length || !id.success || !kind.success) throw new ValidationError(problems, 'Upload-Metadata is not valid.');

@@ -4,6 +4,7 @@ import { contents, invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
 import { accelRedirectPath, type ServedFile } from '../http/file-response.ts';
+import { plainFileName } from '../http/file-name.ts';
 import type { ListedBlob } from '../storage/blob-store.ts';
 import { ContentStore } from '../storage/content-store.ts';
 import { type FileKind, type FileRecord, toFileRecord } from './invocation-records.ts';
@@ -31,6 +32,8 @@ export async function attachInvocationFile(
   file: AttachedFile,
 ): Promise<FileRecord> {
   const { db } = ctx.database;
+  // Every way a name enters cleans it already; this is the one place that stores it.
+  file = { ...file, filename: plainFileName(file.filename) };
   let replaced: string | undefined;
   let row: InvocationFileRow;
   try {

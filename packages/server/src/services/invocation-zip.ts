@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
+import { plainFileName } from '../http/file-name.ts';
 import type { StoreContext } from '../store-context.ts';
 import { FILE_KINDS } from './invocation-records.ts';
 import type { InvocationFileRow } from './invocation-files.ts';
@@ -53,7 +54,8 @@ export async function invocationZip(
     date: invocation.updatedAt,
   });
   ordered.forEach((f, i) => {
-    archive.append(opened[i]!, { name: `${f.kind}/${f.filename}`, date: f.uploadedAt, store: true });
+    // Names are cleaned where they enter; cleaned again here for rows stored before that rule.
+    archive.append(opened[i]!, { name: `${f.kind}/${plainFileName(f.filename)}`, date: f.uploadedAt, store: true });
   });
 
   const onAbort = () => {
