@@ -10,3 +10,4 @@ export * from './heartbeat.ts';
 export * from './pull-ids.ts';
 export * from './link-peer.ts';
 export * from './file-io.ts';
+export * from './compression.ts';

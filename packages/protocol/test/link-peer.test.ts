@@ -107,7 +107,7 @@ async function* pieces(data: Buffer, size: number) {
 describe('LinkPeer', () => {
   it('streams a source both ways, from an offset, never past the granted credit', async () => {
     const data = Buffer.from(Array.from({ length: 1024 * 1024 + 17 }, (_, i) => (i * 7) % 251));
-    const served: Array<{ bytes: number; ok: boolean }> = [];
+    const served: Array<{ bytes: number; wireBytes: number; ok: boolean }> = [];
     const p = await pair({
       serverHandlers: {
         message: async (m) => {
@@ -123,9 +123,9 @@ describe('LinkPeer', () => {
     // Agent pulls from the server from an offset, with a window smaller than one chunk.
     const sink = memorySink();
     const done = await p.agent.pull({ kind: 'content', sha256: 'a'.repeat(64) }, 1000, sink, { window: 64 * 1024 }).done;
-    expect(done).toEqual({ bytes: data.length - 1000, size: data.length });
+    expect(done).toEqual({ bytes: data.length - 1000, size: data.length, wireBytes: data.length - 1000 });
     expect(sink.data().equals(data.subarray(1000))).toBe(true);
-    expect(served).toEqual([{ bytes: data.length - 1000, ok: true }]);
+    expect(served).toEqual([{ bytes: data.length - 1000, wireBytes: data.length - 1000, ok: true }]);
     // Every credit the agent granted was at most its window; the pull id is in the agent's range.
     const pull = p.serverSeen.find((m) => m.type === 'stream.pull')!;
     expect(pull.type === 'stream.pull' && pull.stream_id).toBe(AGENT_PULL_IDS.first);
@@ -134,7 +134,7 @@ describe('LinkPeer', () => {
     // Server pulls from the agent: a source of unknown size ends with the bytes sent.
     const back = memorySink();
     const got = await p.server.pull({ kind: 'http.response_body', req_id: 1 }, 0, back).done;
-    expect(got).toEqual({ bytes: data.length, size: data.length });
+    expect(got).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
     expect(back.data().equals(data)).toBe(true);
     const serverPull = p.agentSeen.find((m) => m.type === 'stream.pull');
     expect(serverPull?.type === 'stream.pull' && serverPull.stream_id).toBe(SERVER_PULL_IDS.first);
