@@ -108,8 +108,12 @@ const REQUIRED_GAIN = 1.15;
 const PROBE_EVERY_FRAMES = 64;
 /** A link whose round trip is at least this long is presumed slow until measured. */
 export const FIELD_LINK_RTT_MS = 20;
-/** A frame is sent compressed only if it shrank to at most this share of its raw size. */
-export const MAX_COMPRESSED_SHARE = 0.97;
+/**
+ * A frame is sent compressed only if it shrank by at least MIN_COMPRESSION_RATIO: a probe
+ * of a video that saves a few percent (its container's headers) still goes raw, so the
+ * receiver never spends a decompression on it.
+ */
+export const MAX_COMPRESSED_SHARE = 1 / MIN_COMPRESSION_RATIO;
 
 /**
  * The sender's per-stream choice, frame by frame: compress while that moves the file
