@@ -10,7 +10,9 @@ import WebSocket, { WebSocketServer } from 'ws';
 import {
   AGENT_PULL_IDS,
   CloseCode,
+  Hello,
   isCompatibleProtocol,
+  LinkFeature,
   LinkPeer,
   ManualClock,
   parseAgentMessage,
@@ -18,6 +20,7 @@ import {
   PROTOCOL_VERSION,
   SERVER_PULL_IDS,
   StreamError,
+  StreamPull,
   type AgentMessage,
   type ByteSink,
   type Clock,
@@ -232,6 +235,81 @@ describe('LinkPeer', () => {
     clock.advance(1000);
     expect(silent.server.heartbeatTimedOut).toBe(true);
     expect((await silent.server.closed).code).toBe(1006);
+  });
+});
+
+describe('the stream.compress feature', () => {
+  const hello = (features?: string[]): AgentMessage => ({
+    type: 'hello',
+    protocol_version: PROTOCOL_VERSION,
+    agent_version: '0.0.0',
+    hostname: 'board',
+    platform: 'linux',
+    arch: 'arm64',
+    boot_id: 'boot',
+    active_pac: null,
+    cached: [],
+    running: [],
+    finished: [],
+    ...(features ? { features } : {}),
+  });
+  const welcome = (features?: string[]): ServerMessage => ({
+    type: 'welcome',
+    board_id: '00000000-0000-4000-8000-000000000001',
+    board_name: 'b',
+    server_version: '0.0.0',
+    protocol_version: PROTOCOL_VERSION,
+    ...(features ? { features } : {}),
+  });
+  const data = Buffer.alloc(3 * 1024 * 1024, 7);
+
+  /** A pair that exchanged hello (agent's features) and welcome (server's); the agent pulls `data` from the server. */
+  async function negotiated(agentFeatures: string[] | undefined, serverFeatures: string[] | undefined) {
+    const p = await pair({
+      serverHandlers: {
+        message: async (m) => {
+          if (m.type === 'stream.pull') await p.server.serve(m, async () => ({ source: pieces(data.subarray(m.offset), 512 * 1024), size: data.length }));
+        },
+      },
+    });
+    p.agent.send(hello(agentFeatures));
+    await until(() => p.serverSeen.some((m) => m.type === 'hello'), 'hello');
+    p.server.send(welcome(serverFeatures));
+    await until(() => p.agentSeen.some((m) => m.type === 'welcome'), 'welcome');
+    const sink = memorySink();
+    const done = await p.agent.pull({ kind: 'content', sha256: 'b'.repeat(64) }, 0, sink).done;
+    expect(sink.data().equals(data)).toBe(true);
+    const pull = p.serverSeen.find((m) => m.type === 'stream.pull');
+    return { p, done, offer: pull?.type === 'stream.pull' ? pull.compression : undefined };
+  }
+
+  it('is used only when both hello and welcome name it: the pull then offers brotli with its decode rate', async () => {
+    const both = await negotiated([LinkFeature.streamCompression], [LinkFeature.earlyOutput, LinkFeature.streamCompression]);
+    expect(both.p.agent.compressionNegotiated && both.p.server.compressionNegotiated).toBe(true);
+    expect(both.offer).toMatchObject({ codecs: ['br'] });
+    expect(both.offer?.decode_bps).toBeGreaterThan(0);
+    for (const [agentFeatures, serverFeatures] of [
+      [undefined, [LinkFeature.streamCompression]],
+      [[LinkFeature.streamCompression], [LinkFeature.earlyOutput]],
+      [[LinkFeature.streamCompression], undefined],
+    ] as const) {
+      const one = await negotiated(agentFeatures ? [...agentFeatures] : undefined, serverFeatures ? [...serverFeatures] : undefined);
+      expect(one.p.agent.compressionNegotiated || one.p.server.compressionNegotiated).toBe(false);
+      expect(one.offer).toBeUndefined();
+      // Raw, as between peers of before the feature.
+      expect(one.done).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
+    }
+  });
+
+  it('an older peer’s schema ignores the new fields: a pull with `compression`, a hello with `features`', () => {
+    const pull = { type: 'stream.pull', stream_id: 1, source: { kind: 'content', sha256: 'c'.repeat(64) }, offset: 0, credit: 1024 };
+    const offered = { ...pull, compression: { codecs: ['br'], decode_bps: 1e8 } };
+    expect(parseAgentMessage(JSON.stringify(pull)).ok).toBe(true);
+    expect(parseAgentMessage(JSON.stringify(offered)).ok).toBe(true);
+    // The catalog before the feature: the same objects without the new fields (zod strips unknown keys).
+    expect(StreamPull.omit({ compression: true }).parse(offered)).toEqual(pull);
+    const withFeatures = hello([LinkFeature.streamCompression]);
+    expect(Hello.omit({ features: true }).safeParse(withFeatures).success).toBe(true);
   });
 });
 
