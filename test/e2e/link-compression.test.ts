@@ -14,7 +14,7 @@ import { startWanProxy, type WanProxy } from '../../bench/wan-proxy.ts';
 import { filesUnder, sha256, sha256File, startCuttableProxy, upload, type CuttableProxy } from '../faults/fault-support.ts';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { writeBitstreamLike, writeWeightsLike } from '../support/field-data.ts';
-import { json } from '../support/http.ts';
+import { json, jsonPoster } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 
 const HEARTBEAT = { MM_HEARTBEAT_INTERVAL_MS: '500', MM_HEARTBEAT_TIMEOUT_MS: '2500' };
@@ -38,12 +38,7 @@ describe('compressed file streams over a field link', () => {
   let agentDir: string;
   const extraAgents: AgentProcess[] = [];
   const api = (p: string, init?: RequestInit) => cluster.current().api(p, init);
-  const post = (p: string, body?: unknown, headers: Record<string, string> = {}) =>
-    api(p, {
-      method: 'POST',
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+  const post = jsonPoster(api);
   const url = () => cluster.current().url;
   const boardStatus = async (id: string) => (await json(await api(`/api/boards/${id}/`))).status as string;
   const waitOnline = (id: string) => eventually(async () => expect(await boardStatus(id)).toBe('online'), 60_000, 100);
@@ -69,6 +64,14 @@ describe('compressed file streams over a field link', () => {
   };
   const fileOf = (op: { result: { files: TransferredFile[] } }, filename: string) => op.result.files.find((f) => f.filename === filename)!;
   const newBoard = async (name: string) => json(await post('/api/boards/', { name })) as Promise<{ id: string; token: string }>;
+  /** A 2 MiB bitstream to a board that pulls it raw (no compression negotiated): whole, and as many bytes on the wire. */
+  const expectRawTransfer = async (name: string, boardId: string, dir: string, seed: number) => {
+    const bitstream = await generated(`${name}.bit`, (f) => writeBitstreamLike(f, 2 * MiB, seed));
+    const inv = await invocationWith(name, { 'design.bit': bitstream });
+    const op = await transfer(inv, boardId);
+    expect(fileOf(op, 'design.bit')).toMatchObject({ bytes_pulled: bitstream.length, wire_bytes: bitstream.length });
+    expect(await sha256File(path.join(dir, 'invocations', String(inv), 'design.bit'))).toBe(sha256(bitstream));
+  };
   let board: { id: string; token: string };
 
   beforeAll(async () => {
@@ -170,21 +173,13 @@ describe('compressed file streams over a field link', () => {
     const oldDir = path.join(scratch, 'old-agent');
     extraAgents.push(await startAgent({ serverUrl: `http://127.0.0.1:${wan.port}`, token: old.token, agentDir: oldDir, env: { ...HEARTBEAT, MM_LINK_COMPRESSION: '0' } }));
     await waitOnline(old.id);
-    const bitstream = await generated('old.bit', (f) => writeBitstreamLike(f, 2 * MiB, 7));
-    const inv = await invocationWith('old-agent', { 'old.bit': bitstream });
-    const op = await transfer(inv, old.id);
-    expect(fileOf(op, 'old.bit')).toMatchObject({ bytes_pulled: bitstream.length, wire_bytes: bitstream.length });
-    expect(await sha256File(path.join(oldDir, 'invocations', String(inv), 'old.bit'))).toBe(sha256(bitstream));
+    await expectRawTransfer('old-agent', old.id, oldDir, 7);
   }, 120_000);
 
   it('a server that does not name the feature (as an older one): the agent pulls raw, and it works', async () => {
     await cluster.current().stop();
     await cluster.start({ MM_LINK_COMPRESSION: '0' });
     await waitOnline(board.id);
-    const bitstream = await generated('to-old-server.bit', (f) => writeBitstreamLike(f, 2 * MiB, 11));
-    const inv = await invocationWith('old-server', { 'design.bit': bitstream });
-    const op = await transfer(inv, board.id);
-    expect(fileOf(op, 'design.bit')).toMatchObject({ bytes_pulled: bitstream.length, wire_bytes: bitstream.length });
-    expect(await sha256File(path.join(agentDir, 'invocations', String(inv), 'design.bit'))).toBe(sha256(bitstream));
+    await expectRawTransfer('old-server', board.id, agentDir, 11);
   }, 240_000);
 });

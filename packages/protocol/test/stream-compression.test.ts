@@ -106,21 +106,21 @@ describe('the sender’s decision (CompressionDecider)', () => {
     expect(choices.filter(Boolean)).toHaveLength(2);
   });
 
+  /** The decision on a measured link (MB/s) for a file of `ratio` compressing at `compressMBps`, decoded at `decodeMBps`. */
+  const decides = (link: { mbps: number; rttMs: number }, file: { ratio: number; compressMBps: number }, decodeMBps: number) => {
+    const d = new CompressionDecider({ decodeBps: decodeMBps * 1e6 }, () => link.mbps * 1e6, () => link.rttMs);
+    observeMiB(d, file.ratio, file.compressMBps);
+    return d.compressNext();
+  };
+
   it('keeps a fast link raw: compressing pays only while the link, not the CPU, is the limit', () => {
-    const lan = new CompressionDecider({ decodeBps: 470e6 }, () => 600e6, () => 0.2);
-    observeMiB(lan, 46, 1300);
-    expect(lan.compressNext()).toBe(false);
-    const wan = new CompressionDecider({ decodeBps: 470e6 }, () => 50e6, () => 100);
-    observeMiB(wan, 46, 1300);
-    expect(wan.compressNext()).toBe(true);
+    const bitstreamFile = { ratio: 46, compressMBps: 1300 };
+    expect(decides({ mbps: 600, rttMs: 0.2 }, bitstreamFile, 470)).toBe(false);
+    expect(decides({ mbps: 50, rttMs: 100 }, bitstreamFile, 470)).toBe(true);
     // Weights (1.25×) on a 50 MB/s link: 62 MB/s compressed beats 50 raw…
-    const weights = new CompressionDecider({ decodeBps: 300e6 }, () => 50e6, () => 100);
-    observeMiB(weights, 1.25, 300);
-    expect(weights.compressNext()).toBe(true);
+    expect(decides({ mbps: 50, rttMs: 100 }, { ratio: 1.25, compressMBps: 300 }, 300)).toBe(true);
     // …but not on a board that decodes only 40 MB/s.
-    const slowBoard = new CompressionDecider({ decodeBps: 40e6 }, () => 50e6, () => 100);
-    observeMiB(slowBoard, 1.25, 300);
-    expect(slowBoard.compressNext()).toBe(false);
+    expect(decides({ mbps: 50, rttMs: 100 }, { ratio: 1.25, compressMBps: 300 }, 40)).toBe(false);
   });
 
   it('presumes a link from its round trip until it is measured, and takes the puller’s hint first', () => {
