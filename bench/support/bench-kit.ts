@@ -163,13 +163,17 @@ export async function startSshd(dir: string): Promise<Sshd> {
   return { port, key, proc };
 }
 
-/** scp (default cipher) to (`push`) or from (`pull`) the sshd at `port` (the sshd's, or a proxy's in front of it). */
-export async function scp(sshd: Sshd, from: string, to: string, opts: { port?: number; direction?: 'push' | 'pull' } = {}): Promise<number> {
+/**
+ * scp (default cipher) to (`push`) or from (`pull`) the sshd at `port` (the sshd's, or a
+ * proxy's in front of it); `compress`: `scp -C` (zlib inside the SSH connection).
+ */
+export async function scp(sshd: Sshd, from: string, to: string, opts: { port?: number; direction?: 'push' | 'pull'; compress?: boolean } = {}): Promise<number> {
   const remote = (p: string) => `root@127.0.0.1:${p}`;
   const [src, dst] = opts.direction === 'pull' ? [remote(from), to] : [from, remote(to)];
   const t0 = performance.now();
   await run('scp', [
     '-q',
+    ...(opts.compress ? ['-C'] : []),
     '-P',
     String(opts.port ?? sshd.port),
     '-i',

@@ -6,3 +6,13 @@
 export async function json(res: Response): Promise<any> {
   return res.json();
 }
+
+/** A POST through `api` (a running server's): a JSON body when one is given, and any extra headers. */
+export function jsonPoster(api: (pathname: string, init?: RequestInit) => Promise<Response>) {
+  return (pathname: string, body?: unknown, headers: Record<string, string> = {}) =>
+    api(pathname, {
+      method: 'POST',
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+}

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloseCode, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
+import { CloseCode, LinkFeature, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
 import { Board } from './board/board.ts';
 import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
 import { ContentCache } from './cache/content-cache.ts';
@@ -154,6 +154,7 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
+      features: this.config.linkCompression ? [LinkFeature.streamCompression] : [],
     };
   }
 

@@ -102,6 +102,8 @@ export const agentEnvSchema = z.object({
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(HEARTBEAT_INTERVAL_MS),
   MM_HEARTBEAT_TIMEOUT_MS: int(10, 3_600_000).default(HEARTBEAT_TIMEOUT_MS),
   MM_RECONNECT_MAX_DELAY_MS: int(10, 3_600_000).default(30_000),
+  /** Compressed file streams on the link (docs/compression.md): `1` names `stream.compress` in hello, `0` never. */
+  MM_LINK_COMPRESSION: z.preprocess(unsetIfEmpty, z.enum(['0', '1'])).default('1'),
   MM_BOOT_ID_FILE: optionalString,
   /** --simulate: the GPIO motor script's port (default its catalogue entry's; 0 picks a free one). */
   MM_SIM_GPIO_PORT: int(0, 65535).optional(),
@@ -142,6 +144,8 @@ export interface AgentConfig {
   heartbeatTimeoutMs: number;
   /** Cap of the reconnect backoff (full jitter below it). */
   reconnectMaxDelayMs: number;
+  /** MM_LINK_COMPRESSION: take compressed file streams from a server that offers them. */
+  linkCompression: boolean;
   bootIdFile: string;
   logLevel: LogLevel;
   simulate: boolean;
@@ -240,6 +244,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     reconnectMaxDelayMs: e.MM_RECONNECT_MAX_DELAY_MS,
+    linkCompression: e.MM_LINK_COMPRESSION === '1',
     bootIdFile: e.MM_BOOT_ID_FILE ?? simulated?.bootIdFile ?? '/proc/sys/kernel/random/boot_id',
     logLevel: e.LOG_LEVEL,
     simulate: opts.simulate,

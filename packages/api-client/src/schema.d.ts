@@ -4103,6 +4103,26 @@ export interface components {
                 bytes_done: number;
                 bytes_total: number;
             };
+            /**
+             * @description What the operation produced, by kind (null until it ends). `transfer` and `execute` report the input files: `{ invocation_dir, files_pulled, files_cached, bytes_pulled, wire_bytes, files: [{ kind, filename, size, cached, bytes_pulled, wire_bytes }] }`, where `bytes_pulled` counts file bytes received over the agent link and `wire_bytes` the bytes that crossed it for them (fewer when the link compressed them, docs/compression.md); `execute` adds `exit_code`, `duration_ms`, `output_video`.
+             * @example {
+             *       "invocation_dir": "/var/lib/mm-agent/invocations/7",
+             *       "files_pulled": 1,
+             *       "files_cached": 0,
+             *       "bytes_pulled": 20971520,
+             *       "wire_bytes": 402211,
+             *       "files": [
+             *         {
+             *           "kind": "parameter",
+             *           "filename": "design.bit",
+             *           "size": 20971520,
+             *           "cached": false,
+             *           "bytes_pulled": 20971520,
+             *           "wire_bytes": 402211
+             *         }
+             *       ]
+             *     }
+             */
             result?: unknown;
             error: {
                 code: string;

@@ -17,8 +17,8 @@ import { AGENT_CONNECT_PATH, CloseCode, PROTOCOL_VERSION } from './version.ts';
 
 /** One line per message type (zod schemas carry no prose); a test checks none is missing. */
 export const messageSummaries: Record<MessageType, string> = {
-  hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations.',
-  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`).',
+  hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations, the optional features it takes (`stream.compress`).',
+  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`).',
   error: 'The answer to a message that could not be understood or handled. Never answered itself.',
   'op.start': 'Start (or, after a reconnect, resume) a transfer or execute operation.',
   'op.cancel': 'Stop an operation; the agent ends its whole process group and reports `cancelled`.',
@@ -27,7 +27,7 @@ export const messageSummaries: Record<MessageType, string> = {
   'op.output': 'An execute’s runner exited and left this output video: the server may pull it (source `output`) while the agent hashes it; kept only if `op.result` names the same sha256 and size.',
   'op.result': 'How an operation ended; repeated (in hello.finished) until acknowledged.',
   'op.result.ack': 'The server stored the outcome (and its output file); the agent drops it from its journal.',
-  'stream.pull': 'Sent by the side that wants bytes: open a stream of a source from an offset, with initial credit.',
+  'stream.pull': 'Sent by the side that wants bytes: open a stream of a source from an offset, with initial credit (and, when both sides take `stream.compress`, the codecs it decodes).',
   'stream.credit': 'The puller wrote more bytes to disk: the sender may send that much more.',
   'stream.end': 'From the sender: everything from the offset was sent; `size` is the whole source’s size.',
   'stream.abort': 'Either side gives the stream up (unknown source, read error, cancel).',

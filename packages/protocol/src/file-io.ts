@@ -15,6 +15,7 @@ export async function openFileReader(file: string, start = 0): Promise<ChunkRead
       position += bytesRead;
       return bytesRead;
     },
+    readAt: async (into, offset, length, at) => (await handle.read(into, offset, length, at)).bytesRead,
     close: () => handle.close(),
   };
 }

@@ -11,3 +11,4 @@ export * from './pull-ids.ts';
 export * from './link-guard.ts';
 export * from './link-peer.ts';
 export * from './file-io.ts';
+export * from './compression.ts';

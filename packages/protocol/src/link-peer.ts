@@ -1,5 +1,6 @@
 import type { RawData, WebSocket } from 'ws';
 import { systemClock, type Clock, type TimerHandle } from './clock.ts';
+import { CompressionDecider, LINK_CODEC, measuredDecodeRate, sampleCompression } from './compression.ts';
 import { decodeFrame } from './frames.ts';
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
 import { clip, ERROR_REPLY_QUEUE_BYTES, ERROR_TEXT_MAX_CHARS, LinkGuard, SEND_QUEUE_MAX_BYTES } from './link-guard.ts';
@@ -7,6 +8,7 @@ import { CloseCode } from './version.ts';
 import type { ErrorInfo, LinkMessage, MessageOf, ParseResult, StreamSource } from './messages.ts';
 import { PullIdAllocator, type PullIdRange } from './pull-ids.ts';
 import { StreamError, StreamReceiver, StreamSender, WindowBudget, type ByteSink, type ChunkReader, type LinkOutput, type StreamControlMessage } from './streams.ts';
+import { LinkFeature } from './version.ts';
 
 /** The log lines a peer writes; the server's pino logger and the agent's logger both fit. */
 export interface PeerLog {
@@ -54,6 +56,11 @@ export interface LinkPeerOptions<In extends LinkMessage> {
   windowCapBytes?: number;
   /** A budget shared with other links (the server's, for all boards): this link's windows count against it too. */
   sharedWindowBudget?: WindowBudget;
+  /**
+   * Ping once as soon as the socket opens, to know the round trip before the first stream
+   * (the agent does; its pulls tell the server, and the heartbeat's pings refine it).
+   */
+  pingOnOpen?: boolean;
 }
 
 /**
@@ -93,6 +100,14 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   openedAt: number | undefined;
   /** The heartbeat gave up on a silent link (the socket was terminated). */
   heartbeatTimedOut = false;
+  /** The smallest ping → pong round trip seen on this link (ms), if any. */
+  rttMs: number | undefined;
+  /** The features this side named in its hello / welcome, and those the other side named. */
+  private ownFeatures: readonly string[] = [];
+  private peerFeatures: readonly string[] = [];
+  /** The link rate this side last measured as a sender (wire bytes/s), for the next stream it serves. */
+  private learnedSendBps: number | undefined;
+  private pingSentAt: number | undefined;
   private readonly clock: Clock;
   private readonly log: PeerLog;
   private readonly pullIds: PullIdAllocator;
@@ -119,7 +134,13 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     const socket = opts.socket;
     socket.on('message', (data, isBinary) => this.onData(data, isBinary));
     socket.on('ping', () => this.heard());
-    socket.on('pong', () => this.heard());
+    socket.on('pong', () => {
+      this.heard();
+      if (this.pingSentAt === undefined) return;
+      const rtt = this.clock.now() - this.pingSentAt;
+      this.pingSentAt = undefined;
+      this.rttMs = this.rttMs === undefined ? rtt : Math.min(this.rttMs, rtt);
+    });
     socket.on('error', (err) => {
       // Before 'open' the owner of the socket reports the failed attempt; after it, 'close' follows.
       if (this.openedAt !== undefined) this.log.warn({ err }, 'link error');
@@ -137,7 +158,24 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
 
   /** Sends one message of this side; false (and nothing sent) when the socket is not open. */
   send(message: Out): boolean {
+    if (message.type === 'hello' || message.type === 'welcome') this.ownFeatures = message.features ?? [];
     return this.sendAny(message);
+  }
+
+  /**
+   * Both sides named `stream.compress` (hello and welcome): this side's pulls offer
+   * compression and it compresses what it serves to a pull that offered it.
+   */
+  get compressionNegotiated(): boolean {
+    const feature = LinkFeature.streamCompression;
+    return this.ownFeatures.includes(feature) && this.peerFeatures.includes(feature);
+  }
+
+  /** Pings the other side to measure the round trip (the heartbeat's pings measure it too). */
+  private ping(): void {
+    if (this.socket.readyState !== OPEN) return;
+    this.pingSentAt ??= this.clock.now();
+    this.socket.ping();
   }
 
   /** LinkOutput: the stream classes' credit, end and abort. */
@@ -192,7 +230,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    */
   pull(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void; window?: number } = {}): StreamReceiver {
     const id = this.pullIds.take((candidate) => this.receivers.has(candidate));
-    const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget });
+    const compress = this.compressionNegotiated;
+    const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget, acceptCompressed: compress });
     this.receivers.set(id, receiver);
     const started = performance.now();
     const forget = () => this.receivers.delete(id);
@@ -204,6 +243,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
           stream_id: id,
           source: source.kind,
           bytes,
+          wire_bytes: receiver.wireBytes,
           ms: Math.round(performance.now() - started),
           write_ms: Math.round(receiver.writes.ms),
           writes: receiver.writes.count,
@@ -214,20 +254,22 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
         `pull from ${this.opts.peerName} done`,
       );
     }, forget);
-    if (!this.sendAny({ type: 'stream.pull', stream_id: id, source, offset, credit: receiver.window })) receiver.fail(this.linkClosedError().info);
+    const compression = compress ? { compression: this.compressionOffer() } : {};
+    if (!this.sendAny({ type: 'stream.pull', stream_id: id, source, offset, credit: receiver.window, ...compression })) receiver.fail(this.linkClosedError().info);
     return receiver;
   }
 
   /**
    * Answers the other side's `stream.pull` with `open()`'s bytes, under its credit. `open`
    * may throw a StreamError (unknown source, bad offset): the pull is aborted with its
-   * code. Resolves with the bytes read from the source and whether all of them were sent.
+   * code. Resolves with the bytes read from the source, the payload bytes sent on the wire
+   * (fewer when frames went compressed) and whether all of them were sent.
    */
-  async serve(pull: MessageOf<'stream.pull'>, open: () => Promise<ServedSource>): Promise<{ bytes: number; ok: boolean }> {
+  async serve(pull: MessageOf<'stream.pull'>, open: () => Promise<ServedSource>): Promise<{ bytes: number; wireBytes: number; ok: boolean }> {
     const id = pull.stream_id;
     if (this.senders.has(id)) {
       this.sendAny({ type: 'stream.abort', stream_id: id, error: { code: 'stream_in_use', message: `stream ${id} is already open` } });
-      return { bytes: 0, ok: false };
+      return { bytes: 0, wireBytes: 0, ok: false };
     }
     const entry = { sender: new StreamSender(this, id, pull.credit), peerAborted: false };
     this.senders.set(id, entry);
@@ -237,14 +279,27 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       opened = await open();
       if ('reader' in opened) {
         const started = performance.now();
-        await entry.sender.pumpReader(opened.reader, opened.size, (n) => (bytes += n));
+        const decider = await this.compressionFor(pull, entry.sender, opened);
+        await entry.sender.pumpReader(opened.reader, opened.size, (n) => (bytes += n), decider);
+        if (entry.sender.measuredLinkBps !== undefined) this.learnedSendBps = entry.sender.measuredLinkBps;
         const round = (ms: number) => Math.round(ms);
-        const { creditMs, socketMs, readMs } = entry.sender.waits;
+        const { creditMs, socketMs, readMs, compressMs } = entry.sender.waits;
         this.log.debug(
-          { stream_id: id, source: pull.source.kind, bytes, ms: round(performance.now() - started), credit_wait_ms: round(creditMs), socket_wait_ms: round(socketMs), read_ms: round(readMs) },
+          {
+            stream_id: id,
+            source: pull.source.kind,
+            bytes,
+            wire_bytes: entry.sender.wireBytes,
+            ms: round(performance.now() - started),
+            credit_wait_ms: round(creditMs),
+            socket_wait_ms: round(socketMs),
+            read_ms: round(readMs),
+            compress_ms: round(compressMs),
+            ...(decider ? { compression: decider.describe() } : {}),
+          },
           `stream to ${this.opts.peerName} sent`,
         );
-        return { bytes, ok: true };
+        return { bytes, wireBytes: entry.sender.wireBytes, ok: true };
       }
       const source = opened.source;
       // Counted as read, so a stream cut by a dropped link still reports what it moved.
@@ -255,7 +310,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
         }
       })();
       await entry.sender.pump(counted, opened.size);
-      return { bytes, ok: true };
+      return { bytes, wireBytes: bytes, ok: true };
     } catch (err) {
       const info: ErrorInfo = err instanceof StreamError ? err.info : { code: 'read_failed', message: err instanceof Error ? err.message : String(err) };
       // The puller's own abort and a closed link need no answer.
@@ -264,7 +319,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
         this.sendAny({ type: 'stream.abort', stream_id: id, error: info });
         this.log.warn({ stream_id: id, source: pull.source, error: info }, `stream to ${this.opts.peerName} failed`);
       } else this.log.debug({ stream_id: id, error: info }, `stream to ${this.opts.peerName} ended early`);
-      return { bytes, ok: false };
+      return { bytes, wireBytes: entry.sender.wireBytes, ok: false };
     } finally {
       // Not awaited: the caller hears the stream's end at once, as with a stream source (the
       // server records a pull's bytes before the agent's outcome can arrive).
@@ -272,6 +327,33 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       else opened?.source.destroy?.();
       this.senders.delete(id);
     }
+  }
+
+  /** What this side's pulls tell the sender: its codec, its decode rate, the link as it measured it. */
+  private compressionOffer(): NonNullable<MessageOf<'stream.pull'>['compression']> {
+    const learned = this.windowBudget.learnedRate;
+    return {
+      codecs: [LINK_CODEC],
+      decode_bps: measuredDecodeRate(),
+      ...(learned ? { link_bps: Math.round(learned) } : {}),
+      ...(this.rttMs !== undefined ? { rtt_ms: Math.round(this.rttMs * 10) / 10 } : {}),
+    };
+  }
+
+  /**
+   * The decider for a file served to a pull that offered compression (both sides named the
+   * feature), after sampling the file's start and middle; undefined: the file goes raw.
+   */
+  private async compressionFor(pull: MessageOf<'stream.pull'>, sender: StreamSender, opened: { reader: ChunkReader; size?: number }): Promise<CompressionDecider | undefined> {
+    const offer = pull.compression;
+    if (!offer || !offer.codecs.includes(LINK_CODEC) || !this.compressionNegotiated) return undefined;
+    const decider = new CompressionDecider(
+      { decodeBps: offer.decode_bps, linkBps: offer.link_bps },
+      () => sender.measuredLinkBps ?? this.learnedSendBps,
+      () => (this.rttMs !== undefined && offer.rtt_ms !== undefined ? Math.min(this.rttMs, offer.rtt_ms) : (this.rttMs ?? offer.rtt_ms)),
+    );
+    if (opened.size !== undefined) await sampleCompression(opened.reader, pull.offset, opened.size, decider);
+    return decider;
   }
 
   // ── receiving ────────────────────────────────────────────────────────────────────
@@ -291,9 +373,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
         clock: this.clock,
         intervalMs: hb.intervalMs,
         timeoutMs: hb.timeoutMs,
-        beat: () => {
-          if (this.socket.readyState === OPEN) this.socket.ping();
-        },
+        beat: () => this.ping(),
         onSilent: (silentMs) => {
           this.heartbeatTimedOut = true;
           this.log.warn({ silent_ms: silentMs }, `nothing heard from ${this.opts.peerName}: closing the dead link`);
@@ -301,6 +381,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
         },
       });
     }
+    // A first round trip at once: a compressing sender presumes a link from it until it measures the rate.
+    if (this.opts.pingOnOpen) this.ping();
     this.opts.handlers.opened?.();
   }
 
@@ -326,7 +408,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       // Bounded by the credit this side granted, so it cannot be a flood: it counts as life
       // (a peer busy sending a large file may be slow to answer pings behind its frames).
       this.heard();
-      receiver.push(decoded.payload);
+      receiver.push(decoded.payload, decoded.rawLength);
     }
     else this.log.debug({ stream_id: decoded.streamId }, 'data frame for no open stream');
   }
@@ -343,6 +425,11 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.opts.handlers.observe?.(parsed.message);
     const m: LinkMessage = parsed.message;
     switch (m.type) {
+      case 'hello':
+      case 'welcome':
+        this.peerFeatures = m.features ?? [];
+        this.dispatch(parsed.message as DispatchedMessage<In>);
+        return;
       case 'stream.credit':
         this.senders.get(m.stream_id)?.sender.addCredit(m.bytes);
         return;

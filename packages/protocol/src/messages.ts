@@ -81,6 +81,8 @@ export const Hello = z.object({
   running: z.array(OperationId),
   /** Operations that ended while the server was unreachable, not yet acknowledged. */
   finished: z.array(OperationOutcome),
+  /** Optional abilities of this agent (`LinkFeature`); absent from older agents. */
+  features: z.array(z.string()).optional(),
 });
 
 /** S→A, the answer to hello. */
@@ -191,6 +193,20 @@ export const StreamPull = z.object({
   source: StreamSource,
   offset: z.number().int().nonnegative(),
   credit: z.number().int().positive(),
+  /**
+   * The puller takes compressed data frames (only when both sides named the
+   * `stream.compress` feature): the codecs it decodes (`br`), its decompression rate and the
+   * link rate it measured before, in bytes per second, and the link's round trip it saw. The sender decides per frame;
+   * credit always counts the bytes on the wire. An older sender ignores this and sends raw.
+   */
+  compression: z
+    .object({
+      codecs: z.array(z.string()),
+      decode_bps: z.number().positive().optional(),
+      link_bps: z.number().positive().optional(),
+      rtt_ms: z.number().nonnegative().optional(),
+    })
+    .optional(),
 });
 
 /** A↔S, the puller has written `bytes` more to disk: the sender may send that much more. */

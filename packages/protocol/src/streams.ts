@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { LINK_WINDOW_CAP_BYTES, MAX_WRITE_BATCH_BYTES, SENDER_FRAME_POOL, STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
-import { encodeDataHeader, FRAME_HEADER_BYTES, writeDataHeader } from './frames.ts';
+import { compressChunk, DecompressError, decompressChunk, MAX_COMPRESSED_SHARE, type CompressionDecider } from './compression.ts';
+import { encodeCompressedFrame, encodeDataHeader, FRAME_HEADER_BYTES, writeDataHeader } from './frames.ts';
 import type { ErrorInfo, MessageOf } from './messages.ts';
 
 /**
@@ -37,6 +38,11 @@ export interface LinkOutput {
 export interface ChunkReader {
   /** Reads up to `length` bytes into `into` at `offset`; resolves with how many (0 at the end). */
   read(into: Buffer, offset: number, length: number): Promise<number>;
+  /**
+   * Reads at `position` of the source without moving `read`'s place (a file): lets the
+   * sender sample the middle of a file before deciding to compress it. Optional.
+   */
+  readAt?(into: Buffer, offset: number, length: number, position: number): Promise<number>;
   /** Releases the source (called once, whatever happened). */
   close(): Promise<void>;
 }
@@ -58,7 +64,10 @@ export class StreamSender {
    * socket to take a frame back, and reading the source. Logged when the stream ends: a
    * sender that mostly waits for credit is held back by the receiver's window or writes.
    */
-  readonly waits = { creditMs: 0, socketMs: 0, readMs: 0 };
+  readonly waits = { creditMs: 0, socketMs: 0, readMs: 0, compressMs: 0 };
+  /** Payload bytes sent in data frames (what credit counts): below the file's bytes when frames went compressed. */
+  wireBytes = 0;
+  private readonly linkRate = new SenderLinkRate();
 
   constructor(
     private readonly link: LinkOutput,
@@ -71,6 +80,11 @@ export class StreamSender {
   addCredit(bytes: number): void {
     this.credit += bytes;
     this.wakeUp();
+  }
+
+  /** The link's rate measured while credit held this stream back (wire bytes/s), if it was. */
+  get measuredLinkBps(): number | undefined {
+    return this.linkRate.bps;
   }
 
   /** The receiver gave up, or the link closed: `pump()` rejects with this error. */
@@ -124,8 +138,12 @@ export class StreamSender {
    * copied. The buffers come from a pool of SENDER_FRAME_POOL per stream, each reused once
    * the socket has written it: the pool bounds what this stream has queued on the socket.
    * `onRead` counts the bytes read (a stream cut short still reports what it moved).
+   *
+   * With `compression` (the puller offered it), each frame the decider picks is compressed
+   * on its own and sent as a compressed frame if it shrank; its pooled buffer is free again
+   * at once. Credit counts the payload on the wire either way.
    */
-  async pumpReader(reader: ChunkReader, size?: number, onRead?: (bytes: number) => void): Promise<number> {
+  async pumpReader(reader: ChunkReader, size?: number, onRead?: (bytes: number) => void, compression?: CompressionDecider): Promise<number> {
     const free: Buffer[] = [];
     let allocated = 0;
     let sent = 0;
@@ -159,14 +177,72 @@ export class StreamSender {
       if (n === 0) break;
       onRead?.(n);
       if (this.failure) throw this.failure;
-      this.credit -= n;
-      writeDataHeader(frame, this.streamId);
-      await this.link.sendFrame(frame.subarray(0, FRAME_HEADER_BYTES + n), undefined, release(frame));
+      const packed = compression?.compressNext() ? await this.compress(frame, n, compression) : undefined;
+      if (packed) {
+        free.push(frame);
+        this.credit -= packed.byteLength;
+        this.wireBytes += packed.byteLength;
+        await this.link.sendFrame(encodeCompressedFrame(this.streamId, n, packed));
+      } else {
+        if (compression) compression.counts.rawFrames++;
+        this.credit -= n;
+        this.wireBytes += n;
+        writeDataHeader(frame, this.streamId);
+        await this.link.sendFrame(frame.subarray(0, FRAME_HEADER_BYTES + n), undefined, release(frame));
+      }
+      this.linkRate.sent(this.wireBytes, this.waits.creditMs);
       sent += n;
     }
     if (this.failure) throw this.failure;
     this.link.sendMessage({ type: 'stream.end', stream_id: this.streamId, size: size ?? sent });
     return sent;
+  }
+
+  /** The frame's `n` bytes compressed, or undefined when they did not shrink enough to send so. */
+  private async compress(frame: Buffer, n: number, decider: CompressionDecider): Promise<Buffer | undefined> {
+    const from = performance.now();
+    const packed = await compressChunk(frame.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + n));
+    const ms = performance.now() - from;
+    this.waits.compressMs += ms;
+    decider.observe(n, packed.byteLength, ms);
+    if (this.failure) throw this.failure;
+    if (packed.byteLength > n * MAX_COMPRESSED_SHARE) return undefined;
+    decider.counts.compressedFrames++;
+    return packed;
+  }
+}
+
+/** Shortest interval a sender's link-rate sample spans. */
+const SENDER_RATE_INTERVAL_MS = 250;
+/** Share of an interval the sender must have waited for credit for its rate to be the link's. */
+const CREDIT_BOUND_SHARE = 0.25;
+
+/**
+ * The link's rate as a sender sees it: wire bytes sent per interval in which it waited for
+ * credit a good share of the time (so the link or the receiver, not the sender, set the
+ * pace); the best of the recent such intervals.
+ */
+class SenderLinkRate {
+  private mark: { at: number; wire: number; creditMs: number } | undefined;
+  private readonly samples: number[] = [];
+
+  sent(wireBytes: number, creditMs: number): void {
+    const now = performance.now();
+    if (!this.mark) {
+      this.mark = { at: now, wire: wireBytes, creditMs };
+      return;
+    }
+    const span = now - this.mark.at;
+    if (span < SENDER_RATE_INTERVAL_MS) return;
+    if ((creditMs - this.mark.creditMs) / span >= CREDIT_BOUND_SHARE) {
+      this.samples.push(((wireBytes - this.mark.wire) / span) * 1000);
+      if (this.samples.length > RATE_SAMPLES) this.samples.shift();
+    }
+    this.mark = { at: now, wire: wireBytes, creditMs };
+  }
+
+  get bps(): number | undefined {
+    return this.samples.length > 0 ? Math.max(...this.samples) : undefined;
   }
 }
 
@@ -221,6 +297,8 @@ export class WindowBudget {
    * file does not ramp up again from a small window.
    */
   private learned = 0;
+  /** The delivery rate the last stream of this link measured (wire bytes/s), a hint for the next sender. */
+  learnedRate: number | undefined;
   constructor(
     readonly cap: number = LINK_WINDOW_CAP_BYTES,
     private readonly parent?: WindowBudget,
@@ -267,6 +345,8 @@ export class WindowBudget {
     return this.used;
   }
 }
+
+const rawSize = (f: QueuedFrame) => f.rawLength ?? f.payload.byteLength;
 
 /** How many recent delivery-rate samples the window keeps (their maximum is the rate used). */
 const RATE_SAMPLES = 8;
@@ -341,8 +421,10 @@ export class WindowTuner {
 export interface StreamReceiverOptions {
   /** A fixed window; left out, the window starts at STREAM_WINDOW_BYTES and adapts (WindowTuner) under `budget`. */
   window?: number;
-  /** Bytes written, after each write. */
+  /** Bytes of the file written, after each write. */
   onBytes?: (bytes: number) => void;
+  /** The pull offered compression: compressed data frames are welcome (otherwise they fail the stream). */
+  acceptCompressed?: boolean;
   /** The link's memory cap for adaptive windows; left out, a cap of this stream alone. */
   budget?: WindowBudget;
 }
@@ -354,17 +436,33 @@ export interface StreamReceiverOptions {
  * of at most MAX_WRITE_BATCH_BYTES), and credit is granted per write, once at least an
  * eighth of the window is written and not yet granted.
  */
+/** How a stream ended: the file bytes it wrote, the source's size, the payload bytes that crossed the wire. */
+export interface StreamDone {
+  bytes: number;
+  size: number;
+  wireBytes: number;
+}
+
+/** A data frame waiting to be written: `rawLength` is set for a compressed one. */
+interface QueuedFrame {
+  payload: Buffer;
+  rawLength: number | undefined;
+}
+
 export class StreamReceiver {
-  readonly done: Promise<{ bytes: number; size: number }>;
-  private resolveDone!: (v: { bytes: number; size: number }) => void;
+  readonly done: Promise<StreamDone>;
+  private resolveDone!: (v: StreamDone) => void;
   private rejectDone!: (e: StreamError) => void;
+  /** Payload bytes received (wire bytes: what credit counts). */
   private received = 0;
+  /** File bytes written (decompressed). */
+  private written = 0;
   private currentWindow: number;
   /** Credit granted in all (the first pull's included): the sender may send up to here. */
   private creditLimit: number;
   private outstandingCredit: number;
   private ungranted = 0;
-  private readonly queue: Buffer[] = [];
+  private readonly queue: QueuedFrame[] = [];
   private writing = false;
   private endSize: number | undefined;
   private settled = false;
@@ -401,8 +499,13 @@ export class StreamReceiver {
     return this.currentWindow;
   }
 
-  /** Bytes received so far on this stream (from the pull's offset). */
+  /** File bytes written so far on this stream (from the pull's offset). */
   get bytes(): number {
+    return this.written;
+  }
+
+  /** Payload bytes received so far (compressed frames count what crossed the wire). */
+  get wireBytes(): number {
     return this.received;
   }
 
@@ -411,9 +514,13 @@ export class StreamReceiver {
     return this.tuner ? { rttMs: this.tuner.rttMs, rate: this.tuner.rate } : undefined;
   }
 
-  /** A data frame for this stream arrived. */
-  push(payload: Buffer): void {
+  /** A data frame for this stream arrived (`rawLength`: a compressed one, of that many bytes once decompressed). */
+  push(payload: Buffer, rawLength?: number): void {
     if (this.settled) return;
+    if (rawLength !== undefined && !this.opts.acceptCompressed) {
+      this.fail({ code: 'malformed_frame', message: `stream ${this.streamId}: a compressed frame on a stream that did not offer compression` }, true);
+      return;
+    }
     if (payload.byteLength > this.outstandingCredit) {
       this.fail({ code: 'flow_control_violation', message: `stream ${this.streamId}: sender exceeded its credit` }, true);
       return;
@@ -421,7 +528,7 @@ export class StreamReceiver {
     this.outstandingCredit -= payload.byteLength;
     this.received += payload.byteLength;
     this.tuner?.arrived(this.received);
-    this.queue.push(payload);
+    this.queue.push({ payload, rawLength });
     this.writeNext();
   }
 
@@ -439,31 +546,45 @@ export class StreamReceiver {
       if (this.endSize !== undefined) this.finish(this.endSize);
       return;
     }
-    const batch: Buffer[] = [];
+    // The batch is bounded by its decompressed size: memory stays within a batch per stream.
+    const batch: QueuedFrame[] = [];
     let bytes = 0;
-    while (this.queue.length > 0 && (batch.length === 0 || bytes + this.queue[0]!.byteLength <= MAX_WRITE_BATCH_BYTES)) {
+    let wire = 0;
+    while (this.queue.length > 0 && (batch.length === 0 || bytes + rawSize(this.queue[0]!) <= MAX_WRITE_BATCH_BYTES)) {
       const next = this.queue.shift()!;
       batch.push(next);
-      bytes += next.byteLength;
+      bytes += rawSize(next);
+      wire += next.payload.byteLength;
     }
     this.writing = true;
     const writeFrom = performance.now();
-    this.writeBatch(batch).then(
+    this.decodeAndWrite(batch).then(
       () => {
         this.writes.ms += performance.now() - writeFrom;
         this.writes.count++;
         this.writing = false;
         if (this.settled) return;
+        this.written += bytes;
         this.opts.onBytes?.(bytes);
-        this.ungranted += bytes;
+        this.ungranted += wire;
         this.grant();
         this.writeNext();
       },
       (err: unknown) => {
         this.writing = false;
-        this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true);
+        const code = err instanceof DecompressError ? 'malformed_frame' : 'write_failed';
+        this.fail({ code, message: err instanceof Error ? err.message : String(err) }, true);
       },
     );
+  }
+
+  /** Decompresses the compressed frames of a batch (on the thread pool, in parallel), then writes it. */
+  private async decodeAndWrite(batch: QueuedFrame[]): Promise<void> {
+    const chunks = batch.some((f) => f.rawLength !== undefined)
+      ? await Promise.all(batch.map((f) => (f.rawLength === undefined ? f.payload : decompressChunk(f.payload, f.rawLength))))
+      : batch.map((f) => f.payload);
+    if (this.settled) return;
+    await this.writeBatch(chunks);
   }
 
   private async writeBatch(batch: Buffer[]): Promise<void> {
@@ -496,7 +617,7 @@ export class StreamReceiver {
         if (this.settled) return;
         this.learnWindow();
         this.settle();
-        this.resolveDone({ bytes: this.received, size });
+        this.resolveDone({ bytes: this.written, size, wireBytes: this.received });
       },
       (err: unknown) => {
         this.fail({ code: 'write_failed', message: err instanceof Error ? err.message : String(err) }, true);
@@ -513,6 +634,7 @@ export class StreamReceiver {
   /** A stream that ran to its end teaches the link's budget the window it reached. */
   private learnWindow(): void {
     if (this.tuner && this.tuner.rate !== undefined) this.budget?.learn(this.currentWindow);
+    if (this.budget && this.tuner?.rate !== undefined) this.budget.learnedRate = this.tuner.rate;
   }
 
   /**

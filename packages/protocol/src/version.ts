@@ -18,6 +18,12 @@ export const LinkFeature = {
    * hashing it, and keeps the bytes once `op.result` names the same sha256 and size.
    */
   earlyOutput: 'op.output',
+  /**
+   * Named by both sides (`hello.features`, `welcome.features`): a puller offers
+   * `stream.pull.compression` and the sender may answer with compressed data frames
+   * (frames.ts kind 2) when that moves the file faster (docs/compression.md).
+   */
+  streamCompression: 'stream.compress',
 } as const;
 
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */

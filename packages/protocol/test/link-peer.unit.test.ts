@@ -12,7 +12,9 @@ import {
   CloseCode,
   ERROR_REPLY_QUEUE_BYTES,
   INVALID_MESSAGE_BURST,
+  Hello,
   isCompatibleProtocol,
+  LinkFeature,
   LinkPeer,
   ManualClock,
   parseAgentMessage,
@@ -20,6 +22,7 @@ import {
   PROTOCOL_VERSION,
   SERVER_PULL_IDS,
   StreamError,
+  StreamPull,
   type AgentMessage,
   type ByteSink,
   type Clock,
@@ -111,7 +114,7 @@ async function* pieces(data: Buffer, size: number) {
 describe('LinkPeer', () => {
   it('streams a source both ways, from an offset, never past the granted credit', async () => {
     const data = Buffer.from(Array.from({ length: 1024 * 1024 + 17 }, (_, i) => (i * 7) % 251));
-    const served: Array<{ bytes: number; ok: boolean }> = [];
+    const served: Array<{ bytes: number; wireBytes: number; ok: boolean }> = [];
     const p = await pair({
       serverHandlers: {
         message: async (m) => {
@@ -127,9 +130,9 @@ describe('LinkPeer', () => {
     // Agent pulls from the server from an offset, with a window smaller than one chunk.
     const sink = memorySink();
     const done = await p.agent.pull({ kind: 'content', sha256: 'a'.repeat(64) }, 1000, sink, { window: 64 * 1024 }).done;
-    expect(done).toEqual({ bytes: data.length - 1000, size: data.length });
+    expect(done).toEqual({ bytes: data.length - 1000, size: data.length, wireBytes: data.length - 1000 });
     expect(sink.data().equals(data.subarray(1000))).toBe(true);
-    expect(served).toEqual([{ bytes: data.length - 1000, ok: true }]);
+    expect(served).toEqual([{ bytes: data.length - 1000, wireBytes: data.length - 1000, ok: true }]);
     // Every credit the agent granted was at most its window; the pull id is in the agent's range.
     const pull = p.serverSeen.find((m) => m.type === 'stream.pull')!;
     expect(pull.type === 'stream.pull' && pull.stream_id).toBe(AGENT_PULL_IDS.first);
@@ -138,7 +141,7 @@ describe('LinkPeer', () => {
     // Server pulls from the agent: a source of unknown size ends with the bytes sent.
     const back = memorySink();
     const got = await p.server.pull({ kind: 'http.response_body', req_id: 1 }, 0, back).done;
-    expect(got).toEqual({ bytes: data.length, size: data.length });
+    expect(got).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
     expect(back.data().equals(data)).toBe(true);
     const serverPull = p.agentSeen.find((m) => m.type === 'stream.pull');
     expect(serverPull?.type === 'stream.pull' && serverPull.stream_id).toBe(SERVER_PULL_IDS.first);
@@ -294,6 +297,81 @@ describe('LinkPeer against a misbehaving peer (link-guard.ts)', () => {
       return e.length === INVALID_MESSAGE_BURST && e;
     }, 'the replies');
     for (const e of errors) expect(JSON.stringify(e).length).toBeLessThan(1000);
+  });
+});
+
+describe('the stream.compress feature', () => {
+  const hello = (features?: string[]): AgentMessage => ({
+    type: 'hello',
+    protocol_version: PROTOCOL_VERSION,
+    agent_version: '0.0.0',
+    hostname: 'board',
+    platform: 'linux',
+    arch: 'arm64',
+    boot_id: 'boot',
+    active_pac: null,
+    cached: [],
+    running: [],
+    finished: [],
+    ...(features ? { features } : {}),
+  });
+  const welcome = (features?: string[]): ServerMessage => ({
+    type: 'welcome',
+    board_id: '00000000-0000-4000-8000-000000000001',
+    board_name: 'b',
+    server_version: '0.0.0',
+    protocol_version: PROTOCOL_VERSION,
+    ...(features ? { features } : {}),
+  });
+  const data = Buffer.alloc(3 * 1024 * 1024, 7);
+
+  /** A pair that exchanged hello (agent's features) and welcome (server's); the agent pulls `data` from the server. */
+  async function negotiated(agentFeatures: string[] | undefined, serverFeatures: string[] | undefined) {
+    const p = await pair({
+      serverHandlers: {
+        message: async (m) => {
+          if (m.type === 'stream.pull') await p.server.serve(m, async () => ({ source: pieces(data.subarray(m.offset), 512 * 1024), size: data.length }));
+        },
+      },
+    });
+    p.agent.send(hello(agentFeatures));
+    await until(() => p.serverSeen.some((m) => m.type === 'hello'), 'hello');
+    p.server.send(welcome(serverFeatures));
+    await until(() => p.agentSeen.some((m) => m.type === 'welcome'), 'welcome');
+    const sink = memorySink();
+    const done = await p.agent.pull({ kind: 'content', sha256: 'b'.repeat(64) }, 0, sink).done;
+    expect(sink.data().equals(data)).toBe(true);
+    const pull = p.serverSeen.find((m) => m.type === 'stream.pull');
+    return { p, done, offer: pull?.type === 'stream.pull' ? pull.compression : undefined };
+  }
+
+  it('is used only when both hello and welcome name it: the pull then offers brotli with its decode rate', async () => {
+    const both = await negotiated([LinkFeature.streamCompression], [LinkFeature.earlyOutput, LinkFeature.streamCompression]);
+    expect(both.p.agent.compressionNegotiated && both.p.server.compressionNegotiated).toBe(true);
+    expect(both.offer).toMatchObject({ codecs: ['br'] });
+    expect(both.offer?.decode_bps).toBeGreaterThan(0);
+    for (const [agentFeatures, serverFeatures] of [
+      [undefined, [LinkFeature.streamCompression]],
+      [[LinkFeature.streamCompression], [LinkFeature.earlyOutput]],
+      [[LinkFeature.streamCompression], undefined],
+    ] as const) {
+      const one = await negotiated(agentFeatures ? [...agentFeatures] : undefined, serverFeatures ? [...serverFeatures] : undefined);
+      expect(one.p.agent.compressionNegotiated || one.p.server.compressionNegotiated).toBe(false);
+      expect(one.offer).toBeUndefined();
+      // Raw, as between peers of before the feature.
+      expect(one.done).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
+    }
+  });
+
+  it('an older peer’s schema ignores the new fields: a pull with `compression`, a hello with `features`', () => {
+    const pull = { type: 'stream.pull', stream_id: 1, source: { kind: 'content', sha256: 'c'.repeat(64) }, offset: 0, credit: 1024 };
+    const offered = { ...pull, compression: { codecs: ['br'], decode_bps: 1e8 } };
+    expect(parseAgentMessage(JSON.stringify(pull)).ok).toBe(true);
+    expect(parseAgentMessage(JSON.stringify(offered)).ok).toBe(true);
+    // The catalog before the feature: the same objects without the new fields (zod strips unknown keys).
+    expect(StreamPull.omit({ compression: true }).parse(offered)).toEqual(pull);
+    const withFeatures = hello([LinkFeature.streamCompression]);
+    expect(Hello.omit({ features: true }).safeParse(withFeatures).success).toBe(true);
   });
 });
 

@@ -136,7 +136,7 @@ describe('pooled frame buffers (StreamSender.pumpReader)', () => {
     const reader = bufferReader(data);
     let read = 0;
     const sent = await sender.pumpReader(reader, data.length, (n) => (read += n));
-    expect(await receiver.done).toEqual({ bytes: data.length, size: data.length });
+    expect(await receiver.done).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
     expect(sent).toBe(data.length);
     expect(read).toBe(data.length);
     expect(sink.data().equals(data)).toBe(true);

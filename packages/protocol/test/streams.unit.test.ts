@@ -54,7 +54,7 @@ describe('stream flow control', () => {
     const sent = await sender.pump(bytes(total, 3 * 1024 * 1024), total);
     const done = await receiver.done;
     expect(sent).toBe(total);
-    expect(done).toEqual({ bytes: total, size: total });
+    expect(done).toEqual({ bytes: total, size: total, wireBytes: total });
     expect(Buffer.concat(chunks).length).toBe(total);
     expect(maxInFlight()).toBeLessThanOrEqual(window);
   });

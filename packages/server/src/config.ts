@@ -63,6 +63,11 @@ export const configSchema = z.object({
    * plus 4 MiB per stream in the server's memory.
    */
   MM_RECEIVE_WINDOWS_MB: int(8, 1_048_576).default(64),
+  /**
+   * Compression of file streams on agent links (docs/compression.md): `1` names the
+   * `stream.compress` feature in welcome (used only with agents that name it too), `0` never.
+   */
+  MM_LINK_COMPRESSION: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1'])).default('1'),
   /** Resumable uploads untouched for this long are removed with their bytes. */
   MM_UPLOAD_EXPIRY_S: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -159,6 +164,8 @@ export interface Config {
   agentHandshakesMax: number;
   /** MM_RECEIVE_WINDOWS_MB in bytes: the cap on the growth of all boards' receive windows together. */
   receiveWindowsCapBytes: number;
+  /** MM_LINK_COMPRESSION: offer compressed file streams to agents that take them. */
+  linkCompression: boolean;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
@@ -217,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     agentHandshakesMax: e.MM_AGENT_HANDSHAKES_MAX,
     receiveWindowsCapBytes: e.MM_RECEIVE_WINDOWS_MB * 1024 * 1024,
+    linkCompression: e.MM_LINK_COMPRESSION === '1',
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,

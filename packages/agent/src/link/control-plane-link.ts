@@ -115,6 +115,7 @@ export class ControlPlaneLink {
       log: opts.log,
       clock: this.clock,
       heartbeat: { intervalMs: opts.heartbeatIntervalMs, timeoutMs: opts.heartbeatTimeoutMs },
+      pingOnOpen: true,
       handlers: {
         opened: () => void this.sayHello(),
         message: (m) => this.onMessage(m),

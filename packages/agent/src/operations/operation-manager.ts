@@ -250,6 +250,8 @@ export class OperationManager {
         files_pulled: stats.filesPulled,
         files_cached: stats.filesCached,
         bytes_pulled: stats.bytesPulled,
+        wire_bytes: stats.wireBytes,
+        files: stats.files,
       };
       if (msg.kind === 'transfer') {
         outcome = this.outcome(msg.op_id, 'succeeded', transferResult, null, null);

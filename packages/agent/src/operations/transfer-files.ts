@@ -6,10 +6,26 @@ import type { Logger } from '../logger.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import type { OpReporter } from './op-reporter.ts';
 
+/** One input file of a transfer as the operation's result reports it (`result.files[]`). */
+export interface TransferredFile {
+  kind: string;
+  filename: string;
+  size: number;
+  /** Already complete in the board's cache: nothing crossed the link. */
+  cached: boolean;
+  /** File bytes received over the link (all attempts; a resumed pull counts from its offset). */
+  bytes_pulled: number;
+  /** Payload bytes that crossed the link for them (fewer than `bytes_pulled` when compressed). */
+  wire_bytes: number;
+}
+
 export interface TransferStats {
   filesPulled: number;
   bytesPulled: number;
   filesCached: number;
+  /** Payload bytes on the wire for all pulls. */
+  wireBytes: number;
+  files: TransferredFile[];
 }
 
 /**
@@ -33,19 +49,22 @@ export async function transferFiles(opts: {
   const unique = [...new Map(opts.files.map((f) => [f.sha256, f])).values()];
   const total = unique.reduce((sum, f) => sum + f.size, 0);
   let doneBefore = 0;
-  const stats: TransferStats = { filesPulled: 0, bytesPulled: 0, filesCached: 0 };
+  const stats: TransferStats = { filesPulled: 0, bytesPulled: 0, filesCached: 0, wireBytes: 0, files: [] };
   reporter.progress('transfer', 0, total);
 
   for (const file of unique) {
     if (signal.aborted) throw new OperationStopped('stopped');
+    const entry: TransferredFile = { kind: file.kind, filename: file.filename, size: file.size, cached: false, bytes_pulled: 0, wire_bytes: 0 };
+    stats.files.push(entry);
     if (await cache.has(file.sha256)) {
       await cache.touch(file.sha256);
+      entry.cached = true;
       stats.filesCached++;
       doneBefore += file.size;
       reporter.progress('transfer', doneBefore, total);
       continue;
     }
-    await pullOne(file);
+    await pullOne(file, entry);
     stats.filesPulled++;
     doneBefore += file.size;
     reporter.progress('transfer', doneBefore, total);
@@ -53,7 +72,7 @@ export async function transferFiles(opts: {
   if (stats.filesCached > 0) reporter.note(`${stats.filesCached} of ${unique.length} files already on the board`);
   return stats;
 
-  async function pullOne(file: FileRef): Promise<void> {
+  async function pullOne(file: FileRef, entry: TransferredFile): Promise<void> {
     for (;;) {
       const connection = await link.whenReady(signal).catch(() => {
         throw new OperationStopped('stopped');
@@ -69,6 +88,7 @@ export async function transferFiles(opts: {
           const receiver = connection.pull({ kind: 'content', sha256: file.sha256 }, pull.offset, pull.sink, {
             onBytes: (n) => {
               stats.bytesPulled += n;
+              entry.bytes_pulled += n;
               reporter.progress('transfer', doneBefore + pull.bytesOnDisk, total);
             },
           });
@@ -78,6 +98,9 @@ export async function transferFiles(opts: {
             await receiver.done;
           } finally {
             signal.removeEventListener('abort', onAbort);
+            // What crossed the wire counts even for an attempt the link cut (a resume follows).
+            entry.wire_bytes += receiver.wireBytes;
+            stats.wireBytes += receiver.wireBytes;
           }
         }
         await pull.commit();

@@ -58,6 +58,7 @@ export function testConfig(serverUrl: string, agentDir: string, overrides: Parti
     pacDir: path.join(agentDir, 'pacs'),
     heartbeatIntervalMs: 15_000,
     heartbeatTimeoutMs: 45_000,
+    linkCompression: true,
     reconnectMaxDelayMs: 200,
     bootIdFile: path.join(agentDir, 'boot_id'),
     logLevel: 'silent',

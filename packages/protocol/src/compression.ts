@@ -1,0 +1,214 @@
+import zlib from 'node:zlib';
+import { STREAM_CHUNK_BYTES } from './limits.ts';
+import type { ChunkReader } from './streams.ts';
+
+/**
+ * Compression of file streams on the link (docs/compression.md): each data frame is
+ * compressed on its own (brotli, quality 1, a 512 KiB window: one frame), so a stream
+ * restarts at any uncompressed offset, a frame that does not shrink goes raw, and the
+ * receiver never holds more than one frame's decompressed bytes per frame it holds.
+ *
+ * The codec was chosen by measurement (bench/codec-choice.ts): brotli at quality 1
+ * compresses bitstreams 46–64× at 1.3 GB/s per core here, int8 weights 1.25× at 300 MB/s,
+ * and gives up on incompressible bytes (video) at 1.5 GB/s; deflate level 1 compresses
+ * weights at only 50 MB/s and random bytes at 55 MB/s.
+ */
+export const LINK_CODEC = 'br';
+
+const BROTLI_OPTIONS = {
+  params: {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
+    // One frame's window: the decoder on the board needs no more than 512 KiB of history.
+    [zlib.constants.BROTLI_PARAM_LGWIN]: 19,
+    [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_GENERIC,
+  },
+} as const;
+
+/** Compresses one frame's bytes (on the thread pool: the event loop goes on meanwhile). */
+export function compressChunk(chunk: Uint8Array): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const params = { ...BROTLI_OPTIONS.params, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: chunk.byteLength };
+    zlib.brotliCompress(chunk, { params }, (err, out) => (err ? reject(err) : resolve(out)));
+  });
+}
+
+export class DecompressError extends Error {
+  override name = 'DecompressError';
+}
+
+/** Decompresses one frame, which must come out at exactly `rawLength` bytes (≤ one chunk). */
+export function decompressChunk(payload: Uint8Array, rawLength: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (rawLength > STREAM_CHUNK_BYTES) {
+      reject(new DecompressError(`a compressed frame claims ${rawLength} bytes, more than a chunk`));
+      return;
+    }
+    zlib.brotliDecompress(payload, { maxOutputLength: Math.max(1, rawLength) }, (err, out) => {
+      if (err) reject(new DecompressError(`a compressed frame does not decompress: ${err.message}`));
+      else if (out.byteLength !== rawLength) reject(new DecompressError(`a compressed frame gave ${out.byteLength} bytes, its header said ${rawLength}`));
+      else resolve(out);
+    });
+  });
+}
+
+/**
+ * Bytes like an int8 weights tensor (a bell curve around zero): the slowest realistic
+ * input for the decoder (bitstreams decode 1.5× faster, incompressible frames are never
+ * compressed), so a decode rate measured on them is what a puller can promise.
+ */
+function calibrationSample(bytes: number): Buffer {
+  const out = Buffer.allocUnsafe(bytes);
+  let a = 0x9e3779b9;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  for (let i = 0; i < bytes; i++) out[i] = Math.round((next() + next() + next() - 1.5) * 40) & 255;
+  return out;
+}
+
+let decodeRate: number | undefined;
+
+/**
+ * This machine's decompression rate (bytes of output per second, one core), measured once
+ * per process on 256 KiB of weights-like bytes (a few milliseconds here, ~5× that on a
+ * Cortex-A53). A puller sends it in `stream.pull` so the sender knows what the board's
+ * CPU can take: compressing past it would make the board, not the link, the limit.
+ */
+export function measuredDecodeRate(): number {
+  if (decodeRate !== undefined) return decodeRate;
+  const sample = calibrationSample(256 * 1024);
+  const params = { ...BROTLI_OPTIONS.params, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sample.byteLength };
+  const packed = zlib.brotliCompressSync(sample, { params });
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const from = performance.now();
+    zlib.brotliDecompressSync(packed);
+    best = Math.min(best, performance.now() - from);
+  }
+  decodeRate = Math.round(sample.byteLength / (Math.max(best, 0.01) / 1000));
+  return decodeRate;
+}
+
+/** What the puller tells the sender in `stream.pull.compression`. */
+export interface CompressionHints {
+  /** The puller's decompression rate (bytes of output per second). */
+  decodeBps?: number | undefined;
+  /** The link's delivery rate the puller measured on an earlier stream (wire bytes per second). */
+  linkBps?: number | undefined;
+}
+
+/** Below this ratio (raw ÷ wire) a file is sent raw: its saving would not pay for the CPU. */
+export const MIN_COMPRESSION_RATIO = 1.1;
+/** Compressing must beat raw by this factor (estimates are rough; raw is the safe choice). */
+const REQUIRED_GAIN = 1.15;
+/** A file that looked incompressible is probed again once per this many frames (32 MiB). */
+const PROBE_EVERY_FRAMES = 64;
+/** A link whose round trip is at least this long is presumed slow until measured. */
+export const FIELD_LINK_RTT_MS = 20;
+/**
+ * A frame is sent compressed only if it shrank by at least MIN_COMPRESSION_RATIO: a probe
+ * of a video that saves a few percent (its container's headers) still goes raw, so the
+ * receiver never spends a decompression on it.
+ */
+export const MAX_COMPRESSED_SHARE = 1 / MIN_COMPRESSION_RATIO;
+
+/**
+ * The sender's per-stream choice, frame by frame: compress while that moves the file
+ * faster than raw, from what it measures.
+ *
+ * - the ratio: from a sample (the first and a middle 256 KiB of the file), then every
+ *   compressed frame (a moving average, so a file whose middle differs is followed);
+ * - its own compression rate (bytes in per second of wall time of the compress call);
+ * - the puller's decompression rate (`decodeBps`, measured on the board);
+ * - the link's rate: measured on this stream while credit held the sender back (then the
+ *   link, or the receiver, is the limit), else the last such measurement on this link,
+ *   else the puller's hint; with none of these, a link whose ping round trip is at least
+ *   FIELD_LINK_RTT_MS is presumed slow (compress) and any other fast (raw) until measured.
+ *
+ * Compressed, a stream moves at min(compress, decode, link × ratio); raw at the link rate.
+ * It compresses when the first beats the second by REQUIRED_GAIN, so a LAN (hundreds of
+ * MB/s, as fast as the decoder) stays raw and a field link (1–50 MB/s) compresses.
+ */
+export class CompressionDecider {
+  private ratio: number | undefined;
+  private compressBps: number | undefined;
+  private framesSinceProbe = 0;
+  /** Frames sent compressed / raw, bytes in and on the wire of compressed frames. */
+  readonly counts = { compressedFrames: 0, rawFrames: 0 };
+
+  constructor(
+    private readonly hints: CompressionHints,
+    /** The link rate measured so far (this stream, else this link), if any. */
+    private readonly measuredLinkBps: () => number | undefined,
+    /** The link's round trip from pings, if any. */
+    private readonly rttMs: () => number | undefined,
+  ) {}
+
+  /** A frame (or a sample) of `raw` bytes compressed to `wire` bytes in `ms`. */
+  observe(raw: number, wire: number, ms: number): void {
+    if (raw <= 0) return;
+    const ratio = raw / Math.max(1, wire);
+    this.ratio = this.ratio === undefined ? ratio : this.ratio * 0.75 + ratio * 0.25;
+    const bps = raw / (Math.max(ms, 0.05) / 1000);
+    this.compressBps = this.compressBps === undefined ? bps : this.compressBps * 0.75 + bps * 0.25;
+  }
+
+  /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip. */
+  linkBps(): number {
+    const measured = this.measuredLinkBps() ?? this.hints.linkBps;
+    if (measured !== undefined) return measured;
+    const rtt = this.rttMs();
+    return rtt !== undefined && rtt >= FIELD_LINK_RTT_MS ? 0 : Number.POSITIVE_INFINITY;
+  }
+
+  /** Whether the next frame should be compressed (a probe of an unknown file counts). */
+  compressNext(): boolean {
+    if (this.ratio === undefined || this.compressBps === undefined) return true;
+    if (this.ratio < MIN_COMPRESSION_RATIO) {
+      if (++this.framesSinceProbe < PROBE_EVERY_FRAMES) return false;
+      this.framesSinceProbe = 0;
+      return true;
+    }
+    const link = this.linkBps();
+    if (link === 0) return true;
+    const compressed = Math.min(this.compressBps, this.hints.decodeBps ?? Number.POSITIVE_INFINITY, link * this.ratio);
+    return compressed > link * REQUIRED_GAIN;
+  }
+
+  /** For logs: the estimates behind the decision. */
+  describe(): Record<string, number | undefined> {
+    const link = this.linkBps();
+    return {
+      ratio: this.ratio === undefined ? undefined : Math.round(this.ratio * 100) / 100,
+      compress_mbps: this.compressBps === undefined ? undefined : Math.round(this.compressBps / 1e6),
+      decode_mbps: this.hints.decodeBps === undefined ? undefined : Math.round(this.hints.decodeBps / 1e6),
+      link_mbps: Number.isFinite(link) ? Math.round(link / 1e5) / 10 : undefined,
+      compressed_frames: this.counts.compressedFrames,
+      raw_frames: this.counts.rawFrames,
+    };
+  }
+}
+
+/** Bytes read from each sampled place of a file. */
+const SAMPLE_BYTES = 256 * 1024;
+
+/**
+ * Samples a file before its first frame: compresses 256 KiB at the stream's offset and
+ * 256 KiB from the middle of what is left (a bitstream's header and its frames, an
+ * archive's first member and a later one) and tells the decider. Needs `readAt`; a
+ * source without it is judged by its first frames instead.
+ */
+export async function sampleCompression(reader: ChunkReader, offset: number, size: number, decider: CompressionDecider): Promise<void> {
+  if (!reader.readAt || size - offset < 2 * SAMPLE_BYTES) return;
+  const buf = Buffer.allocUnsafe(SAMPLE_BYTES);
+  for (const at of [offset, offset + Math.floor((size - offset) / 2)]) {
+    const n = await reader.readAt(buf, 0, SAMPLE_BYTES, at);
+    if (n === 0) continue;
+    const from = performance.now();
+    const packed = await compressChunk(buf.subarray(0, n));
+    decider.observe(n, packed.byteLength, performance.now() - from);
+  }
+}

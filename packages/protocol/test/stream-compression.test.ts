@@ -1,0 +1,197 @@
+/**
+ * Compressed file streams (docs/compression.md): the sender's per-frame decision, a
+ * compressed stream through StreamSender/StreamReceiver (every byte in order, from an
+ * uncompressed offset, credit counting wire bytes), frames that do not compress going raw,
+ * and a receiver refusing compressed frames it did not ask for or that lie about their size.
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  compressChunk,
+  CompressionDecider,
+  decodeFrame,
+  encodeCompressedFrame,
+  FIELD_LINK_RTT_MS,
+  measuredDecodeRate,
+  StreamError,
+  StreamReceiver,
+  StreamSender,
+  type ByteSink,
+  type ChunkReader,
+  type LinkOutput,
+} from '../src/index.ts';
+import { bitstreamLikeChunk, weightsLikeChunk } from '../../../test/support/field-data.ts';
+
+const MiB = 1024 * 1024;
+const bitstream = (bytes: number, seed = 1) => bitstreamLikeChunk(seed, Math.ceil(bytes / 372)).subarray(0, bytes);
+
+function bufferReader(data: Buffer, start = 0): ChunkReader {
+  let at = start;
+  return {
+    read: async (into, offset, length) => {
+      const n = Math.min(length, data.length - at);
+      data.copy(into, offset, at, at + n);
+      at += n;
+      return n;
+    },
+    readAt: async (into, offset, length, position) => data.copy(into, offset, position, Math.min(data.length, position + length)),
+    close: async () => {},
+  };
+}
+
+function memorySink(): ByteSink & { data(): Buffer } {
+  const chunks: Buffer[] = [];
+  return { write: async (c) => void chunks.push(Buffer.from(c)), writev: async (cs) => void chunks.push(...cs.map((c) => Buffer.from(c))), finish: async () => {}, destroy: () => {}, data: () => Buffer.concat(chunks) };
+}
+
+/**
+ * A sender and a receiver joined in memory, each message a macrotask later; records the
+ * most payload bytes in flight and the frame kinds the receiver got.
+ */
+function joined(opts: { acceptCompressed: boolean; window?: number }) {
+  let receiver!: StreamReceiver;
+  let sender!: StreamSender;
+  const kinds = { compressed: 0, raw: 0 };
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const aborts: string[] = [];
+  const toReceiver: LinkOutput = {
+    sendMessage: (m) => {
+      if (m.type === 'stream.end') setTimeout(() => receiver.end(m.size as number), 1);
+    },
+    sendFrame: async (frame, payload) => {
+      const f = decodeFrame(Buffer.from(payload ? Buffer.concat([frame, payload]) : frame));
+      if (!f.ok) throw new Error(f.error);
+      if (f.rawLength === undefined) kinds.raw++;
+      else kinds.compressed++;
+      inFlight += f.payload.byteLength;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => {
+        inFlight -= f.payload.byteLength;
+        receiver.push(f.payload, f.rawLength);
+      }, 1);
+    },
+  };
+  const toSender: LinkOutput = {
+    sendMessage: (m) => {
+      if (m.type === 'stream.credit') setTimeout(() => sender.addCredit(m.bytes as number), 1);
+      if (m.type === 'stream.abort') {
+        aborts.push((m.error as { code: string }).code);
+        sender.fail(m.error as { code: string; message: string });
+      }
+    },
+    sendFrame: async () => {},
+  };
+  const sink = memorySink();
+  receiver = new StreamReceiver(toSender, 5, sink, { window: opts.window ?? 4 * MiB, acceptCompressed: opts.acceptCompressed });
+  sender = new StreamSender(toReceiver, 5, receiver.window);
+  return { sender, receiver, sink, kinds, aborts, maxInFlight: () => maxInFlight };
+}
+
+/** A decider for a field link: ~100 ms round trip, rate not yet measured. */
+const fieldDecider = (hints: ConstructorParameters<typeof CompressionDecider>[0] = { decodeBps: 300e6 }) => new CompressionDecider(hints, () => undefined, () => 100);
+
+describe('the sender’s decision (CompressionDecider)', () => {
+  const observeMiB = (d: CompressionDecider, ratio: number, mbps: number) => d.observe(MiB, MiB / ratio, (MiB / (mbps * 1e6)) * 1000);
+
+  it('probes an unknown file, then compresses what shrinks on a slow link and sends raw what does not', () => {
+    const d = fieldDecider();
+    expect(d.compressNext()).toBe(true);
+    observeMiB(d, 40, 1000);
+    expect(d.compressNext()).toBe(true);
+    const video = fieldDecider();
+    observeMiB(video, 1.02, 1500);
+    const choices = Array.from({ length: 128 }, () => video.compressNext());
+    // Raw, but probed again once every 64 frames (32 MiB) in case the file changes.
+    expect(choices.filter(Boolean)).toHaveLength(2);
+  });
+
+  /** The decision on a measured link (MB/s) for a file of `ratio` compressing at `compressMBps`, decoded at `decodeMBps`. */
+  const decides = (link: { mbps: number; rttMs: number }, file: { ratio: number; compressMBps: number }, decodeMBps: number) => {
+    const d = new CompressionDecider({ decodeBps: decodeMBps * 1e6 }, () => link.mbps * 1e6, () => link.rttMs);
+    observeMiB(d, file.ratio, file.compressMBps);
+    return d.compressNext();
+  };
+
+  it('keeps a fast link raw: compressing pays only while the link, not the CPU, is the limit', () => {
+    const bitstreamFile = { ratio: 46, compressMBps: 1300 };
+    expect(decides({ mbps: 600, rttMs: 0.2 }, bitstreamFile, 470)).toBe(false);
+    expect(decides({ mbps: 50, rttMs: 100 }, bitstreamFile, 470)).toBe(true);
+    // Weights (1.25×) on a 50 MB/s link: 62 MB/s compressed beats 50 raw…
+    expect(decides({ mbps: 50, rttMs: 100 }, { ratio: 1.25, compressMBps: 300 }, 300)).toBe(true);
+    // …but not on a board that decodes only 40 MB/s.
+    expect(decides({ mbps: 50, rttMs: 100 }, { ratio: 1.25, compressMBps: 300 }, 40)).toBe(false);
+  });
+
+  it('presumes a link from its round trip until it is measured, and takes the puller’s hint first', () => {
+    const near = new CompressionDecider({}, () => undefined, () => FIELD_LINK_RTT_MS / 4);
+    observeMiB(near, 40, 1000);
+    expect(near.compressNext()).toBe(false);
+    const far = new CompressionDecider({}, () => undefined, () => FIELD_LINK_RTT_MS * 5);
+    observeMiB(far, 40, 1000);
+    expect(far.compressNext()).toBe(true);
+    const hinted = new CompressionDecider({ linkBps: 900e6, decodeBps: 400e6 }, () => undefined, () => FIELD_LINK_RTT_MS * 5);
+    observeMiB(hinted, 40, 1000);
+    expect(hinted.compressNext()).toBe(false);
+  });
+
+  it('measures this machine’s decode rate once', () => {
+    const rate = measuredDecodeRate();
+    expect(rate).toBeGreaterThan(1e6);
+    expect(measuredDecodeRate()).toBe(rate);
+  });
+});
+
+describe('a compressed stream', () => {
+  it('delivers every byte from an uncompressed offset, far fewer on the wire, never past the credit', async () => {
+    const data = Buffer.concat([bitstream(6 * MiB, 2), randomBytes(MiB), bitstream(MiB + 4321, 3)]);
+    const offset = MiB + 123;
+    const link = joined({ acceptCompressed: true, window: 2 * MiB });
+    const decider = fieldDecider();
+    const sent = await link.sender.pumpReader(bufferReader(data, offset), data.length, undefined, decider);
+    const done = await link.receiver.done;
+    expect(sent).toBe(data.length - offset);
+    expect(done.bytes).toBe(data.length - offset);
+    expect(done.size).toBe(data.length);
+    expect(link.sink.data().equals(data.subarray(offset))).toBe(true);
+    // The random MiB went raw (two frames), the bitstream compressed.
+    expect(link.kinds.raw).toBe(2);
+    expect(link.kinds.compressed).toBeGreaterThan(10);
+    expect(done.wireBytes).toBe(link.sender.wireBytes);
+    expect(done.wireBytes).toBeLessThan(MiB + (data.length - offset - MiB) / 10);
+    expect(link.maxInFlight()).toBeLessThanOrEqual(2 * MiB);
+    expect(link.aborts).toEqual([]);
+  });
+
+  it('sends raw to a pull that did not offer compression (no decider), as before', async () => {
+    const data = bitstream(3 * MiB);
+    const link = joined({ acceptCompressed: false });
+    await link.sender.pumpReader(bufferReader(data), data.length);
+    const done = await link.receiver.done;
+    expect(link.kinds.compressed).toBe(0);
+    expect(done).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
+  });
+
+  it('fails a compressed frame on a stream that did not offer compression', async () => {
+    const link = joined({ acceptCompressed: false });
+    const pumped = link.sender.pumpReader(bufferReader(bitstream(2 * MiB)), 2 * MiB, undefined, fieldDecider());
+    await expect(link.receiver.done).rejects.toMatchObject({ info: { code: 'malformed_frame' } });
+    await expect(pumped).rejects.toBeInstanceOf(StreamError);
+    expect(link.aborts).toEqual(['malformed_frame']);
+  });
+
+  it('fails a compressed frame whose bytes are not what its header says', async () => {
+    const sink = memorySink();
+    const aborts: string[] = [];
+    const receiver = new StreamReceiver({ sendMessage: (m) => m.type === 'stream.abort' && aborts.push((m.error as { code: string }).code), sendFrame: async () => {} }, 9, sink, {
+      window: 4 * MiB,
+      acceptCompressed: true,
+    });
+    const chunk = weightsLikeChunk(1, 64 * 1024);
+    const frame = decodeFrame(encodeCompressedFrame(9, chunk.length + 1, await compressChunk(chunk)));
+    if (!frame.ok) throw new Error(frame.error);
+    receiver.push(frame.payload, frame.rawLength);
+    await expect(receiver.done).rejects.toMatchObject({ info: { code: 'malformed_frame' } });
+    expect(aborts).toEqual(['malformed_frame']);
+  });
+});
