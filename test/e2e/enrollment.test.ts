@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliHome } from '../support/cli.ts';
 import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, startAgent, type AgentProcess } from '../support/processes.ts';
@@ -183,5 +184,28 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
     expect((await admin('/api/provisioning-keys/', { method: 'POST', body: { name: 'past', expires_at: '2020-01-01T00:00:00.000Z' } })).status).toBe(400);
     expect((await enrollCall({ key: 'mmk_x' })).status).toBe(400);
     expect((await admin('/api/boards/00000000-0000-4000-8000-000000000000/approve/', { method: 'POST' })).status).toBe(404);
+  });
+
+  it('mm keys: create (labels, manual), ls, rm', async () => {
+    const cli = await cliHome();
+    try {
+      const env = { MM_SERVER_URL: server.url, MM_API_TOKEN: ADMIN };
+      const made = await cli.run(['--json', 'keys', 'create', 'from the cli', '--label', 'site=lab-9', '--label', 'rack=b', '--manual', '--max-boards', '3'], env);
+      expect(made.code, made.stderr).toBe(0);
+      const key = JSON.parse(made.stdout) as { id: string; key: string; labels: Record<string, string>; approval: string; max_boards: number };
+      expect(key).toMatchObject({ labels: { site: 'lab-9', rack: 'b' }, approval: 'manual', max_boards: 3 });
+      expect(key.key).toMatch(/^mmk_/);
+      const text = await cli.run(['keys', 'ls'], env);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain('from the cli');
+      expect(text.stdout).toContain('rack=b,site=lab-9');
+      expect(text.stdout).not.toContain(key.key);
+      expect((await cli.run(['keys', 'create', 'x', '--label', 'novalue'], env)).code).toBe(2);
+      expect((await cli.run(['keys', 'rm', key.id], env)).code).toBe(0);
+      expect((await enrollCall({ key: key.key, machine_id: 'cli', hostname: 'cli' })).status).toBe(401);
+      expect((await cli.run(['keys', 'rm', key.id], env)).code).not.toBe(0);
+    } finally {
+      await cli.cleanup();
+    }
   });
 });
