@@ -8,6 +8,7 @@ import { DeviceScriptPage, DeviceScriptsPage } from './pages/device-scripts.tsx'
 import { InvocationPage } from './pages/invocation.tsx';
 import { InvocationsPage } from './pages/invocations.tsx';
 import { OperationPage, OperationsPage } from './pages/operations.tsx';
+import { ProvisioningKeysPage } from './pages/provisioning-keys.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { VideosPage } from './pages/videos.tsx';
 import { currentPath, match, navigate } from './lib/router.ts';
@@ -22,6 +23,7 @@ const TITLES: Array<[string, string]> = [
   ['/tokens', 'My tokens'],
   ['/admin/users', 'Users'],
   ['/admin/audit', 'Audit log'],
+  ['/admin/keys', 'Provisioning keys'],
 ];
 
 function Page({ path }: { path: string }) {
@@ -41,6 +43,7 @@ function Page({ path }: { path: string }) {
   if ((m = match('/device-scripts/:id', path))) return <DeviceScriptPage id={m.id!} />;
   if (path === '/tokens') return hasAccounts.value ? <TokensPage /> : <NoAccounts />;
   if (path === '/admin/users') return !hasAccounts.value ? <NoAccounts /> : isAdmin.value ? <UsersPage /> : <NotAllowed need="admin" />;
+  if (path === '/admin/keys') return isAdmin.value ? <ProvisioningKeysPage /> : <NotAllowed need="admin" />;
   if (path === '/admin/audit') return !hasAccounts.value ? <NoAccounts /> : isAdmin.value ? <AuditPage /> : <NotAllowed need="admin" />;
   return (
     <section>

@@ -21,6 +21,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
           {hasAccounts.value && <NavLink href="/tokens">My tokens</NavLink>}
           {hasAccounts.value && isAdmin.value && <NavLink href="/admin/users">Users</NavLink>}
           {hasAccounts.value && isAdmin.value && <NavLink href="/admin/audit">Audit log</NavLink>}
+          {isAdmin.value && <NavLink href="/admin/keys">Keys</NavLink>}
         </nav>
         <div class="who">
           {s.kind === 'signed-in' && (
