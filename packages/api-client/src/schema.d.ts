@@ -3251,6 +3251,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/downloads/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the control plane serves for boards and people: agent packages, install-agent.sh, mm (no sign-in) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The files */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DownloadList"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/downloads/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One served file (no sign-in); `SHA256SUMS` lists every file with its sha256 */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description `download_not_found`: not in MM_PACKAGES_DIR (the message says how to build it) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login/": {
         parameters: {
             query?: never;
@@ -4377,6 +4465,8 @@ export interface components {
         NewBoard: components["schemas"]["Board"] & {
             /** @description The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored. */
             token: string;
+            /** @description The one line that installs the agent on the board with this token (docs/packages.md) */
+            install_command: string;
         };
         /**
          * @example {
@@ -4511,6 +4601,8 @@ export interface components {
         NewProvisioningKey: components["schemas"]["ProvisioningKey"] & {
             /** @description The key (`MM_PROVISIONING_KEY` of the agent). Shown this once; only its hash is stored. */
             key: string;
+            /** @description The one line that installs the agent on a board and enrolls it with this key (docs/packages.md) */
+            install_command: string;
         };
         /**
          * @example {
@@ -4544,6 +4636,26 @@ export interface components {
              * @enum {string}
              */
             approval: "auto" | "manual";
+        };
+        DownloadList: {
+            downloads: components["schemas"]["Download"][];
+            total: number;
+            /** @description The newest agent version served (what an agent update installs by default) */
+            agent_version: string | null;
+            /** @description What the control plane cannot serve, and why (e.g. no packages built in MM_PACKAGES_DIR) */
+            missing: string[];
+        };
+        Download: {
+            /** @example mm-agent_0.1.0_arm64.deb */
+            name: string;
+            /** @enum {string} */
+            kind: "agent_package" | "install_script" | "cli";
+            version: string | null;
+            /** @description Debian architecture of an agent package (`arm64`, `amd64`) */
+            arch: string | null;
+            size: number;
+            sha256: string;
+            url: string;
         };
         User: {
             /** Format: uuid */

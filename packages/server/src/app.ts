@@ -29,6 +29,7 @@ import { videoRoutes } from './routes/videos.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { agentEnrollRoutes } from './routes/agent-enroll.ts';
 import { boardApprovalRoutes } from './routes/board-approval.ts';
+import { downloadRoutes } from './routes/downloads.ts';
 import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
 
 export function createApp(ctx: Services) {
@@ -58,6 +59,7 @@ export function createApp(ctx: Services) {
   app.route('/', agentEnrollRoutes(ctx));
   app.route('/', boardApprovalRoutes(ctx));
   app.route('/', provisioningKeyRoutes(ctx));
+  app.route('/', downloadRoutes(ctx));
   app.route('/', authRoutes(ctx.auth));
   app.route('/', userRoutes(ctx.auth));
   app.route('/', tokenRoutes(ctx.auth));

@@ -41,6 +41,7 @@ function concrete(path: string): string {
 function contractRole(method: string, path: string): Access {
   // Signing in is for anyone: with a password, or with a token (the dashboard's token sign-in).
   // Enrolling: the provisioning key in the body is the credential.
+  if (path.startsWith('/api/downloads/')) return 'public';
   if (['/api/health/', '/api/agent/connect/', '/api/agent/enroll/', '/api/auth/login/', '/api/auth/token-login/'].includes(path)) return 'public';
   if (path.startsWith('/api/users/') || path === '/api/audit/' || path.startsWith('/api/provisioning-keys/')) return 'admin';
   if (path.startsWith('/api/auth/') || path.startsWith('/api/tokens/')) return 'viewer';

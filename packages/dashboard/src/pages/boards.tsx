@@ -61,7 +61,8 @@ function RegisterBoard({ onDone }: { onDone: () => void }) {
   const [created, setCreated] = useState<(Board & { token: string }) | null>(null);
   const [error, setError] = useState<unknown>(null);
   if (created) {
-    const command = `sudo deploy/agent/install.sh --server-url ${location.origin} --token ${created.token} --runner '/path/to/your/runner'`;
+    // The server's one line: fetches install-agent.sh from it, installs the package for the board's architecture.
+    const command = created.install_command;
     return (
       <div class="card stack" role="region" aria-labelledby="reg-done">
         <h2 id="reg-done">Board “{created.name}” registered</h2>
@@ -74,7 +75,7 @@ function RegisterBoard({ onDone }: { onDone: () => void }) {
         </label>
         <label>
           <span>
-            Install command (on the board, from a copy of the repository's <code>deploy/</code> and the agent bundle)
+            Install command (run it on the board; set <code>MM_RUNNER</code> in <code>/etc/mm-agent/mm-agent.env</code> afterwards, or add <code>--runner</code>)
           </span>
           <textarea readOnly rows={3} value={command} data-testid="install-command" onFocus={(e) => (e.target as HTMLTextAreaElement).select()} />
         </label>

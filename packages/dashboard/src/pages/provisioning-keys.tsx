@@ -152,7 +152,7 @@ export function ProvisioningKeysPage() {
 }
 
 function CreatedKey({ created, onDone }: { created: NewKey; onDone: () => void }) {
-  const install = (created as NewKey & { install_command?: string }).install_command;
+  const install = created.install_command;
   return (
     <div class="card stack" role="status">
       <strong>Copy the key now: it is shown this once.</strong>

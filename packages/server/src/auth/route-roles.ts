@@ -40,6 +40,9 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/health/', 'public'),
   R('GET', '/api/agent/connect/', 'public'),
   R('POST', '/api/agent/enroll/', 'public', 'board.enroll'),
+  // Downloads for boards (install-agent.sh, packages) and people (mm): nothing secret.
+  R('GET', '/api/downloads/', 'public'),
+  R('GET', '/api/downloads/{file}', 'public'),
   R('POST', '/api/auth/login/', 'public', 'self'),
   R('POST', '/api/auth/token-login/', 'public', 'self'),
 

@@ -8,6 +8,7 @@ import { requireJson } from '../http/openapi.ts';
 import { safeString } from '../http/safe-string.ts';
 import { validationHook } from '../http/validation.ts';
 import { LabelsSchema } from '../enrollment/label-schema.ts';
+import { installCommand, publicOrigin } from '../downloads/install-command.ts';
 import {
   createProvisioningKey,
   deleteProvisioningKey,
@@ -46,6 +47,7 @@ const CreateKeyBody = z
 
 const NewKey = ProvisioningKeySchema.extend({
   key: z.string().openapi({ description: 'The key (`MM_PROVISIONING_KEY` of the agent). Shown this once; only its hash is stored.' }),
+  install_command: z.string().openapi({ description: 'The one line that installs the agent on a board and enrolls it with this key (docs/packages.md)' }),
 }).openapi('NewProvisioningKey');
 
 const KeyList = z.object({ provisioning_keys: z.array(ProvisioningKeySchema), total: z.number().int() }).openapi('ProvisioningKeyList');
@@ -106,7 +108,7 @@ export function provisioningKeyRoutes(ctx: Services) {
     });
     setAuditTarget(`provisioning_key ${row.id}`, { name: row.name, approval: row.approval });
     ctx.log.info({ provisioning_key_id: row.id, name: row.name }, 'provisioning key created');
-    return c.json({ ...toProvisioningKeyObject(row), key }, 201);
+    return c.json({ ...toProvisioningKeyObject(row), key, install_command: installCommand(publicOrigin(c, ctx.config), { provisioningKey: key }) }, 201);
   });
 
   app.openapi(deleteRoute, async (c) => {
