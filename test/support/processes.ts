@@ -214,7 +214,8 @@ export interface AgentProcess {
 
 export async function startAgent(opts: {
   serverUrl: string;
-  token: string;
+  /** The board token; leave it out when `env` gives MM_BOARD_TOKEN_FILE (and maybe MM_PROVISIONING_KEY). */
+  token?: string;
   agentDir: string;
   env?: Record<string, string>;
   /** Node's own options (e.g. --cpu-prof for a benchmark). */
@@ -229,7 +230,7 @@ export async function startAgent(opts: {
     ['--simulate'],
     cleanEnv({
       MM_SERVER_URL: opts.serverUrl,
-      MM_BOARD_TOKEN: opts.token,
+      ...(opts.token !== undefined ? { MM_BOARD_TOKEN: opts.token } : {}),
       MM_AGENT_DIR: opts.agentDir,
       MM_SIM_GPIO_PORT: '0',
       MM_RECONNECT_MAX_DELAY_MS: '1000',

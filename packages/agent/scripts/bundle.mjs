@@ -27,6 +27,10 @@ import * as esbuild from 'esbuild';
 const pkgDir = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const outDir = path.resolve(process.argv[2] ?? path.join(pkgDir, 'dist'));
 const pkg = JSON.parse(await fs.readFile(path.join(pkgDir, 'package.json'), 'utf8'));
+// A build of another version (packages, update tests): MM_AGENT_BUILD_VERSION replaces the
+// version the bundle reports (AGENT_VERSION, read from the inlined package.json).
+const version = process.env.MM_AGENT_BUILD_VERSION || pkg.version;
+const ownPackageJson = path.join(pkgDir, 'package.json');
 
 const SCRIPT = /\.(ts|mts|js|mjs)$/;
 // `createRequire(import.meta.url)('../package.json')` (how version.ts reads the version) would
@@ -68,8 +72,10 @@ const besideFiles = (entrySources) => ({
       });
       const jsons = [...contents.matchAll(REQUIRE_JSON)];
       for (const [call, , rel] of jsons) {
-        const json = await fs.readFile(path.resolve(path.dirname(args.path), rel), 'utf8');
-        contents = contents.replace(call, `(${JSON.stringify(JSON.parse(json))})`);
+        const jsonPath = path.resolve(path.dirname(args.path), rel);
+        const json = JSON.parse(await fs.readFile(jsonPath, 'utf8'));
+        if (jsonPath === ownPackageJson) json.version = version;
+        contents = contents.replace(call, `(${JSON.stringify(json)})`);
       }
       const loader = /\.m?ts$/.test(args.path) ? 'ts' : 'js';
       return { contents, loader, resolveDir: path.dirname(args.path) };
@@ -78,7 +84,7 @@ const besideFiles = (entrySources) => ({
 });
 
 const banner = [
-  `// mm-agent ${pkg.version}, bundled by packages/agent/scripts/bundle.mjs`,
+  `// mm-agent ${version}, bundled by packages/agent/scripts/bundle.mjs`,
   "import { createRequire as __mmCreateRequire } from 'node:module';",
   'const require = __mmCreateRequire(import.meta.url);',
 ].join('\n');

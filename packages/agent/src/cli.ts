@@ -20,6 +20,8 @@ Settings (environment):
   MM_SERVER_URL              the control plane (default http://127.0.0.1:8000)
   MM_BOARD_TOKEN             the board's token (required, or MM_BOARD_TOKEN_FILE)
   MM_BOARD_TOKEN_FILE        a file holding the board's token (keeps it out of the environment)
+  MM_PROVISIONING_KEY        with no token in MM_BOARD_TOKEN_FILE yet: enroll with this key, keep the token there
+  MM_MACHINE_ID_FILE         the board's stable id for enrolling (default /etc/machine-id)
   MM_AGENT_DIR               cache, work folders, journal (default /var/lib/mm-agent; ./data/agent with --simulate)
   MM_RUNNER                  the command that runs an invocation (required unless --simulate)
   MM_RUN_TIMEOUT_S           how long a run may take (default 3600)

@@ -88,6 +88,10 @@ export const agentEnvSchema = z.object({
   MM_BOARD_TOKEN: optionalString,
   /** A file holding the token instead (keeps it out of the agent's environment altogether). */
   MM_BOARD_TOKEN_FILE: optionalString,
+  /** With no token yet: enroll with this key and keep the token in MM_BOARD_TOKEN_FILE (docs/enrollment.md). */
+  MM_PROVISIONING_KEY: optionalString,
+  /** The board's stable id for enrollment (default /etc/machine-id; with --simulate, a file in MM_AGENT_DIR). */
+  MM_MACHINE_ID_FILE: optionalString,
   /** Run the runner as this user (its own, not the agent's). */
   MM_RUNNER_USER: optionalString,
   /** The ports of the board's loopback the device-script relay may reach (the catalogue cannot widen this). */
@@ -120,7 +124,10 @@ export interface AgentConfig {
   serverUrl: string;
   /** Where the agent opens its WebSocket (ws:// or wss://, ending in /api/agent/connect/). */
   connectUrl: string;
+  /** The board token; empty until enrollment (below) has got one. */
   boardToken: string;
+  /** No token yet and a provisioning key: enroll first (enroll/enroll.ts), then forget the key. */
+  enrollment?: Enrollment | undefined;
   /**
    * The user the runner runs as (MM_RUNNER_USER), resolved at start. As root the agent
    * spawns the runner with that uid/gid; otherwise through `sudo -n -u <name> --`.
@@ -153,6 +160,14 @@ export interface AgentConfig {
   simulatedGpioPort: number | undefined;
   /** --simulate: how a simulated reboot goes (MM_SIM_REBOOT_*). */
   simulatedReboot?: { downMs: number; neverReturn: boolean; sameBootId: boolean; fallback: boolean };
+}
+
+export interface Enrollment {
+  key: string;
+  /** Where the token goes (MM_BOARD_TOKEN_FILE, mode 0600). */
+  tokenFile: string;
+  /** The machine id's file: read if it exists; the last one is created (random) when none does. */
+  machineIdFiles: string[];
 }
 
 export interface RunnerUser {
@@ -188,7 +203,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     ? []
     : parsed.error.issues.map((i) => {
         const name = String(i.path[0]);
-        const got = name === 'MM_BOARD_TOKEN' || env[name] === undefined ? '' : ` (got ${JSON.stringify(env[name])})`;
+        const got = name === 'MM_BOARD_TOKEN' || name === 'MM_PROVISIONING_KEY' || env[name] === undefined ? '' : ` (got ${JSON.stringify(env[name])})`;
         return `  ${name}: ${i.message}${got}`;
       });
   if (parsed.success && parsed.data.MM_HEARTBEAT_TIMEOUT_MS <= parsed.data.MM_HEARTBEAT_INTERVAL_MS) {
@@ -196,17 +211,25 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
   }
   let boardToken = env.MM_BOARD_TOKEN || undefined;
   const tokenFile = env.MM_BOARD_TOKEN_FILE || undefined;
+  const provisioningKey = env.MM_PROVISIONING_KEY || undefined;
+  let enrollWith: string | undefined;
   if (tokenFile !== undefined) {
     if (boardToken !== undefined) problems.push('  MM_BOARD_TOKEN_FILE: set either MM_BOARD_TOKEN or MM_BOARD_TOKEN_FILE, not both');
     try {
       boardToken = fs.readFileSync(tokenFile, 'utf8').trim();
-      if (boardToken === '') problems.push(`  MM_BOARD_TOKEN_FILE: ${tokenFile} is empty`);
+      if (boardToken === '' && provisioningKey !== undefined) enrollWith = provisioningKey;
+      else if (boardToken === '') problems.push(`  MM_BOARD_TOKEN_FILE: ${tokenFile} is empty`);
     } catch (err) {
-      problems.push(`  MM_BOARD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
+      // No token kept yet: a provisioning key gets one (and the key is never used again).
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && provisioningKey !== undefined) enrollWith = provisioningKey;
+      else problems.push(`  MM_BOARD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
     }
+  } else if (provisioningKey !== undefined && boardToken === undefined) {
+    problems.push('  MM_PROVISIONING_KEY: needs MM_BOARD_TOKEN_FILE (where the token it gets is kept)');
   } else if (boardToken === undefined) {
-    problems.push('  MM_BOARD_TOKEN: is required (the board token shown when the board was registered), or MM_BOARD_TOKEN_FILE');
+    problems.push('  MM_BOARD_TOKEN: is required (the board token shown when the board was registered), or MM_BOARD_TOKEN_FILE, or MM_PROVISIONING_KEY');
   }
+  if (enrollWith !== undefined) boardToken = '';
   let runnerUser: RunnerUser | undefined;
   if (parsed.success && parsed.data.MM_RUNNER_USER !== undefined) {
     try {
@@ -226,12 +249,16 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
   // runner from reading it.)
   delete env.MM_BOARD_TOKEN;
   delete env.MM_BOARD_TOKEN_FILE;
+  delete env.MM_PROVISIONING_KEY;
   const agentDir = path.resolve(e.MM_AGENT_DIR ?? (opts.simulate ? './data/agent' : '/var/lib/mm-agent'));
+  const ownMachineId = path.join(agentDir, 'machine-id');
+  const machineIdFiles = e.MM_MACHINE_ID_FILE ? [e.MM_MACHINE_ID_FILE] : opts.simulate ? [ownMachineId] : ['/etc/machine-id', ownMachineId];
   const simulated = opts.simulatedDefaults?.(agentDir);
   return {
     serverUrl: e.MM_SERVER_URL,
     connectUrl: connectUrlFor(e.MM_SERVER_URL),
     boardToken,
+    enrollment: enrollWith !== undefined && tokenFile !== undefined ? { key: enrollWith, tokenFile: path.resolve(tokenFile), machineIdFiles } : undefined,
     runnerUser,
     scriptPorts: [...(e.MM_SCRIPT_PORTS ?? DEFAULT_SCRIPT_PORTS)],
     agentDir,

@@ -6,6 +6,7 @@ import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
 import { simulatedDefaults } from './simulate/simulated-board.ts';
 import { startSimulatedBoardDriver } from './simulate/simulated-board-driver.ts';
 import { AGENT_VERSION } from './version.ts';
+import { enroll, EnrollmentRefusedError } from './enroll/enroll.ts';
 
 /** How long a stop may take before the agent exits anyway (under the unit's TimeoutStopSec=30, so this says why). */
 const STOP_DEADLINE_MS = 25_000;
@@ -44,6 +45,25 @@ async function main(): Promise<void> {
     log.fatal({ err }, 'uncaught exception: exiting');
     process.exit(1);
   });
+
+  if (config.enrollment) {
+    // No token yet: exchange the provisioning key for one (kept in the token file; the key is
+    // never used again). SIGINT/SIGTERM while waiting for approval just exit.
+    const abort = new AbortController();
+    const quit = () => abort.abort();
+    process.once('SIGINT', quit);
+    process.once('SIGTERM', quit);
+    try {
+      config.boardToken = await enroll({ serverUrl: config.serverUrl, enrollment: config.enrollment, log, maxDelayMs: config.reconnectMaxDelayMs, signal: abort.signal });
+    } catch (err) {
+      if (abort.signal.aborted) process.exit(0);
+      log.fatal({ err }, err instanceof EnrollmentRefusedError ? err.message : `cannot enroll: ${(err as Error).message}`);
+      process.exit(err instanceof EnrollmentRefusedError ? 2 : 1);
+    }
+    config.enrollment = undefined;
+    process.off('SIGINT', quit);
+    process.off('SIGTERM', quit);
+  }
 
   // The one place the board is chosen: the real one, or --simulate's stand-ins.
   let driver: BoardDriver | undefined;

@@ -2971,6 +2971,396 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent/enroll/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An agent exchanges a provisioning key for a board token
+         * @description No user auth: the provisioning key in the body is the credential. See docs/enrollment.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Enroll"];
+                };
+            };
+            responses: {
+                /** @description Enrolled: the board and its token (a new token each time the same machine enrolls again) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Enrolled"];
+                    };
+                };
+                /** @description The key needs approval: the board is pending; ask again after Retry-After */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EnrollPending"];
+                    };
+                };
+                /** @description Bad input (`validation_failed`) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: the key is unknown, expired, used up or deleted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/boards/{id}/approve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a pending board (enrolled with a manual key): its agent gets its token at its next try */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The board, no longer pending (approving a registered board changes nothing) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Board"];
+                    };
+                };
+                /** @description `board_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/provisioning-keys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Provisioning keys (never the keys themselves) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (max 1000). */
+                    limit?: number;
+                    offset?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of keys, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProvisioningKeyList"];
+                    };
+                };
+                /** @description Bad input */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Make a provisioning key boards enroll with; answers it once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateProvisioningKey"];
+                };
+            };
+            responses: {
+                /** @description The key */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NewProvisioningKey"];
+                    };
+                };
+                /** @description Bad input (`validation_failed`; an `expires_at` in the past) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/provisioning-keys/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a provisioning key: no board can enroll with it any more (enrolled boards stay) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `provisioning_key_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/downloads/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the control plane serves for boards and people: agent packages, install-agent.sh, mm (no sign-in) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The files */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DownloadList"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/downloads/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One served file (no sign-in); `SHA256SUMS` lists every file with its sha256 */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description `download_not_found`: not in MM_PACKAGES_DIR (the message says how to build it) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login/": {
         parameters: {
             query?: never;
@@ -4257,8 +4647,11 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @enum {string} */
-            status: "online" | "offline" | "rebooting";
+            /**
+             * @description `pending`: enrolled with a manual-approval key, waiting for `POST /api/boards/<id>/approve/`.
+             * @enum {string}
+             */
+            status: "online" | "offline" | "rebooting" | "pending";
             /** @description The board is running an operation. */
             busy: boolean;
             /** @description When the agent was last heard from (now-ish while online). */
@@ -4270,10 +4663,16 @@ export interface components {
             platform: string | null;
             boot_id: string | null;
             active_pac: string | null;
+            /** @description `{ key: value }` labels; an enrolled board starts with its provisioning key's. */
+            labels: {
+                [key: string]: string;
+            };
         };
         NewBoard: components["schemas"]["Board"] & {
             /** @description The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored. */
             token: string;
+            /** @description The one line that installs the agent on the board with this token (docs/packages.md) */
+            install_command: string;
         };
         /**
          * @example {
@@ -4340,6 +4739,129 @@ export interface components {
             pacs: components["schemas"]["PacRecord"][];
             /** @description The active PAC's name, or null when none is active */
             active: string | null;
+        };
+        Enrolled: {
+            /** Format: uuid */
+            board_id: string;
+            /** @description The board token; keep it (MM_BOARD_TOKEN_FILE). */
+            token: string;
+        };
+        EnrollPending: {
+            /** Format: uuid */
+            board_id: string;
+            /** @enum {string} */
+            status: "pending";
+        };
+        /**
+         * @example {
+         *       "key": "mmk_…",
+         *       "machine_id": "5f1c0e8e0e9a4a0c9d6f1e2b3c4d5e6f",
+         *       "hostname": "kria-07"
+         *     }
+         */
+        Enroll: {
+            /** @description The provisioning key (`MM_PROVISIONING_KEY`). */
+            key: string;
+            /** @description The board's stable id (`/etc/machine-id`): the same machine enrolling again gets the same board. */
+            machine_id: string;
+            /** @description The board's host name; the new board's name. */
+            hostname: string;
+            /** @description What the agent found on the board (arch, os, ...). */
+            facts?: {
+                [key: string]: unknown;
+            };
+        };
+        ProvisioningKeyList: {
+            provisioning_keys: components["schemas"]["ProvisioningKey"][];
+            total: number;
+        };
+        ProvisioningKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Every board enrolled with the key starts with these labels. */
+            labels: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            expires_at: string | null;
+            /** @description How many boards may enroll with it; null: no limit. */
+            max_boards: number | null;
+            /** @description How many boards have enrolled with it so far. */
+            boards_enrolled: number;
+            /**
+             * @description `manual`: enrolled boards stay `pending` until an admin approves them.
+             * @enum {string}
+             */
+            approval: "auto" | "manual";
+            created_by: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        NewProvisioningKey: components["schemas"]["ProvisioningKey"] & {
+            /** @description The key (`MM_PROVISIONING_KEY` of the agent). Shown this once; only its hash is stored. */
+            key: string;
+            /** @description The one line that installs the agent on a board and enrolls it with this key (docs/packages.md) */
+            install_command: string;
+        };
+        /**
+         * @example {
+         *       "name": "lab-2 boards",
+         *       "labels": {
+         *         "site": "lab-2"
+         *       },
+         *       "max_boards": 20,
+         *       "approval": "auto"
+         *     }
+         */
+        CreateProvisioningKey: {
+            name: string;
+            /**
+             * @example {
+             *       "site": "lab-2",
+             *       "rack": "a"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description When it stops working (ISO 8601); left out or null: never
+             */
+            expires_at?: string | null;
+            max_boards?: number | null;
+            /**
+             * @default auto
+             * @enum {string}
+             */
+            approval: "auto" | "manual";
+        };
+        DownloadList: {
+            downloads: components["schemas"]["Download"][];
+            total: number;
+            /** @description The newest agent version served (what an agent update installs by default) */
+            agent_version: string | null;
+            /** @description What the control plane cannot serve, and why (e.g. no packages built in MM_PACKAGES_DIR) */
+            missing: string[];
+        };
+        Download: {
+            /** @example mm-agent_0.1.0_arm64.deb */
+            name: string;
+            /** @enum {string} */
+            kind: "agent_package" | "install_script" | "cli";
+            version: string | null;
+            /** @description Debian architecture of an agent package (`arm64`, `amd64`) */
+            arch: string | null;
+            size: number;
+            sha256: string;
+            url: string;
         };
         User: {
             /** Format: uuid */

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { registerBoards, registerOps, registerPac } from './commands/boards.ts';
 import { registerInvocations } from './commands/invocations.ts';
+import { registerKeys } from './commands/keys.ts';
 import { registerLogin } from './commands/login.ts';
 import { registerRun } from './commands/run.ts';
 import { registerScripts } from './commands/scripts.ts';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerOps(program);
   registerPac(program);
   registerScripts(program);
+  registerKeys(program);
   for (const c of allCommands(program)) c.exitOverride().showHelpAfterError('(run with --help for usage)');
   return program;
 }

@@ -30,6 +30,7 @@ const DeviceScriptPage = lazyPage(() => import('./pages/device-scripts.tsx').the
 const TokensPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.TokensPage));
 const UsersPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.UsersPage));
 const AuditPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.AuditPage));
+const ProvisioningKeysPage = lazyPage(() => import('./pages/provisioning-keys.tsx').then((m) => m.ProvisioningKeysPage));
 const AccountPage = lazyPage(() => import('./pages/account.tsx').then((m) => m.AccountPage));
 
 /** Every page: the router, the menu, the titles and the role checks all read this one table. */
@@ -47,6 +48,7 @@ export const ROUTES: Route[] = [
   { path: '/account', title: 'My account', page: () => <AccountPage />, accounts: true },
   { path: '/admin/users', title: 'Users', page: () => <UsersPage />, role: 'admin', accounts: true, menu: true },
   { path: '/admin/audit', title: 'Audit log', page: () => <AuditPage />, role: 'admin', accounts: true, menu: true },
+  { path: '/admin/keys', title: 'Provisioning keys', page: () => <ProvisioningKeysPage />, role: 'admin', menu: true },
 ];
 
 /** The route a path shows, with its parameters. */

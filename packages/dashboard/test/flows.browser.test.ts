@@ -290,7 +290,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
     await page.getByText('Copy the token now: it is shown this once.').waitFor();
     const token = await page.getByTestId('board-token').inputValue();
     const command = await page.getByTestId('install-command').inputValue();
-    expect(command).toBe(`sudo deploy/agent/install.sh --server-url ${base} --token ${token} --runner '/path/to/your/runner'`);
+    expect(command).toBe(`curl -fsSL ${base}/api/downloads/install-agent.sh | sudo sh -s -- --server-url ${base} --token ${token}`);
     await screenshot(page, 'flows-11-board-registered');
     await expectAccessible(page, 'board registered');
     const { boards } = (await (await h.api('/api/boards/')).json()) as { boards: Array<{ id: string; name: string; token?: string }> };

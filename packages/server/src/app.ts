@@ -28,6 +28,10 @@ import { invocationFileRoutes } from './routes/invocation-files.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
 import { uploadRoutes } from './routes/uploads.ts';
+import { agentEnrollRoutes } from './routes/agent-enroll.ts';
+import { boardApprovalRoutes } from './routes/board-approval.ts';
+import { downloadRoutes } from './routes/downloads.ts';
+import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
 
 export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
@@ -55,6 +59,10 @@ export function createApp(ctx: Services) {
   app.route('/', invocationOperationRoutes(ctx));
   app.route('/', pacRoutes(ctx));
   app.route('/', agentConnectRoutes(ctx));
+  app.route('/', agentEnrollRoutes(ctx));
+  app.route('/', boardApprovalRoutes(ctx));
+  app.route('/', provisioningKeyRoutes(ctx));
+  app.route('/', downloadRoutes(ctx));
   app.route('/', authRoutes(ctx.auth));
   app.route('/', userRoutes(ctx.auth));
   app.route('/', tokenRoutes(ctx.auth));

@@ -105,6 +105,13 @@ export const configSchema = z.object({
     (v) => v === undefined || /^\/[A-Za-z0-9._~\/-]*\/$/.test(v),
     'must be a path that starts and ends with / (the internal nginx location), e.g. /_protected/',
   ),
+  /** Agent packages, install-agent.sh and the `mm` bundle served by `GET /api/downloads/` (docs/packages.md). */
+  MM_PACKAGES_DIR: optionalString.default('./dist/packages'),
+  /** An agent update must reconnect with the new version within this, or the board rolls back. */
+  MM_AGENT_UPDATE_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(300),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -193,6 +200,10 @@ export interface Config {
   s3: S3Settings | undefined;
   /** `MM_RETENTION_DAYS` in ms; 0 keeps everything forever. */
   retentionMs: number;
+  /** `MM_PACKAGES_DIR`, absolute: what `GET /api/downloads/` serves. */
+  packagesDir: string;
+  /** `MM_AGENT_UPDATE_TIMEOUT_S` in ms. */
+  agentUpdateTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -258,5 +269,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           }
         : undefined,
     retentionMs: Math.round(e.MM_RETENTION_DAYS * 86_400_000),
+    packagesDir: path.resolve(e.MM_PACKAGES_DIR),
+    agentUpdateTimeoutMs: Math.max(1000, Math.round(e.MM_AGENT_UPDATE_TIMEOUT_S * 1000)),
   };
 }

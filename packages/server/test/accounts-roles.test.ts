@@ -40,8 +40,10 @@ function concrete(path: string): string {
  */
 function contractRole(method: string, path: string): Access {
   // Signing in is for anyone: with a password, or with a token (the dashboard's token sign-in).
-  if (['/api/health/', '/api/agent/connect/', '/api/auth/login/', '/api/auth/token-login/'].includes(path)) return 'public';
-  if (path.startsWith('/api/users/') || path.startsWith('/api/audit/')) return 'admin';
+  // Enrolling: the provisioning key in the body is the credential.
+  if (path.startsWith('/api/downloads/')) return 'public';
+  if (['/api/health/', '/api/agent/connect/', '/api/agent/enroll/', '/api/auth/login/', '/api/auth/token-login/'].includes(path)) return 'public';
+  if (path.startsWith('/api/users/') || path.startsWith('/api/audit/') || path.startsWith('/api/provisioning-keys/')) return 'admin';
   if (path.startsWith('/api/auth/') || path.startsWith('/api/tokens/')) return 'viewer';
   // Every call of the proxy and of the tus upload protocol (HEAD asks for an upload's offset).
   if (path.startsWith('/api/device-scripts/{id}/proxy/') || path.startsWith('/api/uploads/')) return 'operator';

@@ -49,7 +49,8 @@ function RegisterBoard({ onDone }: { onDone: () => void }) {
   const [created, setCreated] = useState<(Board & { token: string }) | null>(null);
   const [error, setError] = useState<unknown>(null);
   if (created) {
-    const command = `sudo deploy/agent/install.sh --server-url ${location.origin} --token ${created.token} --runner '/path/to/your/runner'`;
+    // The server's one line: fetches install-agent.sh from it, installs the package for the board's architecture.
+    const command = created.install_command;
     return (
       <div class="card stack" role="region" aria-labelledby="reg-done">
         <h2 id="reg-done">Board “{created.name}” registered</h2>
@@ -57,7 +58,12 @@ function RegisterBoard({ onDone }: { onDone: () => void }) {
           <strong>Copy the token now: it is shown this once.</strong>
         </p>
         <CopyField label="Token" value={created.token} testId="board-token" />
-        <CopyField label="Install command (on the board, from a copy of the repository's deploy/ folder and the agent bundle)" value={command} testId="install-command" rows={3} />
+        <CopyField
+          label="Install command (run it on the board; set MM_RUNNER in /etc/mm-agent/mm-agent.env afterwards, or add --runner)"
+          value={command}
+          testId="install-command"
+          rows={3}
+        />
         <div class="row">
           <button
             type="button"

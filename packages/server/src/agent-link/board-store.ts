@@ -1,4 +1,4 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/database.ts';
 import { boards } from '../db/schema.ts';
@@ -6,12 +6,14 @@ import type { HelloMessage } from './board-link.ts';
 
 export type BoardRow = typeof boards.$inferSelect;
 export type BoardStatus = 'online' | 'offline' | 'rebooting';
+/** What the API shows: a board enrolled with a manual key is `pending` until approved. */
+export type ShownBoardStatus = BoardStatus | 'pending';
 
 /** The board as the API shows it (docs/api.md, "Boards and operations"). */
 export interface BoardObject {
   id: string;
   name: string;
-  status: BoardStatus;
+  status: ShownBoardStatus;
   busy: boolean;
   last_seen_at: string | null;
   connected_at: string | null;
@@ -20,13 +22,14 @@ export interface BoardObject {
   platform: string | null;
   boot_id: string | null;
   active_pac: string | null;
+  labels: Record<string, string>;
 }
 
 export const BoardSchema = z
   .object({
     id: z.string().uuid(),
     name: z.string(),
-    status: z.enum(['online', 'offline', 'rebooting']),
+    status: z.enum(['online', 'offline', 'rebooting', 'pending']).openapi({ description: '`pending`: enrolled with a manual-approval key, waiting for `POST /api/boards/<id>/approve/`.' }),
     busy: z.boolean().openapi({ description: 'The board is running an operation.' }),
     last_seen_at: z.string().nullable().openapi({ description: 'When the agent was last heard from (now-ish while online).' }),
     connected_at: z.string().nullable().openapi({ description: 'When the current (or last) connection was opened.' }),
@@ -35,6 +38,7 @@ export const BoardSchema = z
     platform: z.string().nullable(),
     boot_id: z.string().nullable(),
     active_pac: z.string().nullable(),
+    labels: z.record(z.string(), z.string()).openapi({ description: '`{ key: value }` labels; an enrolled board starts with its provisioning key\'s.' }),
   })
   .openapi('Board');
 
@@ -49,7 +53,7 @@ export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean):
   return {
     id: row.id,
     name: row.name,
-    status: presence.status,
+    status: row.pending ? 'pending' : presence.status,
     busy,
     last_seen_at: lastSeen ? lastSeen.toISOString() : null,
     connected_at: row.connectedAt ? row.connectedAt.toISOString() : null,
@@ -58,6 +62,7 @@ export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean):
     platform: row.platform,
     boot_id: row.bootId,
     active_pac: row.activePac,
+    labels: row.labels,
   };
 }
 
@@ -72,7 +77,8 @@ export async function findBoard(db: Db, id: string): Promise<BoardRow | undefine
 }
 
 export async function findBoardByTokenHash(db: Db, tokenHash: string): Promise<BoardRow | undefined> {
-  const [row] = await db.select().from(boards).where(eq(boards.tokenHash, tokenHash));
+  // A pending board has no working token (its hash is of a secret nobody was given); the guard says so twice.
+  const [row] = await db.select().from(boards).where(and(eq(boards.tokenHash, tokenHash), eq(boards.pending, false)));
   return row;
 }
 
@@ -85,9 +91,9 @@ export async function listBoardRows(db: Db, page: { limit: number; offset: numbe
   return { rows, total: count?.n ?? 0 };
 }
 
-/** The ids of at most `limit` boards (to tell "exactly one board" from "none" or "several"). */
+/** The ids of at most `limit` registered boards (to tell "exactly one board" from "none" or "several"); pending ones do not count. */
 export async function someBoardIds(db: Db, limit: number): Promise<string[]> {
-  const rows = await db.select({ id: boards.id }).from(boards).orderBy(asc(boards.createdAt)).limit(limit);
+  const rows = await db.select({ id: boards.id }).from(boards).where(eq(boards.pending, false)).orderBy(asc(boards.createdAt)).limit(limit);
   return rows.map((r) => r.id);
 }
 

@@ -44,6 +44,10 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   // Outside user auth: health for probes, the agent link (board tokens), signing in.
   R('GET', '/api/health/', 'public'),
   R('GET', '/api/agent/connect/', 'public'),
+  R('POST', '/api/agent/enroll/', 'public', 'board.enroll'),
+  // Downloads for boards (install-agent.sh, packages) and people (mm): nothing secret.
+  R('GET', '/api/downloads/', 'public'),
+  R('GET', '/api/downloads/{file}', 'public'),
   R('POST', '/api/auth/login/', 'public', 'self'),
   R('POST', '/api/auth/token-login/', 'public', 'self'),
 
@@ -96,6 +100,10 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   // Admins: boards, PAC changes, the device-script catalogue, users, the audit log.
   R('POST', '/api/boards/', 'admin', 'board.create'),
   R('DELETE', '/api/boards/{id}/', 'admin', 'board.delete'),
+  R('POST', '/api/boards/{id}/approve/', 'admin', 'board.approve'),
+  R('GET', '/api/provisioning-keys/', 'admin'),
+  R('POST', '/api/provisioning-keys/', 'admin', 'provisioning_key.create'),
+  R('DELETE', '/api/provisioning-keys/{id}/', 'admin', 'provisioning_key.delete'),
   R('POST', '/api/pacs/activate/', 'admin', 'pac.activate'),
   R('POST', '/api/pacs/install/', 'admin', 'pac.install'),
   R('POST', '/api/device-scripts/', 'admin', 'device_script.create'),

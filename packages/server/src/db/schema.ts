@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
+  boolean,
   check,
   customType,
   index,
@@ -63,21 +64,49 @@ export const invocationFiles = pgTable(
   (t) => [primaryKey({ columns: [t.invocationId, t.kind] }), index('invocation_files_sha256_idx').on(t.sha256)],
 );
 
-export const boards = pgTable('boards', {
+export const boards = pgTable(
+  'boards',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    name: text('name').notNull(),
+    /** sha256 of the board token; the token itself is shown once and never stored. */
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastSeenAt: ts('last_seen_at'),
+    connectedAt: ts('connected_at'),
+    agentVersion: text('agent_version'),
+    hostname: text('hostname'),
+    platform: text('platform'),
+    bootId: text('boot_id'),
+    activePac: text('active_pac'),
+    /** Content the agent reported holding in its cache (sha256 list), from its last hello. */
+    cachedContent: jsonb('cached_content').$type<string[]>().notNull().default([]),
+    /** `{ key: value }` labels (an enrolled board starts with its provisioning key's). */
+    labels: jsonb('labels').$type<Record<string, string>>().notNull().default({}),
+    /** Enrolled with a manual-approval key and not approved yet: no token works for it. */
+    pending: boolean('pending').notNull().default(false),
+    /** Enrolled boards: the agent's machine id and the key it enrolled with (one board per key and machine). */
+    machineId: text('machine_id'),
+    provisioningKeyId: uuid('provisioning_key_id').references(() => provisioningKeys.id, { onDelete: 'set null' }),
+    /** What the agent reported when it enrolled. */
+    enrollFacts: jsonb('enroll_facts').$type<Record<string, unknown>>(),
+  },
+  (t) => [uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId)],
+);
+
+/** Provisioning keys (docs/enrollment.md): exchanged by an agent for a board token; only the hash is stored. */
+export const provisioningKeys = pgTable('provisioning_keys', {
   id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
   name: text('name').notNull(),
-  /** sha256 of the board token; the token itself is shown once and never stored. */
-  tokenHash: text('token_hash').notNull().unique(),
+  keyHash: text('key_hash').notNull().unique(),
+  labels: jsonb('labels').$type<Record<string, string>>().notNull().default({}),
+  expiresAt: ts('expires_at'),
+  maxBoards: integer('max_boards'),
+  /** Boards enrolled with it so far (new machines; re-enrolling one does not count again). */
+  enrolledCount: integer('enrolled_count').notNull().default(0),
+  approval: text('approval').$type<'auto' | 'manual'>().notNull().default('auto'),
+  createdBy: text('created_by'),
   createdAt: ts('created_at').notNull().defaultNow(),
-  lastSeenAt: ts('last_seen_at'),
-  connectedAt: ts('connected_at'),
-  agentVersion: text('agent_version'),
-  hostname: text('hostname'),
-  platform: text('platform'),
-  bootId: text('boot_id'),
-  activePac: text('active_pac'),
-  /** Content the agent reported holding in its cache (sha256 list), from its last hello. */
-  cachedContent: jsonb('cached_content').$type<string[]>().notNull().default([]),
 });
 
 export const operations = pgTable(

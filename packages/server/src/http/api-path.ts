@@ -12,5 +12,6 @@ export function apiPath(request: Request): string {
   if (p.startsWith('/api/videos/results/')) return p;
   if (/^\/api\/device-scripts\/[^/]+\/proxy\/./.test(p)) return p;
   if (p.startsWith('/api/docs/assets/')) return p;
+  if (/^\/api\/downloads\/[^/]+$/.test(p)) return p;
   return `${p}/`;
 }

@@ -9,6 +9,7 @@ import { validationHook } from '../http/validation.ts';
 import { notFound } from '../errors.ts';
 import { requireJson } from '../http/openapi.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
+import { installCommand, publicOrigin } from '../downloads/install-command.ts';
 
 const BoardIdParams = z.object({
   id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
@@ -25,6 +26,7 @@ const CreateBoardBody = z
 
 const NewBoard = BoardSchema.extend({
   token: z.string().openapi({ description: 'The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored.' }),
+  install_command: z.string().openapi({ description: 'The one line that installs the agent on the board with this token (docs/packages.md)' }),
 }).openapi('NewBoard');
 
 const BoardList = z.object({ boards: z.array(BoardSchema), total: z.number().int() }).openapi('BoardList');
@@ -106,7 +108,8 @@ export function boardRoutes(ctx: Services) {
     const row = await insertBoard(db, c.req.valid('json').name, sha256Hex(token));
     ctx.log.info({ board_id: row.id, name: row.name }, 'board registered');
     setAuditTarget(`board ${row.id}`, { name: row.name });
-    return c.json({ ...toBoardObject(row, ctx.agents.presence(row.id), false), token }, 201);
+    const install_command = installCommand(publicOrigin(c, ctx.config), { token });
+    return c.json({ ...toBoardObject(row, ctx.agents.presence(row.id), false), token, install_command }, 201);
   });
 
   app.openapi(getRoute, async (c) => {

@@ -1,0 +1,90 @@
+import type { Command } from 'commander';
+import { say } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { table, when } from '../format.ts';
+import { withContext } from './shared.ts';
+
+interface ProvisioningKey {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  expires_at: string | null;
+  max_boards: number | null;
+  boards_enrolled: number;
+  approval: 'auto' | 'manual';
+  created_at: string;
+  key?: string;
+  install_command?: string;
+}
+
+/** `--label k=v`, repeatable. */
+function collectLabel(value: string, labels: Record<string, string>): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new UsageError(`--label takes key=value (got ${JSON.stringify(value)}).`);
+  return { ...labels, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+const labelText = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+
+/** `mm keys ls|create|rm`: provisioning keys boards enroll with (docs/enrollment.md). */
+export function registerKeys(program: Command): void {
+  const keys = program.command('keys').description('provisioning keys boards enroll with (admin)');
+  keys
+    .command('ls')
+    .description('list provisioning keys')
+    .action(
+      withContext(async (ctx) => {
+        const page = await ctx.api.get<{ provisioning_keys: ProvisioningKey[]; total: number }>('/api/provisioning-keys/');
+        ctx.result(page, () =>
+          say(
+            table(
+              ['ID', 'NAME', 'APPROVAL', 'LABELS', 'BOARDS', 'EXPIRES'],
+              page.provisioning_keys.map((k) => [k.id, k.name, k.approval, labelText(k.labels), `${k.boards_enrolled}${k.max_boards === null ? '' : `/${k.max_boards}`}`, when(k.expires_at)]),
+            ),
+          ),
+        );
+      }),
+    );
+  keys
+    .command('create <name>')
+    .description('make a key; prints it (shown this once) and the install command that uses it')
+    .option('--label <k=v>', 'a label every board enrolled with it gets (repeatable)', collectLabel, {})
+    .option('--manual', 'boards wait for an admin to approve them')
+    .option('--max-boards <n>', 'how many boards may enroll with it')
+    .option('--expires <iso-time>', 'when it stops working')
+    .action(
+      withContext(async (ctx, opts: { label: Record<string, string>; manual?: boolean; maxBoards?: string; expires?: string }, name: string) => {
+        if (opts.maxBoards !== undefined && !/^[1-9]\d{0,6}$/.test(opts.maxBoards)) throw new UsageError('--max-boards must be a positive whole number.');
+        const key = await ctx.api.json<ProvisioningKey>('POST', '/api/provisioning-keys/', {
+          json: {
+            name,
+            labels: opts.label,
+            approval: opts.manual ? 'manual' : 'auto',
+            ...(opts.maxBoards !== undefined ? { max_boards: Number(opts.maxBoards) } : {}),
+            ...(opts.expires !== undefined ? { expires_at: opts.expires } : {}),
+          },
+        });
+        ctx.result(key, () => {
+          say(`Provisioning key ${key.id} (${key.name}, ${key.approval} approval) created.`);
+          say(`Key (shown this once): ${key.key}`);
+          if (key.install_command) {
+            say('Install the agent on a board with it:');
+            say(`  ${key.install_command}`);
+          }
+        });
+      }),
+    );
+  keys
+    .command('rm <id>')
+    .description('delete a key (boards enrolled with it stay)')
+    .action(
+      withContext(async (ctx, _opts, id: string) => {
+        await ctx.api.request('DELETE', `/api/provisioning-keys/${encodeURIComponent(id)}/`);
+        ctx.result({ deleted: id }, () => say(`Deleted provisioning key ${id}.`));
+      }),
+    );
+}

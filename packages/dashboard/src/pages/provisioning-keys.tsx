@@ -1,0 +1,229 @@
+import { useEffect, useState } from 'preact/hooks';
+import { client, unwrap, type Schemas } from '../api/client.ts';
+import { useBoards } from '../components/board-picker.tsx';
+import { ErrorBox } from '../components/error-box.tsx';
+import { Link } from '../components/link.tsx';
+import { formatTime } from '../lib/format.ts';
+
+type ProvisioningKey = Schemas['ProvisioningKey'];
+type NewKey = Schemas['NewProvisioningKey'];
+
+/** `site=lab-2, rack=a` → `{ site: 'lab-2', rack: 'a' }` (the server checks the rest). */
+function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const part of text.split(/[,\n]/)) {
+    const item = part.trim();
+    if (!item) continue;
+    const at = item.indexOf('=');
+    if (at <= 0) throw new Error(`“${item}” is not key=value`);
+    labels[item.slice(0, at).trim()] = item.slice(at + 1).trim();
+  }
+  return labels;
+}
+
+const labelText = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+
+/** Admins: provisioning keys boards enroll with, and the pending boards to approve (docs/enrollment.md). */
+export function ProvisioningKeysPage() {
+  const [keys, setKeys] = useState<ProvisioningKey[] | null>(null);
+  const [created, setCreated] = useState<NewKey | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const load = () =>
+    unwrap(client.GET('/api/provisioning-keys/'))
+      .then((d) => setKeys(d.provisioning_keys))
+      .catch(setError);
+  useEffect(() => void load(), []);
+
+  return (
+    <section aria-labelledby="keys-title" class="stack">
+      <h1 id="keys-title">Provisioning keys</h1>
+      <p class="muted">
+        A board given a key enrolls by itself: it gets a token of its own and the key's labels. With manual approval it waits below until you approve it.
+      </p>
+      <PendingBoards onError={setError} />
+      <form
+        class="card row wrap"
+        aria-label="New provisioning key"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const formEl = e.currentTarget;
+          const f = new FormData(formEl);
+          const days = Number(f.get('days') || 0);
+          const max = Number(f.get('max') || 0);
+          try {
+            const key = await unwrap(
+              client.POST('/api/provisioning-keys/', {
+                body: {
+                  name: String(f.get('name')),
+                  labels: parseLabels(String(f.get('labels') ?? '')),
+                  approval: f.get('manual') ? 'manual' : 'auto',
+                  ...(max ? { max_boards: max } : {}),
+                  ...(days ? { expires_at: new Date(Date.now() + days * 86400_000).toISOString() } : {}),
+                },
+              }),
+            );
+            setCreated(key);
+            formEl.reset();
+            void load();
+          } catch (err) {
+            setError(err);
+          }
+        }}
+      >
+        <label>
+          Name
+          <input name="name" required />
+        </label>
+        <label>
+          Labels (key=value, comma-separated)
+          <input name="labels" placeholder="site=lab-2, rack=a" />
+        </label>
+        <label>
+          Boards at most (empty: any number)
+          <input name="max" type="number" min={1} size={5} />
+        </label>
+        <label>
+          Expires after (days, empty: never)
+          <input name="days" type="number" min={1} size={5} />
+        </label>
+        <label class="row">
+          <input name="manual" type="checkbox" /> Approve each board by hand
+        </label>
+        <button type="submit" class="primary">
+          Create key
+        </button>
+      </form>
+      {created && <CreatedKey created={created} onDone={() => setCreated(null)} />}
+      <ErrorBox error={error} onDismiss={() => setError(null)} />
+      {keys && keys.length === 0 && <p>No provisioning key yet.</p>}
+      {keys && keys.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Approval</th>
+              <th scope="col">Labels</th>
+              <th scope="col">Boards</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k.id} data-testid={`key-${k.name}`}>
+                <td>{k.name}</td>
+                <td>{k.approval}</td>
+                <td>{labelText(k.labels) || '—'}</td>
+                <td>
+                  {k.boards_enrolled}
+                  {k.max_boards !== null && ` of ${k.max_boards}`}
+                </td>
+                <td>{k.expires_at ? formatTime(k.expires_at) : 'never'}</td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={async () => {
+                      if (!confirm(`Delete the key “${k.name}”? Boards enrolled with it stay; no new board can use it.`)) return;
+                      try {
+                        await unwrap(client.DELETE('/api/provisioning-keys/{id}/', { params: { path: { id: k.id } } }));
+                        void load();
+                      } catch (err) {
+                        setError(err);
+                      }
+                    }}
+                  >
+                    Delete <span class="visually-hidden">{k.name}</span>
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function CreatedKey({ created, onDone }: { created: NewKey; onDone: () => void }) {
+  const install = created.install_command;
+  return (
+    <div class="card stack" role="status">
+      <strong>Copy the key now: it is shown this once.</strong>
+      <label>
+        Key
+        <input readOnly value={created.key} data-testid="new-key" onFocus={(e) => (e.target as HTMLInputElement).select()} />
+      </label>
+      {install && (
+        <label>
+          Install command (run it on each board)
+          <textarea readOnly rows={3} value={install} data-testid="key-install-command" onFocus={(e) => (e.target as HTMLTextAreaElement).select()} />
+        </label>
+      )}
+      <div class="row">
+        {install && (
+          <button type="button" onClick={() => void navigator.clipboard?.writeText(install)}>
+            Copy the command
+          </button>
+        )}
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function PendingBoards({ onError }: { onError: (err: unknown) => void }) {
+  const { boards, reload } = useBoards(3000);
+  const pending = (boards ?? []).filter((b) => b.status === 'pending');
+  if (pending.length === 0) return <p class="muted" data-testid="no-pending">No board is waiting for approval.</p>;
+  return (
+    <div class="card stack" role="region" aria-labelledby="pending-title">
+      <h2 id="pending-title">Waiting for approval</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Board</th>
+            <th scope="col">Labels</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {pending.map((b) => (
+            <tr key={b.id} data-testid={`pending-${b.name}`}>
+              <td>
+                <Link href={`/boards/${b.id}`}>{b.name}</Link>
+              </td>
+              <td>{labelText(b.labels) || '—'}</td>
+              <td>
+                <button
+                  type="button"
+                  class="primary"
+                  onClick={async () => {
+                    try {
+                      await unwrap(client.POST('/api/boards/{id}/approve/', { params: { path: { id: b.id } } }));
+                      reload();
+                    } catch (err) {
+                      onError(err);
+                    }
+                  }}
+                >
+                  Approve <span class="visually-hidden">{b.name}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
