@@ -4529,6 +4529,7 @@ export interface components {
          */
         AttachByDigest: {
             sha256: string;
+            /** @description Stored as a plain base name (folders, NUL and control characters removed, cut to 255 bytes), as every upload name is */
             filename: string;
         };
         Upload: {
