@@ -4,6 +4,7 @@
  * metrics are below the operations and know none of their types (operations add their bus
  * topics and feed the metrics from above). A rule broken fails the test, naming each import.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importGraph, repoRoot, sourceFiles } from './import-graph.ts';
@@ -54,6 +55,19 @@ describe('layering', () => {
       'routes/boards.ts → operations/store.ts (routes go through the services)',
       'routes/videos.ts → storage/results-folder.ts (routes go through the services)',
     ]);
+  });
+
+  it('keeps the SQL of the operations in operations/store.ts (and their event log in event-log.ts)', () => {
+    const dir = path.join(repoRoot, 'packages/server/src/operations');
+    const SQL_OWNERS = new Set(['store.ts', 'event-log.ts']);
+    // A value import of drizzle or of the tables (type-only imports of row types are fine).
+    const SQL_IMPORT = /^import (?!type )[^;]*from '(?:drizzle-orm[^']*|\.\.\/db\/schema\.ts)'/m;
+    const writers = sourceFiles(dir)
+      .filter((f) => !SQL_OWNERS.has(path.basename(f)) && SQL_IMPORT.test(fs.readFileSync(f, 'utf8')))
+      .map((f) => path.basename(f));
+    expect(writers).toEqual([]);
+    expect(SQL_IMPORT.test("import { and, eq } from 'drizzle-orm';")).toBe(true);
+    expect(SQL_IMPORT.test("import type { AgentStart } from '../db/schema.ts';")).toBe(false);
   });
 
   it('holds in packages/server/src', () => {

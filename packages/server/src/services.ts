@@ -101,7 +101,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     : undefined;
   const bus: EventBus = pgBus ?? new InProcessEventBus((err, topic) => log.error({ err, topic }, 'an event bus listener failed'));
   const store: StoreContext = { config, database, files, log };
-  const sessions = new BoardSessions(database.db, config.replicaName, replicaLog);
+  const sessions = new BoardSessions(database.db, config.replicaName, replicaLog, { clock });
   const agents = new BoardLinks(bus, config.rebootTimeoutMs, sessions, log.child({ component: 'agent-link' }), clock);
   const calls = new BoardCalls({ db: database.db, bus, replicaId: config.replicaName, log: replicaLog, links: agents, clock });
   agents.useRemoteCalls(calls);

@@ -94,7 +94,7 @@ export class ControlPlaneLink {
     ws.on('unexpected-response', (_req, res) => {
       const chunks: Buffer[] = [];
       const status = res.statusCode ?? 0;
-      const retryAfterMs = parseRetryAfterMs(res.headers['retry-after']);
+      const retryAfterMs = parseRetryAfterMs(res.headers['retry-after'], this.clock.now());
       const retry = retryAfterMs === undefined ? {} : { retryAfterMs };
       res.on('data', (c: Buffer) => chunks.length < 16 && chunks.push(c));
       res.on('end', () => {

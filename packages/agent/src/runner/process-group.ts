@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '@mm/protocol';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 
@@ -56,16 +57,14 @@ export async function processStartTime(pid: number): Promise<string | null> {
   return fields[19] ?? null;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** SIGTERM to the group, SIGKILL to what is left after `graceMs`; resolves once the group is gone (or given up on). */
-export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+export async function terminateGroup(pgid: number, graceMs: number, clock: Clock = systemClock): Promise<void> {
   if (!signalGroup(pgid, 'SIGTERM')) return;
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    await sleep(50);
+  const deadline = clock.now() + graceMs;
+  while (clock.now() < deadline) {
+    await clock.sleep(50);
     if (!isGroupAlive(pgid)) return;
   }
   signalGroup(pgid, 'SIGKILL');
-  for (let i = 0; i < 100 && isGroupAlive(pgid); i++) await sleep(20);
+  for (let i = 0; i < 100 && isGroupAlive(pgid); i++) await clock.sleep(20);
 }

@@ -67,7 +67,8 @@ export type RunResult<T> =
  * success and the newest `.mp4`/`.avi` in `MM_OUTPUT_DIR` as the output video.
  */
 export async function runInvocation<T>(req: RunRequest<T>): Promise<RunResult<T>> {
-  const started = Date.now();
+  const clock = req.clock ?? systemClock;
+  const started = clock.now();
   const workDir = path.join(req.workRoot, `op-${req.opId}-${randomBytes(4).toString('hex')}`);
   const outputDir = path.join(workDir, 'output');
   await fsp.mkdir(outputDir, { recursive: true });
@@ -87,7 +88,7 @@ export async function runInvocation<T>(req: RunRequest<T>): Promise<RunResult<T>
     }
 
     const ended = await runProcess(req, workDir, env);
-    const durationMs = Date.now() - started;
+    const durationMs = clock.now() - started;
     if (ended.kind === 'spawn_failed') {
       return { status: 'failed', error: { code: 'runner_failed', message: `could not start the runner ${JSON.stringify(req.argv[0])}: ${ended.message}` }, exitCode: null, signal: null, durationMs };
     }
@@ -167,7 +168,7 @@ async function runProcess(req: RunRequest<unknown>, cwd: string, env: NodeJS.Pro
   const stop = (why: 'timeout' | 'cancelled') => {
     if (stopping) return;
     reason = why;
-    stopping = terminateGroup(pgid, graceMs);
+    stopping = terminateGroup(pgid, graceMs, clock);
   };
   const timer = clock.setTimeout(() => stop('timeout'), req.timeoutMs);
   const onAbort = () => stop('cancelled');
@@ -186,7 +187,7 @@ async function runProcess(req: RunRequest<unknown>, cwd: string, env: NodeJS.Pro
   signalGroup(pgid, 'SIGKILL');
   await stopping;
   // A process that left the group may still hold the pipes; do not wait for it forever.
-  await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, 2000))]);
+  await Promise.race([streamsClosed, clock.sleep(2000)]);
   child.stdout.destroy();
   child.stderr.destroy();
   logs.end();

@@ -17,7 +17,7 @@ import {
   type OperationRow,
 } from './operation-object.ts';
 import { LiveOperations, type LiveOperation } from './live-operations.ts';
-import { LogCap, newCapState } from './log-cap.ts';
+import { OperationRecorder } from './operation-recorder.ts';
 import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
@@ -33,17 +33,10 @@ import {
   listOperationRows,
   requeueRunning,
   runningOperations,
-  saveProgress,
   unfinishedOperations,
   type OperationFilters,
 } from './store.ts';
 
-/**
- * Progress is stored (the row and a `progress` event) at most once a second per operation:
- * during a transfer those writes were a tenth of the server's busy time at 4 a second.
- * Live SSE clients still get every report, from memory (bus topic `operation.progress`).
- */
-const PROGRESS_INTERVAL_MS = 1000;
 /** Background writes that fail (the database is away) are retried after 0.25 s, doubling up to this. */
 const RETRY_MAX_DELAY_MS = 30_000;
 const RETRY_FIRST_DELAY_MS = 250;
@@ -80,7 +73,8 @@ export class Operations implements OperationLifecycle {
   readonly live = new LiveOperations();
   private readonly clock: Clock;
   private stopping = false;
-  private readonly logCap: LogCap;
+  /** Progress and log of the live operations. */
+  private readonly record: OperationRecorder;
   /** `transfer` and `execute`: the hub's BoardWork (op messages, hello settling, pull statistics). */
   readonly agent: AgentOperations;
   /** Registered kinds, run on the server. */
@@ -88,7 +82,7 @@ export class Operations implements OperationLifecycle {
   constructor(private readonly ctx: OperationsDeps) {
     this.events = ctx.events;
     this.clock = ctx.clock ?? systemClock;
-    this.logCap = new LogCap(ctx.config.logMaxBytes);
+    this.record = new OperationRecorder({ ...ctx, live: this.live, clock: this.clock });
     this.agent = new AgentOperations(this, this.live, ctx, this.clock);
     this.server = new ServerRuns(this, this.live, { agents: ctx.agents, kinds: ctx.kinds, log: ctx.log, clock: this.clock });
     // For the server's lifetime: a board that drops during shutdown still ends what it was asked to cancel.
@@ -188,10 +182,7 @@ export class Operations implements OperationLifecycle {
   /** Shutdown, part 2 (after the links closed): everything held back is stored. */
   async drain(): Promise<void> {
     await this.queue.idle();
-    for (const op of this.live.values()) {
-      const pending = await this.takeProgress(op);
-      if (pending) await this.storeProgress(op.id, pending);
-    }
+    await this.record.storeHeldProgress();
     await this.events.flush();
   }
 
@@ -295,74 +286,16 @@ export class Operations implements OperationLifecycle {
 
   // ── progress, log, end ───────────────────────────────────────────────────────────
 
-  /** Publishes every report live; stores progress at most every PROGRESS_INTERVAL_MS per operation (the last value always lands). */
   reportProgress(id: number, progress: OperationProgress): void {
-    this.ctx.bus.publish('operation.progress', id, { operationId: id, progress });
-    const op = this.live.open(id);
-    if (!op) return; // it ended: nothing more is stored
-    const throttle = (op.progress ??= { lastStoredAt: 0, pending: undefined, timer: undefined, storing: undefined });
-    throttle.pending = progress;
-    if (throttle.timer) return;
-    const wait = throttle.lastStoredAt + PROGRESS_INTERVAL_MS - this.clock.now();
-    const flush = () => {
-      throttle.timer = undefined;
-      throttle.lastStoredAt = this.clock.now();
-      const p = throttle.pending;
-      throttle.pending = undefined;
-      if (p) throttle.storing = this.storeProgress(id, p);
-    };
-    if (wait <= 0) flush();
-    else throttle.timer = this.clock.setTimeout(flush, wait);
+    this.record.reportProgress(id, progress);
   }
 
-  private async storeProgress(id: number, progress: OperationProgress): Promise<void> {
-    try {
-      await saveProgress(this.ctx.database.db, id, progress);
-      await this.events.append(id, 'progress', progress);
-    } catch (err) {
-      this.ctx.log.warn({ err, op_id: id }, 'could not store progress');
-    }
+  appendLog(id: number, stream: LogEventData['stream'], data: string): Promise<void> {
+    return this.record.appendLog(id, stream, data);
   }
 
-  /**
-   * The progress still held back by the throttle (stored by the caller), once a store of an
-   * earlier value that is still in flight has landed (or it would land after the final row and
-   * the end's operation would miss it); forgets the throttle.
-   */
-  private async takeProgress(op: LiveOperation): Promise<OperationProgress | undefined> {
-    const t = op.progress;
-    if (!t) return undefined;
-    op.progress = undefined;
-    this.clock.clearTimeout(t.timer);
-    await t.storing; // storeProgress never rejects (a failure is logged)
-    return t.pending;
-  }
-
-  /** Stores a log chunk, within the operation's MM_LOG_MAX_BYTES (the cut part's tail is stored when it ends). */
-  async appendLog(id: number, stream: LogEventData['stream'], data: string, agentEnd?: number): Promise<void> {
-    if (!data.length) return;
-    const op = this.live.open(id);
-    // An operation that ended has no cap left to fill: a late line is stored as it is.
-    const now = op ? this.logCap.admit((op.log ??= newCapState()), stream, data) : data;
-    if (now.length) await this.events.append(id, 'log', { stream, data: now, ...(agentEnd !== undefined ? { agent_end: agentEnd } : {}) });
-  }
-
-  /**
-   * Stores agent output that carries its offset in the agent's log: after a reconnect the
-   * agent sends its last text again, and only what goes past what this operation already
-   * has (in memory, or stored before a restart) is kept.
-   */
-  async appendAgentLog(id: number, stream: 'stdout' | 'stderr' | 'agent', data: string, offset: number | undefined): Promise<void> {
-    if (offset === undefined) return this.appendLog(id, stream, data);
-    const known = this.live.get(id)?.agentLogEnd ?? (await this.events.agentLogEnd(id));
-    const end = offset + data.length;
-    const op = this.live.open(id);
-    if (end <= known) {
-      if (op) op.agentLogEnd = known;
-      return;
-    }
-    if (op) op.agentLogEnd = end;
-    await this.appendLog(id, stream, offset < known ? data.slice(known - offset) : data, end);
+  appendAgentLog(id: number, stream: 'stdout' | 'stderr' | 'agent', data: string, offset: number | undefined): Promise<void> {
+    return this.record.appendAgentLog(id, stream, data, offset);
   }
 
   /**
@@ -372,14 +305,14 @@ export class Operations implements OperationLifecycle {
   async finish(id: number, status: FinalStatus, result: unknown, error: OperationError | null): Promise<OperationObject | undefined> {
     // The last progress held back by the throttle goes into the same row update and event write.
     const held = this.live.get(id);
-    const progress = held && (await this.takeProgress(held));
+    const progress = held && (await this.record.takeProgress(held));
     const row = await finishOperation(this.ctx.database.db, id, replaceNul({ status, result, error, ...(progress ? { progress } : {}) }));
     // Stored (or it had ended before): what this process held for it goes, all at once.
     const live = this.live.close(id);
     if (live) this.release(live);
     if (!row) return undefined;
     // The kept tail of a log that outgrew its cap, before the status and end events.
-    for (const chunk of this.logCap.finish(live?.log)) void this.events.append(id, 'log', chunk);
+    this.record.storeLogTail(id, live);
     const op = toOperationObject(row);
     // Queued together, so they are stored in one write.
     await Promise.all([

@@ -1,3 +1,4 @@
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { and, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { boardCalls, boardReboots, boardSessions } from '../db/schema.ts';
@@ -27,6 +28,8 @@ export interface RemotePresence {
 export interface BoardSessionsOptions {
   heartbeatMs?: number;
   staleMs?: number;
+  /** Time for the heartbeat. */
+  clock?: Clock;
 }
 
 /**
@@ -38,7 +41,8 @@ export interface BoardSessionsOptions {
 export class BoardSessions {
   /** This replica's sessions: board id → the connection time its row carries. */
   private readonly mine = new Map<string, { connectedAt: Date; bootId: string | null }>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
+  private readonly clock: Clock;
   private beating: Promise<void> | undefined;
   private exclusive = true;
   readonly heartbeatMs: number;
@@ -51,6 +55,7 @@ export class BoardSessions {
     opts: BoardSessionsOptions = {},
   ) {
     this.heartbeatMs = opts.heartbeatMs ?? SESSION_HEARTBEAT_MS;
+    this.clock = opts.clock ?? systemClock;
     this.staleMs = opts.staleMs ?? 3 * this.heartbeatMs;
   }
 
@@ -68,13 +73,13 @@ export class BoardSessions {
       await this.db.delete(boardSessions).where(or(eq(boardSessions.replicaId, this.replicaId), lt(boardSessions.heartbeatAt, this.staleBefore())));
       await this.db.delete(boardReboots).where(or(eq(boardReboots.replicaId, this.replicaId), lt(boardReboots.expiresAt, sql`now()`)));
     }
-    this.timer = setInterval(() => void this.beat(), this.heartbeatMs);
+    this.timer = this.clock.setInterval(() => void this.beat(), this.heartbeatMs);
     this.timer.unref();
   }
 
   /** Shutdown (after the links closed): no heartbeat; this replica's rows go. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.clock.clearInterval(this.timer);
     await this.beating;
     this.mine.clear();
     await this.db
@@ -155,7 +160,8 @@ export class BoardSessions {
   // ── reboots ──────────────────────────────────────────────────────────────────────
 
   async rebootStarted(boardId: string, bootId: string | null, timeoutMs: number): Promise<void> {
-    const expiresAt = new Date(Date.now() + timeoutMs);
+    // The database's time, as every replica compares it with now().
+    const expiresAt = sql`now() + ${Math.round(timeoutMs)}::int * interval '1 millisecond'`;
     await this.db
       .insert(boardReboots)
       .values({ boardId, replicaId: this.replicaId, bootId, expiresAt })
