@@ -11,6 +11,8 @@ export interface TmuxScreen {
   visible(): string;
   /** Resolves with the screen once it matches. */
   waitFor(match: (screen: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Types keys (tmux key names: `C-c`, `Enter`, or text). */
+  sendKeys(...keys: string[]): void;
   close(): void;
 }
 
@@ -26,12 +28,16 @@ export const hasTmux = (() => {
 let sessions = 0;
 
 /** Runs `argv` (with `env`, in `cwd`) in a `cols`×`rows` terminal; the pane stays after it exits. */
-export function tmuxRun(argv: string[], opts: { env?: Record<string, string>; cwd?: string; cols?: number; rows?: number } = {}): TmuxScreen {
+export function tmuxRun(
+  argv: string[],
+  opts: { env?: Record<string, string>; unset?: string[]; cwd?: string; cols?: number; rows?: number } = {},
+): TmuxScreen {
   const socket = `mm-test-${process.pid}-${++sessions}`;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const envArgs = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${quote(v)}`);
-  const command = `env ${envArgs.join(' ')} ${argv.map(quote).join(' ')}; echo "[exit $?]"; sleep 3600`;
+  const unset = (opts.unset ?? []).map((k) => `-u ${k}`);
+  const command = `env ${[...unset, ...envArgs].join(' ')} ${argv.map(quote).join(' ')}; echo "[exit $?]"; sleep 3600`;
   tmux('new-session', '-d', '-s', 'main', '-x', String(opts.cols ?? 120), '-y', String(opts.rows ?? 30), ...(opts.cwd ? ['-c', opts.cwd] : []), command);
   const capture = () => tmux('capture-pane', '-p', '-S', '-', '-t', 'main').replace(/[ \t]+$/gm, '').trimEnd();
   return {
@@ -46,6 +52,7 @@ export function tmuxRun(argv: string[], opts: { env?: Record<string, string>; cw
         await new Promise((r) => setTimeout(r, 100));
       }
     },
+    sendKeys: (...keys) => void tmux('send-keys', '-t', 'main', ...keys),
     close() {
       try {
         tmux('kill-server');

@@ -127,8 +127,8 @@ export class Progress {
         const size = done > 0 ? done : total;
         const s = (Date.now() - started) / 1000;
         const moved = size - from;
-        const how = note ?? (moved > 0 && s > 0 ? `in ${s.toFixed(1)} s (${rate(moved / s)})` : 'done');
-        process.stderr.write(`${label}: ${bytes(size)}, ${how}\n`);
+        const how = note ? `, ${note}` : moved > 0 && s > 0 ? ` in ${s.toFixed(1)} s (${rate(moved / s)})` : ', done';
+        process.stderr.write(`${label}: ${bytes(size)}${how}\n`);
       },
     };
   }
