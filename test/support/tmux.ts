@@ -55,7 +55,7 @@ export function tmuxRun(
     sendKeys: (...keys) => void tmux('send-keys', '-t', 'main', ...keys),
     close() {
       try {
-        tmux('kill-server');
+        execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
       } catch {
         // already gone
       }
