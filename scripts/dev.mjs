@@ -26,12 +26,26 @@ let stopping = false;
 let finalCode = 0;
 const running = (child) => child && child.exitCode === null && child.signalCode === null;
 
-function start(name, file, args, env, nodeArgs = []) {
+/**
+ * The agent logs JSON lines; on a terminal they go through the control plane's readable
+ * format too (packages/server/src/log-pretty.ts, loaded with tsx as the workspace runs it).
+ */
+async function agentLogDestination() {
+  const format = process.env.MM_LOG_FORMAT || 'auto';
+  if (format === 'json' || (format === 'auto' && !process.stdout.isTTY)) return undefined;
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { prettyLogStream } = await import('../packages/server/src/log-pretty.ts');
+  return prettyLogStream(process.stdout);
+}
+
+function start(name, file, args, env, nodeArgs = [], logTo = undefined) {
   // Its own process group: Ctrl-C on the terminal reaches this script only, which then stops
   // each child with one SIGTERM. (Sent to the whole group, the server got the terminal's SIGINT
   // and then this script's SIGTERM, took the second signal for "hurry" and exited without
   // closing the embedded database: its ids then jumped by ~32 at the next start.)
-  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd: root, stdio: 'inherit', env, detached: true });
+  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd: root, stdio: ['inherit', logTo ? 'pipe' : 'inherit', 'inherit'], env, detached: true });
+  if (logTo) child.stdout.on('data', (chunk) => logTo.write(chunk));
   children.add(child);
   child.on('exit', (code, signal) => {
     children.delete(child);
@@ -160,7 +174,7 @@ try {
   const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent'), MM_SIM_GPIO_PORT: String(gpioPort) };
   delete agentEnv.DATABASE_URL;
   // The agent's node flag, as deploy/agent/mm-agent.service runs it (see there).
-  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, ['--initial-old-space-size=128']);
+  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, ['--initial-old-space-size=128'], await agentLogDestination());
   console.log(
     [
       '',

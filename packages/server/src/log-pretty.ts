@@ -12,6 +12,8 @@ const LEVELS: Record<number, { name: string; colour: string }> = {
   60: { name: 'FATAL', colour: '41;97' },
 };
 
+const LEVEL_NUMBERS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
 /** Fields every line has or that the line's head already shows. */
 const SHOWN = new Set(['level', 'time', 'msg', 'service', 'pid', 'hostname', 'component', 'err', 'method', 'path', 'status', 'duration_ms', 'req_id']);
 
@@ -24,7 +26,9 @@ function value(v: unknown): string {
 export function formatLogEntry(entry: Record<string, unknown>, colour = false): string {
   const paint = (code: string, s: string) => (colour ? `\u001b[${code}m${s}\u001b[0m` : s);
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 23) : new Date().toISOString().slice(11, 23);
-  const level = LEVELS[Number(entry.level)] ?? { name: String(entry.level).padEnd(5), colour: '0' };
+  // pino writes numbers; the agent's own logger writes the names.
+  const number = typeof entry.level === 'string' ? LEVEL_NUMBERS[entry.level] : Number(entry.level);
+  const level = (number !== undefined ? LEVELS[number] : undefined) ?? { name: String(entry.level).padEnd(5), colour: '0' };
   const component = typeof entry.component === 'string' ? paint('36', `[${entry.component}] `) : '';
   const isRequest = entry.msg === 'request' && typeof entry.method === 'string';
   const message = isRequest
@@ -43,19 +47,28 @@ export function formatLogEntry(entry: Record<string, unknown>, colour = false): 
   return text;
 }
 
-/** A pino destination that writes each entry formatted to `out`. */
-export function prettyLogStream(out: NodeJS.WriteStream): { write(line: string): void } {
+/**
+ * A destination for JSON log lines (pino's, or a child process's stdout chunk by chunk) that
+ * writes each entry formatted to `out`; what is not JSON goes through as it is.
+ */
+export function prettyLogStream(out: NodeJS.WritableStream & { isTTY?: boolean }): { write(chunk: string | Buffer): void } {
   const colour = Boolean(out.isTTY) && !process.env.NO_COLOR;
+  let pending = '';
   return {
-    write(line: string) {
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        out.write(line);
-        return;
+    write(chunk) {
+      pending += String(chunk);
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        let entry: unknown;
+        try {
+          entry = JSON.parse(line);
+        } catch {
+          entry = undefined;
+        }
+        out.write(entry && typeof entry === 'object' ? `${formatLogEntry(entry as Record<string, unknown>, colour)}\n` : `${line}\n`);
       }
-      out.write(`${formatLogEntry(entry, colour)}\n`);
     },
   };
 }
