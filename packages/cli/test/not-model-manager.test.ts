@@ -2,27 +2,25 @@
  * Issue 32, item 4: a URL that answers but is not a Model Manager control plane is named as
  * such (exit 3), not a JSON parse error or a bare "HTTP 404".
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliHome, type CliHome } from '../../../test/support/cli.ts';
+import { standInServer, type StandIn } from '../../../test/support/stand-in-server.ts';
 
 describe('mm against something that is not a Model Manager', () => {
   let cli: CliHome;
-  let web: http.Server;
+  let web: StandIn;
   let url: string;
   beforeAll(async () => {
     cli = await cliHome();
-    // A web site: a page for every path (200 for /, 404 elsewhere), and a proxy error on /api/health/.
-    web = http.createServer((req, res) => {
+    // A web site: a page for every path (200 for / and one API path, 404 elsewhere).
+    web = await standInServer((req, res) => {
       res.writeHead(req.url === '/' || req.url?.startsWith('/api/invocations/') ? 200 : 404, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>');
     });
-    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+    url = web.url;
   });
   afterAll(async () => {
     await cli?.cleanup();
-    await new Promise((r) => web?.close(r));
+    await web?.close();
   });
 
   it('a web page where the API should answer: says the URL is not a Model Manager server, exit 3', async () => {

@@ -4,26 +4,24 @@
  * continues with it instead of making another. A stand-in control plane (a real HTTP server
  * answering as the contract says) refuses the first execute.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliHome, type CliHome } from '../../../test/support/cli.ts';
+import { standInServer, type StandIn } from '../../../test/support/stand-in-server.ts';
 
 const BOARD = { id: '0b5c3a52-7d7e-4a53-9d0e-0c6f3c7f0001', name: 'lab', status: 'online', busy: false, last_seen_at: null, connected_at: null, agent_version: null, hostname: null, platform: null, boot_id: null, active_pac: null };
 const now = new Date().toISOString();
 
 describe('mm run after a failure', () => {
   let cli: CliHome;
-  let server: http.Server;
-  let url: string;
+  let server: StandIn;
   const calls: string[] = [];
   let executes = 0;
 
   beforeAll(async () => {
     cli = await cliHome();
-    server = http.createServer((req, res) => {
+    server = await standInServer((req, res) => {
       const key = `${req.method} ${req.url}`;
       calls.push(key);
       const send = (status: number, body: unknown, type = 'application/json') => res.writeHead(status, { 'content-type': type }).end(JSON.stringify(body));
@@ -43,18 +41,16 @@ describe('mm run after a failure', () => {
         send(404, { status: 404, code: 'not_found', title: 'Not Found', detail: key }, 'application/problem+json');
       });
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await cli?.cleanup();
-    await new Promise((r) => server?.close(r));
+    await server?.close();
   });
 
   it('the same command again continues with the invocation the failed one created', async () => {
     const param = path.join(cli.dir, 'p.json');
     await fs.writeFile(param, '{}');
-    const args = ['run', '--name', 'again', '--parameter', param, '--board', 'lab', '--detach', '--json', '--server', url];
+    const args = ['run', '--name', 'again', '--parameter', param, '--board', 'lab', '--detach', '--json', '--server', server.url];
     const first = await cli.run(args);
     expect(first.code).toBe(3); // board offline
     const second = await cli.run(args);
