@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `pnpm start`: Model Manager on a laptop. Starts the control plane (embedded database in
 // ./data unless DATABASE_URL is set) and a simulated board already registered and connected:
-// its token is kept in <data dir>/dev-board.json and reused while that board exists.
+// its token is kept in <data dir>/dev-board.json and reused while that board exists. The board
+// is registered in the database before the server starts (no API token needed with auth on).
 // Ctrl-C (or SIGTERM) stops both.
-import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,14 +17,35 @@ const localHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.inclu
 const serverUrl = `http://${localHost}:${port}`;
 const apiToken = process.env.MM_API_TOKEN || undefined;
 const boardFile = path.join(dataDir, 'dev-board.json');
+const serverBin = path.join(root, 'packages/server/bin/mm-server.mjs');
+/** The GPIO motor script's port in its catalogue entry (packages/gpio-motor's DEFAULT_MOTOR_PORT). */
+const GPIO_PORT = 8765;
 
 const children = new Set();
 let stopping = false;
 let finalCode = 0;
 const running = (child) => child && child.exitCode === null && child.signalCode === null;
 
-function start(name, file, args, env, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd: root, stdio: 'inherit', env });
+/**
+ * The agent logs JSON lines; on a terminal they go through the control plane's readable
+ * format too (packages/server/src/log-pretty.ts, loaded with tsx as the workspace runs it).
+ */
+async function agentLogDestination() {
+  const format = process.env.MM_LOG_FORMAT || 'auto';
+  if (format === 'json' || (format === 'auto' && !process.stdout.isTTY)) return undefined;
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { prettyLogStream } = await import('../packages/server/src/log-pretty.ts');
+  return prettyLogStream(process.stdout);
+}
+
+function start(name, file, args, env, nodeArgs = [], logTo = undefined) {
+  // Its own process group: Ctrl-C on the terminal reaches this script only, which then stops
+  // each child with one SIGTERM. (Sent to the whole group, the server got the terminal's SIGINT
+  // and then this script's SIGTERM, took the second signal for "hurry" and exited without
+  // closing the embedded database: its ids then jumped by ~32 at the next start.)
+  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd: root, stdio: ['inherit', logTo ? 'pipe' : 'inherit', 'inherit'], env, detached: true });
+  if (logTo) child.stdout.on('data', (chunk) => logTo.write(chunk));
   children.add(child);
   child.on('exit', (code, signal) => {
     children.delete(child);
@@ -56,18 +78,18 @@ async function stop(exitCode = 0) {
 }
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
-
-const api = (pathname, init = {}) =>
-  fetch(new URL(pathname, serverUrl), {
-    ...init,
-    headers: { ...(init.headers ?? {}), ...(apiToken ? { authorization: `Bearer ${apiToken}` } : {}) },
-  });
+// The terminal closed: its signal no longer reaches the children (own process groups).
+process.on('SIGHUP', () => void stop());
+// However this script ends, its children do not outlive it.
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 async function waitForHealth(timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   while (!stopping) {
     try {
-      const res = await api('/api/health/');
+      const res = await fetch(new URL('/api/health/', serverUrl));
       if (res.ok) return;
     } catch {
       // not listening yet
@@ -77,48 +99,98 @@ async function waitForHealth(timeoutMs = 120_000) {
   }
 }
 
-/** The simulated board: the one saved before if the server still has it, otherwise a new one. */
-async function simulatedBoard() {
-  try {
-    const saved = JSON.parse(await fs.readFile(boardFile, 'utf8'));
-    if (typeof saved.id === 'string' && typeof saved.token === 'string') {
-      const res = await api(`/api/boards/${saved.id}/`);
-      if (res.ok) return { ...saved, reused: true };
-    }
-  } catch {
-    // none saved yet, or unreadable: register a new one
-  }
-  const res = await api('/api/boards/', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'simulated-board' }),
+/** Whether something on this machine already listens on `port`. */
+function portTaken(port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => resolve(err.code === 'EADDRINUSE' || err.code === 'EACCES'));
+    probe.listen({ port, host: '127.0.0.1', exclusive: true }, () => probe.close(() => resolve(false)));
   });
-  if (res.status !== 201) throw new Error(`registering the simulated board failed: ${res.status} ${await res.text()}`);
-  const board = await res.json();
-  await fs.mkdir(dataDir, { recursive: true });
-  await fs.writeFile(boardFile, `${JSON.stringify({ id: board.id, name: board.name, token: board.token }, null, 2)}\n`, { mode: 0o600 });
-  return { id: board.id, name: board.name, token: board.token, reused: false };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The simulated board, registered straight in the database by the server's own code before
+ * the server starts (`mm-server dev-board`): no API token needed, whether auth is on or not.
+ * The one saved before is reused while the database still has it. The catalogue's GPIO
+ * motor entry is pointed at the port the simulated script will really listen on.
+ */
+function registerSimulatedBoard(gpioPort) {
+  const r = spawnSync(process.execPath, [serverBin, 'dev-board', '--file', boardFile, '--gpio-port', String(gpioPort)], {
+    cwd: root,
+    env: { ...process.env, MM_DATA_DIR: dataDir },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) {
+    throw new Error(r.status === 3 ? `another control plane is using ${dataDir}: stop it first (or set MM_DATA_DIR)` : `registering the simulated board failed (exit ${r.status})`);
+  }
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+/** What to try first, as it works here: with auth on, signing in comes first. */
+function tryLines(board) {
+  const mm = 'pnpm exec mm';
+  const run = `${mm} run --name demo`;
+  if (apiToken) {
+    return [`  Try:  ${run}          (mm reads MM_API_TOKEN, as this server does)`];
+  }
+  if (board.auth) {
+    const user = board.users[0];
+    if (!user) return ['  Auth is on but there is no admin: make one with `pnpm exec mm-server create-user <name> --role admin` (server stopped).'];
+    return [
+      `  Sign in:  ${mm} login --server ${serverUrl} --username ${user}   (asks for the password; the dashboard takes the same)`,
+      `  Then try: ${run}`,
+    ];
+  }
+  return [
+    `  Try:  ${run}          (runs on the simulated board, saves demo-<id>.mp4)`,
+    `        curl -X POST ${serverUrl}/api/invocations/create/ -H 'content-type: application/json' -d '{"name":"demo","description":""}'`,
+  ];
 }
 
 // The server's node flags, as deploy/server/Dockerfile runs it (see there).
-const server = start('control plane', path.join(root, 'packages/server/bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16', '--initial-old-space-size=128']);
+let server;
 let agent;
 
 try {
+  // The GPIO motor script's own port, unless another process holds it: then another one, said loudly.
+  const gpioTaken = await portTaken(GPIO_PORT);
+  const gpioPort = gpioTaken ? await freePort() : GPIO_PORT;
+  const board = registerSimulatedBoard(gpioPort);
+  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16', '--initial-old-space-size=128']);
   await waitForHealth();
   if (stopping) process.exit(0);
-  const board = await simulatedBoard();
-  const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent') };
+  const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent'), MM_SIM_GPIO_PORT: String(gpioPort) };
   delete agentEnv.DATABASE_URL;
   // The agent's node flag, as deploy/agent/mm-agent.service runs it (see there).
-  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, ['--initial-old-space-size=128']);
+  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, ['--initial-old-space-size=128'], await agentLogDestination());
   console.log(
     [
       '',
       `  Model Manager is running at ${serverUrl}/`,
       `  API documentation:  ${serverUrl}/api/docs/`,
       `  Simulated board:    ${board.name} (${board.id}), ${board.reused ? 'registered before' : 'just registered'}; token in ${path.relative(root, boardFile) || boardFile}`,
-      `  Try:  curl -X POST ${serverUrl}/api/invocations/create/ -H 'content-type: application/json' -d '{"name":"demo","description":""}'`,
+      ...tryLines(board),
+      ...(gpioTaken
+        ? [
+            '',
+            `  !! Port ${GPIO_PORT}, the GPIO motor script's, is taken by another process: the simulated motor script`,
+            `  !! listens on ${gpioPort} instead, and the device-script catalogue says so (mm motor, the dashboard's drive pad).`,
+          ]
+        : board.gpio_port_was !== undefined
+          ? [`  The GPIO motor script is back on its port ${gpioPort} (the catalogue said ${board.gpio_port_was}).`]
+          : []),
       '  Ctrl-C stops the control plane and the simulated board.',
       '',
     ].join('\n'),

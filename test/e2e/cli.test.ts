@@ -16,6 +16,8 @@ import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCl
 import { freePort } from './device-scripts-support.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTestServer } from '../support/test-server.ts';
+import { hasTmux, tmuxRun } from '../support/tmux.ts';
+import { bytes } from '../../packages/cli/src/format.ts';
 
 /** The kill-mid-upload file: 64 MiB keeps the suite fast here (the benchmark sends 1 GiB). */
 const BIG = 64 * 1024 * 1024;
@@ -234,6 +236,104 @@ describe.each(dbKinds)('the mm client, end to end (%s database)', (kind) => {
     await fs.writeFile(fresh, randomBytes(10_000));
     const r2 = JSON.parse((await cli.run(['upload', String(inv.id), 'bitstream', fresh, '--json'], env)).stdout);
     expect(r2).toMatchObject({ kind: 'bitstream', action: 'uploaded', bytes_sent: 10_000 });
+  }, HEAVY);
+
+  it('--board takes a name or an id; a wrong or offline board is refused before anything is created', async () => {
+    const server = cluster.current();
+    const param = path.join(scratch, 'board-choice.json');
+    await fs.writeFile(param, JSON.stringify({ duration_s: 0 }));
+    const count = async () => (await json(await server.api('/api/invocations/?limit=1'))).total as number;
+    const before = await count();
+
+    const wrong = await cli.run(['run', '--name', 'wrong-board', '--parameter', param, '--board', 'no-such-board'], env);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/No board is named "no-such-board" \(the boards are cli-board/);
+    // Another board, never connected: offline, so a run there cannot start.
+    const idle = await json(await server.api('/api/boards/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'idle-board' }) }));
+    try {
+      const offline = await cli.run(['run', '--name', 'offline-board', '--parameter', param, '--board', 'idle-board'], env);
+      expect(offline.code).toBe(3);
+      expect(offline.stderr).toMatch(/Board idle-board .* is offline/);
+      const several = await cli.run(['run', '--name', 'which-board', '--parameter', param], env);
+      expect(several.code).toBe(2);
+      expect(several.stderr).toMatch(/Several boards are registered/);
+      expect(await count()).toBe(before);
+
+      const byName = await cli.run(['run', '--name', 'by-name', '--parameter', param, '--board', 'cli-board', '--json', '-o', path.join(scratch, 'by-name.mp4')], env);
+      expect(byName.code, byName.stderr).toBe(0);
+      const boardId = JSON.parse(byName.stdout).operation.board_id as string;
+      const byId = await cli.run(['run', '--name', 'by-id', '--parameter', param, '--board', boardId, '--detach', '--json'], env);
+      expect(byId.code, byId.stderr).toBe(0);
+      expect(JSON.parse(byId.stdout).operation.board_id).toBe(boardId);
+      expect(await count()).toBe(before + 2);
+      const ops = await cli.run(['ops', 'ls', '--board', 'cli-board', '--json'], env);
+      expect(JSON.parse(ops.stdout).operations.every((o: { board_id: string }) => o.board_id === boardId)).toBe(true);
+    } finally {
+      await server.api(`/api/boards/${idle.id}/`, { method: 'DELETE' });
+    }
+  }, HEAVY);
+
+  it('pac activate of a PAC the board lacks fails without announcing a reboot; motor, servo and events print words (JSON with --json)', async () => {
+    const pac = await cli.run(['pac', 'activate', 'no-such-pac'], env);
+    expect(pac.code).toBe(1);
+    expect(pac.stderr).toMatch(/no PAC configuration named "no-such-pac"/);
+    expect(pac.stderr).not.toMatch(/reboot/i);
+
+    const events = cli.start(['events', '--board', 'cli-board'], env);
+    await events.waitFor(({ stdout }) => /\d\d:\d\d:\d\d {2}now +(stopped|driving)/.test(stdout));
+    const drive = await cli.run(['motor', 'forward', '--for', '1'], env);
+    expect(drive.code, drive.stderr).toBe(0);
+    expect(drive.stdout).toMatch(/^Motor driving forward \(left wheels forward, right wheels forward\), for 1 s unless renewed; steering at \d+°\.$/m);
+    const servo = await cli.run(['servo', '45'], env);
+    expect(servo.stdout).toMatch(/^Motor .*; steering at 45°\.$/m);
+    await events.waitFor(({ stdout }) => /motor +driving forward/.test(stdout) && /servo +.*steering at 45°/.test(stdout) && /hold ran out +stopped/.test(stdout), 30_000);
+    expect(events.stdout()).not.toMatch(/[{}]/);
+    events.kill('SIGINT');
+    expect((await events.done).code).toBe(130);
+    const asJson = await cli.run(['servo', '90', '--json'], env);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ servo: { angle: 90 } });
+  }, HEAVY);
+
+  it.skipIf(!hasTmux)('on a terminal: bars say the time left as a time, end with the size (no `done 0`), the ZIP bar ends with its real size; plain lines say the size', async () => {
+    const big = path.join(scratch, 'bars.bin');
+    await writeRandomFile(big, 24 * 1024 * 1024);
+    const out = path.join(scratch, 'bars.mp4');
+    const screens: string[] = [];
+    proxy.rules = { upstreamRate: 6 * 1024 * 1024 };
+    const term = tmuxRun([process.execPath, cli.bundle, 'run', '--name', 'bars', '--weights', big, '-o', out], { env: { ...cli.env, ...env }, cwd: scratch });
+    try {
+      screens.push(await term.waitFor((s) => /uploading weights .*\d+ s left/.test(s), 120_000));
+      proxy.rules = {};
+      const end = await term.waitFor((s) => /\[exit \d+\]/.test(s), 180_000);
+      screens.push(end);
+      expect(end).toContain('[exit 0]');
+      expect(end).toMatch(/^hashing weights .* 100% 24\.0 MiB$/m);
+      expect(end).toMatch(/^uploading weights .* 100% 24\.0 MiB$/m);
+      expect(end).toMatch(/^downloading output .* 100% [\d.]+ (B|KiB|MiB)$/m);
+      expect(end).not.toMatch(/done 0|cached 0|\d+s left/);
+    } finally {
+      proxy.rules = {};
+      term.close();
+    }
+    const id = Number(/Invocation (\d+), operation/.exec(screens.at(-1)!)![1]);
+    const zip = path.join(scratch, 'bars.zip');
+    const zipTerm = tmuxRun([process.execPath, cli.bundle, 'invocations', 'download', String(id), '-o', zip], { env: { ...cli.env, ...env }, cwd: scratch });
+    try {
+      const end = await zipTerm.waitFor((s) => /\[exit \d+\]/.test(s), 120_000);
+      screens.push(end);
+      expect(end).toContain('[exit 0]');
+      const real = bytes((await fs.stat(zip)).size);
+      expect(end).toMatch(new RegExp(`^downloading zip .* 100% ${real.replace('.', '\\.')}$`, 'm'));
+    } finally {
+      zipTerm.close();
+    }
+    if (process.env.MM_TEST_SCREENS) await fs.writeFile(process.env.MM_TEST_SCREENS, screens.join('\n\n=====\n\n'));
+
+    // Not a terminal: plain lines, each with the size.
+    const plain = await cli.run(['run', '--name', 'bars-plain', '--weights', big, '-o', path.join(scratch, 'bars2.mp4')], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr).toMatch(/^hashing weights: 24\.0 MiB, cached$/m);
+    expect(plain.stderr).toMatch(/^downloading output: [\d.]+ (B|KiB|MiB) in [\d.]+ s \(/m);
   }, HEAVY);
 
   it('exit codes: 2 usage, 3 unreachable, 4 not authenticated', async () => {

@@ -13,12 +13,13 @@ export function rate(bytesPerSecond: number): string {
   return `${bytes(Math.round(bytesPerSecond))}/s`;
 }
 
+/** A time span as people write it: `13 s`, `2 min 05 s`, `1 h 04 min`. */
 export function duration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '--';
   const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
 
 /** A plain text table: a header row and left-aligned columns. */

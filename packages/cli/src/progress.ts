@@ -41,15 +41,20 @@ export class Progress {
     else process.stderr.write(`${line}\n`);
   }
 
-  bar(label: string, total: number): ProgressBar {
+  /**
+   * A bar for `total` bytes. `estimated`: the size is only known roughly (a streamed ZIP):
+   * shown as `~size` until the end, when the bar shows what really arrived.
+   */
+  bar(label: string, total: number, opts: { estimated?: boolean } = {}): ProgressBar {
     if (this.quiet) return { add() {}, set() {}, done() {} };
-    return this.tty ? this.ttyBar(label, total) : this.plainBar(label, total);
+    return this.tty ? this.ttyBar(label, total, opts.estimated ?? false) : this.plainBar(label, total, opts.estimated ?? false);
   }
 
-  private ttyBar(label: string, total: number): ProgressBar {
+  private ttyBar(label: string, total: number, estimated: boolean): ProgressBar {
+    // Our own tokens only: cli-progress fills its built-in {eta} (bare seconds, `0` at the end) over any payload of that name.
     this.multi ??= new cliProgress.MultiBar(
       {
-        format: '{label} {bar} {percentage}% {done}/{all} {speed} {eta}',
+        format: '{label} {bar} {status}',
         barsize: 24,
         hideCursor: true,
         clearOnComplete: false,
@@ -62,23 +67,30 @@ export class Progress {
     this.open++;
     const speed = new Speed();
     let done = 0;
-    const payload = () => {
+    const name = label.padEnd(28).slice(0, 28);
+    const running = () => {
       const s = speed.sample(done);
-      return { label: label.padEnd(28).slice(0, 28), done: bytes(done), all: bytes(total), speed: rate(s), eta: s > 0 ? `${duration(((total - done) / s) * 1000)} left` : '' };
+      const all = total > 0 ? `${estimated ? '~' : ''}${bytes(total)}` : '?';
+      const pct = total > 0 ? `${String(Math.min(99, Math.floor((done / total) * 100))).padStart(3)}% ` : '';
+      const left = s > 0 && total > done ? `, ${duration(((total - done) / s) * 1000)} left` : '';
+      return { label: name, status: `${pct}${bytes(done)} of ${all}, ${rate(s)}${left}` };
     };
-    const bar = this.multi.create(Math.max(total, 1), 0, payload());
+    const bar = this.multi.create(Math.max(total, 1), 0, running());
+    const show = () => bar.update(Math.min(done, Math.max(total - 1, 0)), running());
     return {
       add: (n) => {
         done += n;
-        bar.update(Math.min(done, total), payload());
+        show();
       },
       set: (d) => {
         done = d;
-        bar.update(Math.min(done, total), payload());
+        show();
       },
       done: (note) => {
-        done = total;
-        bar.update(Math.max(total, 1), { ...payload(), speed: note ?? 'done', eta: '' });
+        // The size that really came (or the file's, when nothing had to be read: `cached`).
+        const size = done > 0 ? done : total;
+        bar.setTotal(Math.max(size, 1));
+        bar.update(Math.max(size, 1), { label: name, status: `100% ${bytes(size)}${note ? `, ${note}` : ''}` });
         if (--this.open === 0) {
           this.multi?.stop();
           this.multi = undefined;
@@ -87,18 +99,19 @@ export class Progress {
     };
   }
 
-  private plainBar(label: string, total: number): ProgressBar {
+  private plainBar(label: string, total: number, estimated: boolean): ProgressBar {
     const started = Date.now();
     let done = 0;
     let from = 0;
     let lastTenth = -1;
     let lastAt = 0;
+    const all = `${estimated ? 'about ' : ''}${bytes(total)}`;
     const report = () => {
       const tenth = total > 0 ? Math.floor((done / total) * 10) : 10;
       if (tenth === lastTenth || Date.now() - lastAt < 1000 || tenth >= 10) return;
       lastTenth = tenth;
       lastAt = Date.now();
-      process.stderr.write(`${label}: ${Math.floor((done / Math.max(total, 1)) * 100)}% (${bytes(done)} of ${bytes(total)})\n`);
+      process.stderr.write(`${label}: ${Math.floor((done / Math.max(total, 1)) * 100)}% (${bytes(done)} of ${all})\n`);
     };
     return {
       add: (n) => {
@@ -108,12 +121,14 @@ export class Progress {
       set: (d) => {
         done = d;
         from = d;
-        if (d > 0) process.stderr.write(`${label}: continuing at ${bytes(d)} of ${bytes(total)}\n`);
+        if (d > 0) process.stderr.write(`${label}: continuing at ${bytes(d)} of ${all}\n`);
       },
       done: (note) => {
+        const size = done > 0 ? done : total;
         const s = (Date.now() - started) / 1000;
-        const moved = total - from;
-        process.stderr.write(`${label}: ${note ?? `done, ${bytes(total)}`}${moved > 0 && s > 0 && !note ? ` in ${s.toFixed(1)} s (${rate(moved / s)})` : ''}\n`);
+        const moved = size - from;
+        const how = note ? `, ${note}` : moved > 0 && s > 0 ? ` in ${s.toFixed(1)} s (${rate(moved / s)})` : ', done';
+        process.stderr.write(`${label}: ${bytes(size)}${how}\n`);
       },
     };
   }

@@ -2,10 +2,9 @@
  * Issue 27, hole 5: a saved token goes only to the server it was saved for. Two recording
  * HTTP servers stand in for two control planes; the client runs as its bundle.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliHome, type CliHome } from '../../../test/support/cli.ts';
+import { standInServer } from '../../../test/support/stand-in-server.ts';
 
 interface Recorder {
   url: string;
@@ -16,17 +15,12 @@ interface Recorder {
 
 async function recordingServer(): Promise<Recorder> {
   const auth: Array<string | undefined> = [];
-  const server = http.createServer((req, res) => {
+  const server = await standInServer((req, res) => {
     auth.push(req.headers.authorization);
     const body = req.url?.startsWith('/api/auth/me/') ? { user: { id: 1, username: 'someone', role: 'operator' } } : { invocations: [], total: 0 };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    auth,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
+  return { ...server, auth };
 }
 
 describe('mm keeps credentials per server', () => {

@@ -115,6 +115,8 @@ export const configSchema = z.object({
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
+  /** `auto`: readable lines on a terminal, JSON (one object per line) otherwise. */
+  MM_LOG_FORMAT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['auto', 'json', 'pretty'])).default('auto'),
   /** Where file content lives (storage/create-blob-store.ts): the data folder (`fs`) or an S3-compatible store. */
   MM_BLOB_STORE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['fs', 's3'])).default('fs'),
   MM_S3_ENDPOINT: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), 'must be an http:// or https:// URL'),
@@ -184,6 +186,7 @@ export interface Config {
   outputPullTimeoutMs: number;
   outputPullIdleMs: number;
   logLevel: string;
+  logFormat: 'auto' | 'json' | 'pretty';
   /** The internal nginx location prefix of X-Accel-Redirect downloads (`MM_ACCEL_REDIRECT`), if set. */
   accelRedirect: string | undefined;
   /** The dashboard's public origin (`MM_PUBLIC_URL`, e.g. `https://mm.example.org`), if set. */
@@ -245,6 +248,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),
     outputPullIdleMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_IDLE_S * 1000)),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.MM_LOG_FORMAT,
     accelRedirect: e.MM_ACCEL_REDIRECT,
     publicUrl: e.MM_PUBLIC_URL?.replace(/\/$/, ''),
     allowedHosts: (e.MM_ALLOWED_HOSTS ?? '')

@@ -24,7 +24,13 @@ if (process.argv[2] === 'create-user') {
   process.exit(await createUserCommand(process.argv.slice(3), config));
 }
 
-const log = createLogger(config.logLevel);
+// `mm-server dev-board --file <path>`: `pnpm start`'s simulated board, registered in the database.
+if (process.argv[2] === 'dev-board') {
+  const { devBoardCommand } = await import('./dev/dev-board-command.ts');
+  process.exit(await devBoardCommand(process.argv.slice(3), config));
+}
+
+const log = createLogger(config.logLevel, config.logFormat);
 /** How long a graceful stop may take before the process exits anyway (systemd's own default is 90 s). */
 const SHUTDOWN_DEADLINE_MS = 60_000;
 // A background promise that fails (e.g. a write while the database is away) is logged, not fatal:

@@ -65,9 +65,13 @@ export function registerInvocations(program: Command): void {
         const n = positiveId(id, 'invocation id');
         const i = await ctx.api.call(ctx.api.client.GET('/api/invocations/{id}/', { params: { path: { id: n } } }));
         const out = opts.output ?? `${i.name.replace(/[^\w.-]+/g, '-')}-${n}.zip`;
-        const bar = ctx.progress.bar('downloading zip', 0);
-        // A streamed ZIP has no known size or digest: downloaded in one go.
+        // A streamed ZIP has no known size or digest: downloaded in one go. Its files are
+        // stored as they are, so their sizes are what the bar expects until the end.
         const res = await ctx.api.answer(ctx.api.client.GET('/api/invocations/{id}/download/', { params: { path: { id: n } }, parseAs: 'stream', signal: ctx.signal }));
+        const length = Number(res.headers.get('content-length') ?? NaN);
+        const bar = Number.isFinite(length)
+          ? ctx.progress.bar('downloading zip', length)
+          : ctx.progress.bar('downloading zip', Object.values(i.files).reduce((sum, f) => sum + (f?.size ?? 0), 0), { estimated: true });
         const { Readable } = await import('node:stream');
         const { pipeline } = await import('node:stream/promises');
         const fs = await import('node:fs');

@@ -3,6 +3,15 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './app-env.ts';
 import type { Logger } from '../logger.ts';
 
+/**
+ * A read that went well: what pages and clients poll (board lists, operation status, health),
+ * every few seconds each. Logged at debug so that the log at info is the changes and the
+ * failures; LOG_LEVEL=debug shows every request.
+ */
+export function isRoutineRead(method: string, status: number): boolean {
+  return (method === 'GET' || method === 'HEAD') && ((status >= 200 && status < 300) || status === 304);
+}
+
 /** Gives each request an id (honouring a sane `X-Request-Id`) and logs one line when it is answered. */
 export function requestLog(log: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -19,7 +28,7 @@ export function requestLog(log: Logger): MiddlewareHandler<AppEnv> {
       await next();
     } finally {
       if (!outgoing) c.header('X-Request-Id', id);
-      log.info(
+      log[isRoutineRead(c.req.method, c.res.status) ? 'debug' : 'info'](
         {
           req_id: id,
           method: c.req.method,
