@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAgentPackages, buildBundle } from '../deploy/bundles.ts';
-import { json } from '../support/http.ts';
+import { bearerCaller, json } from '../support/http.ts';
 import { eventually, repoRoot, startAgent, type AgentProcess } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -29,12 +29,7 @@ describe('agent updates with rollback', () => {
   let boardId: string;
   let packagedVersion: string;
 
-  const admin = (pathname: string, body?: unknown) =>
-    server.api(pathname, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+  const admin = (pathname: string, init?: { method?: string; body?: unknown }) => bearerCaller(server.api, ADMIN)(pathname, init);
   const board = async () => json(await admin(`/api/boards/${boardId}/`));
   const versions = () => path.join(agent.agentDir, 'versions');
 
@@ -56,7 +51,7 @@ describe('agent updates with rollback', () => {
     buildAgentPackages(packages, ['--version', HANGING, '--arch', ARCH, '--no-node', '--bundle', crashing]);
 
     server = await startTestServer('embedded', { MM_API_TOKEN: ADMIN, MM_PACKAGES_DIR: packages, MM_AGENT_UPDATE_TIMEOUT_S: String(TIMEOUT_S) });
-    const created = await json(await admin('/api/boards/', { name: 'updatable' }));
+    const created = await json(await admin('/api/boards/', { body: { name: 'updatable' } }));
     boardId = created.id;
     agent = await startAgent({
       serverUrl: server.url,
@@ -75,7 +70,7 @@ describe('agent updates with rollback', () => {
   });
 
   it('refuses a version the control plane does not hold (404, saying which it holds)', async () => {
-    const res = await admin(`/api/boards/${boardId}/agent-update/`, { version: '9.9.9' });
+    const res = await admin(`/api/boards/${boardId}/agent-update/`, { body: { version: '9.9.9' } });
     expect(res.status).toBe(404);
     const problem = await json(res);
     expect(problem.code).toBe('agent_version_not_found');
@@ -84,7 +79,7 @@ describe('agent updates with rollback', () => {
   });
 
   it('updates to a new build: installed beside, switched, reconnected with the new version', async () => {
-    const res = await admin(`/api/boards/${boardId}/agent-update/`, { version: NEW });
+    const res = await admin(`/api/boards/${boardId}/agent-update/`, { body: { version: NEW } });
     const op = await json(res);
     expect(res.status, JSON.stringify(op)).toBe(200);
     expect(op).toMatchObject({ kind: 'agent_update', status: 'succeeded', board_id: boardId, result: { version: NEW, previous_version: packagedVersion } });
@@ -98,7 +93,7 @@ describe('agent updates with rollback', () => {
   }, 300_000);
 
   it('updates to a build that crashes at start: the start script switches back, the operation fails update_rolled_back', async () => {
-    const res = await admin(`/api/boards/${boardId}/agent-update/`, { version: CRASHING });
+    const res = await admin(`/api/boards/${boardId}/agent-update/`, { body: { version: CRASHING } });
     const problem = await json(res);
     expect(res.status, JSON.stringify(problem)).toBe(502);
     // A failed operation's 502 (docs/api.md): the operation in the problem says why.
@@ -115,7 +110,7 @@ describe('agent updates with rollback', () => {
 
   it('updates to a build that starts but never reconnects: switched back at the deadline, update_rolled_back', async () => {
     const started = Date.now();
-    const res = await admin(`/api/boards/${boardId}/agent-update/`, { version: HANGING });
+    const res = await admin(`/api/boards/${boardId}/agent-update/`, { body: { version: HANGING } });
     const problem = await json(res);
     expect(res.status, JSON.stringify(problem)).toBe(502);
     expect(problem.operation.error.code).toBe('update_rolled_back');

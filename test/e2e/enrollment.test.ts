@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliHome } from '../support/cli.ts';
 import { dbKinds } from '../support/databases.ts';
-import { json } from '../support/http.ts';
+import { bearerCaller, json } from '../support/http.ts';
 import { eventually, startAgent, type AgentProcess } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -19,12 +19,7 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
   let tmp: string;
   const agents: AgentProcess[] = [];
 
-  const admin = (pathname: string, init: { method?: string; body?: unknown } = {}) =>
-    server.api(pathname, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `Bearer ${ADMIN}`, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
+  const admin = (pathname: string, init?: { method?: string; body?: unknown }) => bearerCaller(server.api, ADMIN)(pathname, init);
   const enrollCall = (body: Record<string, unknown>) =>
     server.api('/api/agent/enroll/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const createKey = async (body: Record<string, unknown>) => {
