@@ -44,7 +44,12 @@ cleanup() {
   [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null || true
   wait 2>/dev/null || true
   for m in proc dev; do umount "$ROOT/$m" 2>/dev/null || true; done
-  [ "$KEEP" -eq 1 ] || rm -rf "$WORK"
+  # Never delete through a mount that is still there (the bind of /dev above all).
+  if mountpoint -q "$ROOT/dev" || mountpoint -q "$ROOT/proc"; then
+    echo "prove-arm64: $ROOT still has mounts; left in place" >&2
+  elif [ "$KEEP" -ne 1 ]; then
+    rm -rf "$WORK"
+  fi
 }
 trap cleanup EXIT
 t0=$(date +%s.%N)
