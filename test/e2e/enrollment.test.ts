@@ -116,6 +116,8 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
     const wrong = await enrollCall({ key: 'mmk_wrong', machine_id: 'm1', hostname: 'h1' });
     expect(wrong.status).toBe(401);
     expect((await json(wrong)).code).toBe('unauthorized');
+    const refused = (await json(await admin('/api/audit/?action=board.enroll_refused'))).events;
+    expect(refused.some((e: { detail: { hostname?: string } | null }) => e.detail?.hostname === 'h1')).toBe(true);
 
     const deleted = await createKey({ name: 'to delete' });
     expect((await admin(`/api/provisioning-keys/${deleted.id}/`, { method: 'DELETE' })).status).toBe(204);
