@@ -50,6 +50,8 @@ export async function unpackAgentVersion(debFile: string, dest: string): Promise
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
     const done = (err?: unknown) => (err ? next(err as Error) : next());
+    // A refused entry ends the extraction; its own stream's error then goes nowhere else.
+    stream.on('error', () => {});
     const name = header.name.replace(/^\.\//, '');
     if (!name.startsWith(VERSION_ROOT) || name === VERSION_ROOT) {
       stream.resume();
