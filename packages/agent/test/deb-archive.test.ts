@@ -12,8 +12,11 @@ type Entry = { name: string; type?: 'file' | 'directory' | 'symlink' | 'characte
 async function dataTarGz(entries: Entry[]): Promise<Buffer> {
   const pack = tar.pack();
   for (const e of entries) {
-    const body = e.body ?? '';
-    pack.entry({ name: e.name, type: e.type ?? 'file', mode: e.mode ?? 0o644, size: e.type && e.type !== 'file' ? 0 : Buffer.byteLength(body), ...(e.linkname ? { linkname: e.linkname } : {}) }, e.type && e.type !== 'file' ? undefined : body);
+    const isFile = (e.type ?? 'file') === 'file';
+    const body = isFile ? (e.body ?? '') : '';
+    const header = { name: e.name, type: e.type ?? 'file', mode: e.mode ?? 0o644, size: Buffer.byteLength(body), ...(e.linkname ? { linkname: e.linkname } : {}) };
+    if (isFile) pack.entry(header, body);
+    else pack.entry(header, () => {});
   }
   pack.finalize();
   const chunks: Buffer[] = [];
