@@ -201,6 +201,10 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
       expect((await cli.run(['keys', 'rm', key.id], env)).code).toBe(0);
       expect((await enrollCall({ key: key.key, machine_id: 'cli', hostname: 'cli' })).status).toBe(401);
       expect((await cli.run(['keys', 'rm', key.id], env)).code).not.toBe(0);
+      // Registering a board prints the server's one-line install command.
+      const added = await cli.run(['--json', 'boards', 'add', 'from-the-cli'], env);
+      expect(added.code, added.stderr).toBe(0);
+      expect(JSON.parse(added.stdout).install_command).toMatch(/^curl -fsSL .*\/api\/downloads\/install-agent\.sh \| sudo sh -s -- --server-url .* --token /);
     } finally {
       await cli.cleanup();
     }

@@ -29,11 +29,13 @@ export function registerBoards(program: Command): void {
     .action(
       withContext(async (ctx, _opts, name: string) => {
         const board = await ctx.api.json<Board>('POST', '/api/boards/', { json: { name } });
-        const install = `sudo deploy/agent/install.sh --server-url ${ctx.settings.server} --token ${board.token}`;
+        // The server's one line (it serves install-agent.sh and the packages); older servers have none.
+        const served = (board as Board & { install_command?: string }).install_command;
+        const install = served ?? `sudo deploy/agent/install.sh --server-url ${ctx.settings.server} --token ${board.token}`;
         ctx.result({ ...board, install_command: install }, () => {
           say(`Board ${board.id} (${board.name}) registered.`);
           say(`Token (shown this once): ${board.token}`);
-          say('Install the agent on the board (from a checkout of this repository):');
+          say(served ? 'Install the agent on the board:' : 'Install the agent on the board (from a checkout of this repository):');
           say(`  ${install}`);
         });
       }),
