@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAgentPackages } from '../deploy/bundles.ts';
-import { json } from '../support/http.ts';
+import { bearerCaller, json } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const has = (bin: string) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
@@ -43,12 +43,7 @@ describe.skipIf(!has('dpkg-deb') || !has('curl'))('downloads and install-agent.s
   let server: TestServer;
   let tmp: string;
   let packagesDir: string;
-  const admin = (pathname: string, body?: unknown) =>
-    server.api(pathname, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+  const admin = (pathname: string, init?: { method?: string; body?: unknown }) => bearerCaller(server.api, ADMIN)(pathname, init);
 
   beforeAll(async () => {
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-downloads-'));
@@ -87,7 +82,7 @@ describe.skipIf(!has('dpkg-deb') || !has('curl'))('downloads and install-agent.s
     expect(await (await server.api('/api/downloads/SHA256SUMS')).text()).toContain(`${pkg.sha256}  ${pkg.name}\n`);
 
     // Registering a board answers the one line; run it (without sudo, into a root folder).
-    const board = await json(await admin('/api/boards/', { name: 'from-the-install-line' }));
+    const board = await json(await admin('/api/boards/', { body: { name: 'from-the-install-line' } }));
     const base = server.url.replace(/\/$/, '');
     expect(board.install_command).toBe(`curl -fsSL ${base}/api/downloads/install-agent.sh | sudo sh -s -- --server-url ${base} --token ${board.token}`);
     const root = path.join(tmp, 'root-token');
@@ -106,7 +101,7 @@ describe.skipIf(!has('dpkg-deb') || !has('curl'))('downloads and install-agent.s
     expect((await fs.readFile(tokenFile, 'utf8')).trim()).toBe(board.token);
 
     // A provisioning key's line sets the key instead (the agent enrolls at its first start).
-    const key = await json(await admin('/api/provisioning-keys/', { name: 'install line' }));
+    const key = await json(await admin('/api/provisioning-keys/', { body: { name: 'install line' } }));
     expect(key.install_command).toContain(`--provisioning-key ${key.key}`);
     const keyRoot = path.join(tmp, 'root-key');
     const r2 = await sh(`${key.install_command.replace('| sudo sh -s --', '| sh -s --')} --root ${keyRoot}`);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliHome } from '../support/cli.ts';
 import { dbKinds } from '../support/databases.ts';
-import { json } from '../support/http.ts';
+import { bearerCaller, json } from '../support/http.ts';
 import { eventually, startAgent, type AgentProcess } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -19,12 +19,7 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
   let tmp: string;
   const agents: AgentProcess[] = [];
 
-  const admin = (pathname: string, init: { method?: string; body?: unknown } = {}) =>
-    server.api(pathname, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `Bearer ${ADMIN}`, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
+  const admin = (pathname: string, init?: { method?: string; body?: unknown }) => bearerCaller(server.api, ADMIN)(pathname, init);
   const enrollCall = (body: Record<string, unknown>) =>
     server.api('/api/agent/enroll/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const createKey = async (body: Record<string, unknown>) => {
@@ -121,6 +116,8 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
     const wrong = await enrollCall({ key: 'mmk_wrong', machine_id: 'm1', hostname: 'h1' });
     expect(wrong.status).toBe(401);
     expect((await json(wrong)).code).toBe('unauthorized');
+    const refused = (await json(await admin('/api/audit/?action=board.enroll_refused'))).events;
+    expect(refused.some((e: { detail: { hostname?: string } | null }) => e.detail?.hostname === 'h1')).toBe(true);
 
     const deleted = await createKey({ name: 'to delete' });
     expect((await admin(`/api/provisioning-keys/${deleted.id}/`, { method: 'DELETE' })).status).toBe(204);
@@ -204,6 +201,10 @@ describe.each(dbKinds)('boards join by themselves (%s database)', (kind) => {
       expect((await cli.run(['keys', 'rm', key.id], env)).code).toBe(0);
       expect((await enrollCall({ key: key.key, machine_id: 'cli', hostname: 'cli' })).status).toBe(401);
       expect((await cli.run(['keys', 'rm', key.id], env)).code).not.toBe(0);
+      // Registering a board prints the server's one-line install command.
+      const added = await cli.run(['--json', 'boards', 'add', 'from-the-cli'], env);
+      expect(added.code, added.stderr).toBe(0);
+      expect(JSON.parse(added.stdout).install_command).toMatch(/^curl -fsSL .*\/api\/downloads\/install-agent\.sh \| sudo sh -s -- --server-url .* --token /);
     } finally {
       await cli.cleanup();
     }

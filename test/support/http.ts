@@ -16,3 +16,16 @@ export function jsonPoster(api: (pathname: string, init?: RequestInit) => Promis
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
 }
+
+/**
+ * Calls of one bearer token against a server: `call(path)` GETs, `call(path, { body })`
+ * POSTs JSON (or `method` says otherwise).
+ */
+export function bearerCaller(api: (pathname: string, init?: RequestInit) => Promise<Response>, token: string) {
+  return (pathname: string, init: { method?: string; body?: unknown } = {}) =>
+    api(pathname, {
+      method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+      headers: { authorization: `Bearer ${token}`, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
+}

@@ -74,7 +74,11 @@ interface Spawned {
 }
 
 function spawnNode(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, nodeArgs: string[] = []): Spawned {
-  const child = spawn(process.execPath, [...nodeArgs, file, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnChild(process.execPath, [...nodeArgs, file, ...args], env, cwd);
+}
+
+function spawnChild(command: string, argv: string[], env: NodeJS.ProcessEnv, cwd: string): Spawned {
+  const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = new ProcessOutput();
   child.stdout!.on('data', (d: Buffer) => output.feed(d));
   child.stderr!.on('data', (d: Buffer) => output.feed(d));
@@ -222,25 +226,24 @@ export async function startAgent(opts: {
   nodeArgs?: string[];
   /** The agent's entry: the workspace's bin (default) or a bundle's mm-agent.mjs. */
   entry?: string;
+  /** An executable that starts the agent instead of node (deploy/agent/mm-agent-start); gets `--simulate`. */
+  launcher?: string;
 }): Promise<AgentProcess> {
   await fs.mkdir(opts.agentDir, { recursive: true });
   const marker = `mm-e2e-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  const spawned = spawnNode(
-    opts.entry ?? AGENT_BIN,
-    ['--simulate'],
-    cleanEnv({
-      MM_SERVER_URL: opts.serverUrl,
-      ...(opts.token !== undefined ? { MM_BOARD_TOKEN: opts.token } : {}),
-      MM_AGENT_DIR: opts.agentDir,
-      MM_SIM_GPIO_PORT: '0',
-      MM_RECONNECT_MAX_DELAY_MS: '1000',
-      LOG_LEVEL: 'info',
-      MM_E2E_MARKER: marker,
-      ...opts.env,
-    }),
-    repoRoot,
-    opts.nodeArgs,
-  );
+  const env = cleanEnv({
+    MM_SERVER_URL: opts.serverUrl,
+    ...(opts.token !== undefined ? { MM_BOARD_TOKEN: opts.token } : {}),
+    MM_AGENT_DIR: opts.agentDir,
+    MM_SIM_GPIO_PORT: '0',
+    MM_RECONNECT_MAX_DELAY_MS: '1000',
+    LOG_LEVEL: 'info',
+    MM_E2E_MARKER: marker,
+    ...opts.env,
+  });
+  const spawned = opts.launcher
+    ? spawnChild(opts.launcher, ['--simulate'], env, repoRoot)
+    : spawnNode(opts.entry ?? AGENT_BIN, ['--simulate'], env, repoRoot, opts.nodeArgs);
   return {
     pid: spawned.child.pid!,
     agentDir: opts.agentDir,

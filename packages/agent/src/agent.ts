@@ -16,6 +16,7 @@ import { readActivePac } from './pac/pac-rpc-handlers.ts';
 import { pacCommandOptions, registerPacMethods } from './pac/pac-wiring.ts';
 import { agentInfoHandler } from './rpc/agent-info.ts';
 import { RpcRegistry } from './rpc/rpc-registry.ts';
+import { agentUpdateHandler, confirmUpdate } from './update/agent-update.ts';
 import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
 import { AGENT_VERSION } from './version.ts';
 
@@ -32,6 +33,8 @@ export interface AgentOptions {
   runnerEnv?: NodeJS.ProcessEnv;
   /** First reconnect backoff ceiling (default 500 ms). */
   reconnectBaseMs?: number;
+  /** An agent update switched versions: stop and exit so the start script runs the new one (main.ts). */
+  requestRestart?: () => void;
 }
 
 /** The folders the agent keeps under MM_AGENT_DIR. */
@@ -77,7 +80,10 @@ export class Agent {
       ...(opts.clock ? { clock: opts.clock } : {}),
       handlers: {
         buildHello: () => this.buildHello(),
-        onReady: (connection, _welcome, hello) => this.operations.onLinkReady(connection, hello),
+        onReady: (connection, _welcome, hello) => {
+          this.operations.onLinkReady(connection, hello);
+          void confirmUpdate(config.agentDir, log).catch((err: unknown) => log.warn({ err }, 'could not confirm the agent update'));
+        },
         onMessage: (message, connection) => this.dispatch(message, connection),
       },
     });
@@ -98,6 +104,8 @@ export class Agent {
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
+    const requestRestart = opts.requestRestart;
+    if (requestRestart) this.rpc.register('agent.update', agentUpdateHandler({ agentDir: config.agentDir, log: log.child({ component: 'update' }), requestRestart }));
     registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
     // The board's own settings (MM_SCRIPT_PORTS) plus the scripts the driver itself runs decide
     // which loopback ports the relay reaches; the catalogue cannot widen them.

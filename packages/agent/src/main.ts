@@ -7,6 +7,7 @@ import { simulatedDefaults } from './simulate/simulated-board.ts';
 import { startSimulatedBoardDriver } from './simulate/simulated-board-driver.ts';
 import { AGENT_VERSION } from './version.ts';
 import { enroll, EnrollmentRefusedError } from './enroll/enroll.ts';
+import { RESTART_FOR_UPDATE_CODE } from './update/agent-update.ts';
 
 /** How long a stop may take before the agent exits anyway (under the unit's TimeoutStopSec=30, so this says why). */
 const STOP_DEADLINE_MS = 25_000;
@@ -70,7 +71,12 @@ async function main(): Promise<void> {
   let agent: Agent;
   try {
     driver = config.simulate ? await startSimulatedBoardDriver(config, log) : realBoardDriver(config, log);
-    agent = await Agent.create({ config, log, driver });
+    // An update has switched versions: stop, then exit so the start script starts the new one.
+    const requestRestart = () => {
+      log.info({}, 'restarting into the updated version');
+      agent.stop().finally(() => process.exit(RESTART_FOR_UPDATE_CODE));
+    };
+    agent = await Agent.create({ config, log, driver, requestRestart });
   } catch (err) {
     // Typically MM_AGENT_DIR cannot be created or written (permissions, read-only disk).
     log.fatal({ err, agent_dir: config.agentDir }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);

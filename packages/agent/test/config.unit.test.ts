@@ -110,6 +110,26 @@ describe('the board token and the runner user', () => {
     }
   });
 
+  it('enrolls with MM_PROVISIONING_KEY only while the token file holds no token, and never passes the key on', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'mm-key-'));
+    try {
+      const file = path.join(dir, 'token');
+      const env: Record<string, string | undefined> = { MM_BOARD_TOKEN_FILE: file, MM_PROVISIONING_KEY: 'mmk_k', MM_RUNNER: 'x' };
+      const enrolling = loadAgentConfig(env, { simulate: false });
+      expect(enrolling.enrollment).toMatchObject({ key: 'mmk_k', tokenFile: file, machineIdFiles: ['/etc/machine-id', path.join(enrolling.agentDir, 'machine-id')] });
+      expect(env).not.toHaveProperty('MM_PROVISIONING_KEY');
+      // A token kept: the key is not used.
+      await fsp.writeFile(file, 'kept\n', { mode: 0o600 });
+      const kept = loadAgentConfig({ MM_BOARD_TOKEN_FILE: file, MM_PROVISIONING_KEY: 'mmk_k', MM_RUNNER: 'x' }, { simulate: false });
+      expect(kept.boardToken).toBe('kept');
+      expect(kept.enrollment).toBeUndefined();
+      // Nowhere to keep the token.
+      expect(() => loadAgentConfig({ MM_PROVISIONING_KEY: 'mmk_k', MM_RUNNER: 'x' }, { simulate: false })).toThrow(/MM_PROVISIONING_KEY: needs MM_BOARD_TOKEN_FILE/);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('resolves MM_RUNNER_USER to its uid and gid, and refuses unknown users and root', () => {
     const c = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_RUNNER_USER: 'nobody' }, { simulate: false });
     const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }));

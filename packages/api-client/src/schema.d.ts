@@ -3361,6 +3361,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/boards/{id}/agent-update/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Update the board's agent: after its running operation, installed beside, switched, rolled back by the board itself if it does not come up */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["AgentUpdate"];
+                };
+            };
+            responses: {
+                /** @description The operation, succeeded: the board reconnected with the new version */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Operation"];
+                    };
+                };
+                /** @description The operation (Prefer: respond-async, or still running after MM_SYNC_WAIT_S) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `board_not_found`; `agent_version_not_found`: the control plane serves no agent package of that version */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The operation was cancelled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The update failed (`update_rolled_back`, `agent_package_not_found`, `checksum_mismatch`, ...); the problem carries the operation */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `board_offline` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login/": {
         parameters: {
             query?: never;
@@ -4863,6 +4940,15 @@ export interface components {
             size: number;
             sha256: string;
             url: string;
+        };
+        /**
+         * @example {
+         *       "version": "0.2.0"
+         *     }
+         */
+        AgentUpdate: {
+            /** @description Default: the newest version the control plane serves */
+            version?: string;
         };
         User: {
             /** Format: uuid */

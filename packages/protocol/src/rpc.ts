@@ -21,7 +21,19 @@ export const rpcMethods = {
   /** Liveness and clock check; answers the agent's view of itself. */
   'agent.info': {
     params: z.object({}),
-    result: z.object({ agent_version: z.string(), boot_id: z.string(), uptime_s: z.number() }),
+    // `arch` (Debian's name: arm64, amd64): which agent package fits the board. Optional, so
+    // agents from before it still answer.
+    result: z.object({ agent_version: z.string(), boot_id: z.string(), uptime_s: z.number(), arch: z.string().optional() }),
+  },
+  /**
+   * An agent update (docs/packages.md): the agent pulls the package (stream.pull, source
+   * `{ kind: 'upload', upload_id }`), checks its sha256, unpacks it beside the running
+   * version, writes the trial file (the start script's watchdog rolls back unless the new
+   * version reconnects within `confirm_within_s`), switches, answers, then restarts.
+   */
+  'agent.update': {
+    params: z.object({ upload_id: z.string().min(1), version: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/), confirm_within_s: z.number().int().positive() }),
+    result: z.object({ accepted: z.literal(true), previous_version: z.string() }),
   },
   /** Runs `xlnx-config -q` and answers its parsed table. */
   'pac.query': {

@@ -31,6 +31,7 @@ import { uploadRoutes } from './routes/uploads.ts';
 import { agentEnrollRoutes } from './routes/agent-enroll.ts';
 import { boardApprovalRoutes } from './routes/board-approval.ts';
 import { downloadRoutes } from './routes/downloads.ts';
+import { agentUpdateRoutes } from './routes/agent-update.ts';
 import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
 
 export function createApp(ctx: Services) {
@@ -63,6 +64,7 @@ export function createApp(ctx: Services) {
   app.route('/', boardApprovalRoutes(ctx));
   app.route('/', provisioningKeyRoutes(ctx));
   app.route('/', downloadRoutes(ctx));
+  app.route('/', agentUpdateRoutes(ctx));
   app.route('/', authRoutes(ctx.auth));
   app.route('/', userRoutes(ctx.auth));
   app.route('/', tokenRoutes(ctx.auth));

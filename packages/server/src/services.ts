@@ -21,6 +21,7 @@ import { ArchiveUploads } from './pacs/archive-uploads.ts';
 import { BoardCalls } from './replicas/board-calls.ts';
 import { BoardSessions } from './replicas/board-sessions.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
+import { registerAgentUpdateKind } from './agent-update/agent-update-kind.ts';
 import { RetentionPruner } from './retention/retention-pruner.ts';
 import { discardIngestedContent, sweepContentStore, sweepOrphanContent } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
@@ -118,6 +119,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     log,
   });
   registerPacKinds(operationKinds, { db: database.db, agents, bus, archives, rebootTimeoutMs: config.rebootTimeoutMs });
+  registerAgentUpdateKind(operationKinds, { db: database.db, agents, uploads, packagesDir: config.packagesDir, timeoutMs: config.agentUpdateTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus, clock });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });

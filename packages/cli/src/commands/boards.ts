@@ -32,11 +32,12 @@ export function registerBoards(program: Command): void {
     .action(
       withContext(async (ctx, _opts, name: string) => {
         const board = await ctx.api.call(ctx.api.client.POST('/api/boards/', { body: { name } }));
-        const install = `sudo deploy/agent/install.sh --server-url ${ctx.settings.server} --token ${board.token}`;
+        // The server's one line (it serves install-agent.sh and the packages); older servers have none.
+        const install = board.install_command ?? `sudo deploy/agent/install.sh --server-url ${ctx.settings.server} --token ${board.token}`;
         ctx.result({ ...board, install_command: install }, () => {
           say(`Board ${board.id} (${board.name}) registered.`);
           say(`Token (shown this once): ${board.token}`);
-          say('Install the agent on the board (from a checkout of this repository):');
+          say(served ? 'Install the agent on the board:' : 'Install the agent on the board (from a checkout of this repository):');
           say(`  ${install}`);
         });
       }),

@@ -46,7 +46,7 @@ export function BoardsPage() {
 
 function RegisterBoard({ onDone }: { onDone: () => void }) {
   const [open, setOpen] = useState(false);
-  const [created, setCreated] = useState<(Board & { token: string }) | null>(null);
+  const [created, setCreated] = useState<(Board & { token: string; install_command: string }) | null>(null);
   const [error, setError] = useState<unknown>(null);
   if (created) {
     // The server's one line: fetches install-agent.sh from it, installs the package for the board's architecture.

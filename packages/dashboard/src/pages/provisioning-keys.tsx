@@ -3,6 +3,7 @@ import { client, unwrap, type Schemas } from '../api/client.ts';
 import { useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
+import { ConfirmButton, submitting, TableHead } from '../components/table-parts.tsx';
 import { formatTime } from '../lib/format.ts';
 
 type ProvisioningKey = Schemas['ProvisioningKey'];
@@ -48,31 +49,23 @@ export function ProvisioningKeysPage() {
       <form
         class="card row wrap"
         aria-label="New provisioning key"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const formEl = e.currentTarget;
-          const f = new FormData(formEl);
+        onSubmit={submitting(async (f) => {
           const days = Number(f.get('days') || 0);
           const max = Number(f.get('max') || 0);
-          try {
-            const key = await unwrap(
-              client.POST('/api/provisioning-keys/', {
-                body: {
-                  name: String(f.get('name')),
-                  labels: parseLabels(String(f.get('labels') ?? '')),
-                  approval: f.get('manual') ? 'manual' : 'auto',
-                  ...(max ? { max_boards: max } : {}),
-                  ...(days ? { expires_at: new Date(Date.now() + days * 86400_000).toISOString() } : {}),
-                },
-              }),
-            );
-            setCreated(key);
-            formEl.reset();
-            void load();
-          } catch (err) {
-            setError(err);
-          }
-        }}
+          const key = await unwrap(
+            client.POST('/api/provisioning-keys/', {
+              body: {
+                name: String(f.get('name')),
+                labels: parseLabels(String(f.get('labels') ?? '')),
+                approval: f.get('manual') ? 'manual' : 'auto',
+                ...(max ? { max_boards: max } : {}),
+                ...(days ? { expires_at: new Date(Date.now() + days * 86400_000).toISOString() } : {}),
+              },
+            }),
+          );
+          setCreated(key);
+          void load();
+        }, setError)}
       >
         <label>
           Name
@@ -102,18 +95,7 @@ export function ProvisioningKeysPage() {
       {keys && keys.length === 0 && <p>No provisioning key yet.</p>}
       {keys && keys.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Approval</th>
-              <th scope="col">Labels</th>
-              <th scope="col">Boards</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Name', 'Approval', 'Labels', 'Boards', 'Expires']} actions />
           <tbody>
             {keys.map((k) => (
               <tr key={k.id} data-testid={`key-${k.name}`}>
@@ -126,21 +108,14 @@ export function ProvisioningKeysPage() {
                 </td>
                 <td>{k.expires_at ? formatTime(k.expires_at) : 'never'}</td>
                 <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={async () => {
-                      if (!confirm(`Delete the key “${k.name}”? Boards enrolled with it stay; no new board can use it.`)) return;
-                      try {
-                        await unwrap(client.DELETE('/api/provisioning-keys/{id}/', { params: { path: { id: k.id } } }));
-                        void load();
-                      } catch (err) {
-                        setError(err);
-                      }
-                    }}
-                  >
-                    Delete <span class="visually-hidden">{k.name}</span>
-                  </button>
+                  <ConfirmButton
+                    label="Delete"
+                    name={k.name}
+                    question={`Delete the key “${k.name}”? Boards enrolled with it stay; no new board can use it.`}
+                    run={() => unwrap(client.DELETE('/api/provisioning-keys/{id}/', { params: { path: { id: k.id } } }))}
+                    onDone={() => void load()}
+                    onError={setError}
+                  />
                 </td>
               </tr>
             ))}
@@ -188,15 +163,7 @@ function PendingBoards({ onError }: { onError: (err: unknown) => void }) {
     <div class="card stack" role="region" aria-labelledby="pending-title">
       <h2 id="pending-title">Waiting for approval</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Board</th>
-            <th scope="col">Labels</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Board', 'Labels']} actions />
         <tbody>
           {pending.map((b) => (
             <tr key={b.id} data-testid={`pending-${b.name}`}>
@@ -205,20 +172,15 @@ function PendingBoards({ onError }: { onError: (err: unknown) => void }) {
               </td>
               <td>{labelText(b.labels) || '—'}</td>
               <td>
-                <button
-                  type="button"
-                  class="primary"
-                  onClick={async () => {
-                    try {
-                      await unwrap(client.POST('/api/boards/{id}/approve/', { params: { path: { id: b.id } } }));
-                      reload();
-                    } catch (err) {
-                      onError(err);
-                    }
-                  }}
-                >
-                  Approve <span class="visually-hidden">{b.name}</span>
-                </button>
+                <ConfirmButton
+                  label="Approve"
+                  kind="primary"
+                  name={b.name}
+                  question=""
+                  run={() => unwrap(client.POST('/api/boards/{id}/approve/', { params: { path: { id: b.id } } }))}
+                  onDone={reload}
+                  onError={onError}
+                />
               </td>
             </tr>
           ))}

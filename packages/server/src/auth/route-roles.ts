@@ -101,6 +101,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('POST', '/api/boards/', 'admin', 'board.create'),
   R('DELETE', '/api/boards/{id}/', 'admin', 'board.delete'),
   R('POST', '/api/boards/{id}/approve/', 'admin', 'board.approve'),
+  R('POST', '/api/boards/{id}/agent-update/', 'admin', 'board.agent_update'),
   R('GET', '/api/provisioning-keys/', 'admin'),
   R('POST', '/api/provisioning-keys/', 'admin', 'provisioning_key.create'),
   R('DELETE', '/api/provisioning-keys/{id}/', 'admin', 'provisioning_key.delete'),

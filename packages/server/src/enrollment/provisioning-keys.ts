@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/database.ts';
 import { provisioningKeys } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
@@ -13,17 +14,23 @@ export type Approval = 'auto' | 'manual';
  */
 export const PROVISIONING_KEY_PREFIX = 'mmk_';
 
-export interface ProvisioningKeyObject {
-  id: string;
-  name: string;
-  labels: Record<string, string>;
-  expires_at: string | null;
-  max_boards: number | null;
-  boards_enrolled: number;
-  approval: Approval;
-  created_by: string | null;
-  created_at: string;
-}
+const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
+
+/** A provisioning key as the API shows it (never the key itself). */
+export const ProvisioningKeySchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    labels: z.record(z.string(), z.string()).openapi({ description: 'Every board enrolled with the key starts with these labels.' }),
+    expires_at: isoTime.nullable(),
+    max_boards: z.number().int().nullable().openapi({ description: 'How many boards may enroll with it; null: no limit.' }),
+    boards_enrolled: z.number().int().openapi({ description: 'How many boards have enrolled with it so far.' }),
+    approval: z.enum(['auto', 'manual']).openapi({ description: '`manual`: enrolled boards stay `pending` until an admin approves them.' }),
+    created_by: z.string().nullable(),
+    created_at: isoTime,
+  })
+  .openapi('ProvisioningKey');
+export type ProvisioningKeyObject = z.infer<typeof ProvisioningKeySchema>;
 
 export const toProvisioningKeyObject = (k: ProvisioningKeyRow): ProvisioningKeyObject => ({
   id: k.id,

@@ -2,8 +2,8 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { problem } from '../auth/schemas.ts';
-import { setAuditTarget } from '../auth/request-auth.ts';
-import { notFound } from '../errors.ts';
+import { requestAuth, setAuditTarget } from '../auth/request-auth.ts';
+import { notFound, UnauthorizedError } from '../errors.ts';
 import { requireJson } from '../http/openapi.ts';
 import { safeString } from '../http/safe-string.ts';
 import { validationHook } from '../http/validation.ts';
@@ -48,7 +48,17 @@ export function agentEnrollRoutes(ctx: Services) {
 
   app.openapi(enrollRoute, async (c) => {
     const body = c.req.valid('json');
-    const result = await enrollBoard(ctx.database.db, { key: body.key, machineId: body.machine_id, hostname: body.hostname, facts: body.facts });
+    let result;
+    try {
+      result = await enrollBoard(ctx.database.db, { key: body.key, machineId: body.machine_id, hostname: body.hostname, facts: body.facts });
+    } catch (err) {
+      // Refused keys are worth knowing about (a leaked, expired or guessed key at work).
+      if (err instanceof UnauthorizedError) {
+        const a = requestAuth();
+        await ctx.auth.audit.record({ action: 'board.enroll_refused', target: null, actor: null, ip: a.ip, requestId: a.requestId, detail: { hostname: body.hostname, machine_id: body.machine_id } });
+      }
+      throw err;
+    }
     const board = result.board;
     setAuditTarget(`board ${board.id}`, { hostname: board.name, machine_id: body.machine_id, key_id: board.provisioningKeyId, result: result.kind });
     if (result.kind === 'pending') {

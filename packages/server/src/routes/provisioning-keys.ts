@@ -14,26 +14,11 @@ import {
   deleteProvisioningKey,
   listProvisioningKeys,
   provisioningKeyNotFound,
+  ProvisioningKeySchema,
   toProvisioningKeyObject,
 } from '../enrollment/provisioning-keys.ts';
 
 const TAG = 'enrollment';
-const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
-
-const ProvisioningKeySchema = z
-  .object({
-    id: z.string().uuid(),
-    name: z.string(),
-    labels: z.record(z.string(), z.string()).openapi({ description: 'Every board enrolled with the key starts with these labels.' }),
-    expires_at: isoTime.nullable(),
-    max_boards: z.number().int().nullable().openapi({ description: 'How many boards may enroll with it; null: no limit.' }),
-    boards_enrolled: z.number().int().openapi({ description: 'How many boards have enrolled with it so far.' }),
-    approval: z.enum(['auto', 'manual']).openapi({ description: '`manual`: enrolled boards stay `pending` until an admin approves them.' }),
-    created_by: z.string().nullable(),
-    created_at: isoTime,
-  })
-  .openapi('ProvisioningKey');
-
 const CreateKeyBody = z
   .object({
     name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
