@@ -37,7 +37,7 @@ export function registerBoards(program: Command): void {
         ctx.result({ ...board, install_command: install }, () => {
           say(`Board ${board.id} (${board.name}) registered.`);
           say(`Token (shown this once): ${board.token}`);
-          say(served ? 'Install the agent on the board:' : 'Install the agent on the board (from a checkout of this repository):');
+          say(board.install_command ? 'Install the agent on the board:' : 'Install the agent on the board (from a checkout of this repository):');
           say(`  ${install}`);
         });
       }),

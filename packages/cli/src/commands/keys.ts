@@ -4,19 +4,6 @@ import { UsageError } from '../errors.ts';
 import { table, when } from '../format.ts';
 import { withContext } from './shared.ts';
 
-interface ProvisioningKey {
-  id: string;
-  name: string;
-  labels: Record<string, string>;
-  expires_at: string | null;
-  max_boards: number | null;
-  boards_enrolled: number;
-  approval: 'auto' | 'manual';
-  created_at: string;
-  key?: string;
-  install_command?: string;
-}
-
 /** `--label k=v`, repeatable. */
 function collectLabel(value: string, labels: Record<string, string>): Record<string, string> {
   const at = value.indexOf('=');
@@ -38,7 +25,7 @@ export function registerKeys(program: Command): void {
     .description('list provisioning keys')
     .action(
       withContext(async (ctx) => {
-        const page = await ctx.api.get<{ provisioning_keys: ProvisioningKey[]; total: number }>('/api/provisioning-keys/');
+        const page = await ctx.api.call(ctx.api.client.GET('/api/provisioning-keys/'));
         ctx.result(page, () =>
           say(
             table(
@@ -59,15 +46,17 @@ export function registerKeys(program: Command): void {
     .action(
       withContext(async (ctx, opts: { label: Record<string, string>; manual?: boolean; maxBoards?: string; expires?: string }, name: string) => {
         if (opts.maxBoards !== undefined && !/^[1-9]\d{0,6}$/.test(opts.maxBoards)) throw new UsageError('--max-boards must be a positive whole number.');
-        const key = await ctx.api.json<ProvisioningKey>('POST', '/api/provisioning-keys/', {
-          json: {
-            name,
-            labels: opts.label,
-            approval: opts.manual ? 'manual' : 'auto',
-            ...(opts.maxBoards !== undefined ? { max_boards: Number(opts.maxBoards) } : {}),
-            ...(opts.expires !== undefined ? { expires_at: opts.expires } : {}),
-          },
-        });
+        const key = await ctx.api.call(
+          ctx.api.client.POST('/api/provisioning-keys/', {
+            body: {
+              name,
+              labels: opts.label,
+              approval: opts.manual ? 'manual' : 'auto',
+              ...(opts.maxBoards !== undefined ? { max_boards: Number(opts.maxBoards) } : {}),
+              ...(opts.expires !== undefined ? { expires_at: opts.expires } : {}),
+            },
+          }),
+        );
         ctx.result(key, () => {
           say(`Provisioning key ${key.id} (${key.name}, ${key.approval} approval) created.`);
           say(`Key (shown this once): ${key.key}`);
@@ -83,7 +72,7 @@ export function registerKeys(program: Command): void {
     .description('delete a key (boards enrolled with it stay)')
     .action(
       withContext(async (ctx, _opts, id: string) => {
-        await ctx.api.request('DELETE', `/api/provisioning-keys/${encodeURIComponent(id)}/`);
+        await ctx.api.call(ctx.api.client.DELETE('/api/provisioning-keys/{id}/', { params: { path: { id } } }));
         ctx.result({ deleted: id }, () => say(`Deleted provisioning key ${id}.`));
       }),
     );
