@@ -67,7 +67,7 @@ interface Moved {
 
 const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-field-bench-'));
 const held = holdFreedPagesForRun();
-const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'warn' });
+const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'info' });
 let server: ServerProcess;
 const cleanups: Array<() => Promise<unknown>> = [];
 

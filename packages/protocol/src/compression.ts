@@ -106,6 +106,8 @@ export const MIN_COMPRESSION_RATIO = 1.1;
 const REQUIRED_GAIN = 1.15;
 /** A file that looked incompressible is probed again once per this many frames (32 MiB). */
 const PROBE_EVERY_FRAMES = 64;
+/** The share of the puller's decode rate a compressed stream may count on (it also hashes and writes). */
+const DECODE_SHARE = 0.5;
 /** A link whose round trip is at least this long is presumed slow until measured. */
 export const FIELD_LINK_RTT_MS = 20;
 /**
@@ -121,20 +123,24 @@ export const MAX_COMPRESSED_SHARE = 1 / MIN_COMPRESSION_RATIO;
  *
  * - the ratio: from a sample (the first and a middle 256 KiB of the file), then every
  *   compressed frame (a moving average, so a file whose middle differs is followed);
- * - its own compression rate (bytes in per second of wall time of the compress call);
+ * - its own compression rate (bytes in per second of wall time of the compress call, the
+ *   best of the last eight);
  * - the puller's decompression rate (`decodeBps`, measured on the board);
  * - the link's rate: measured on this stream while credit held the sender back (then the
  *   link, or the receiver, is the limit), else the last such measurement on this link,
  *   else the puller's hint; with none of these, a link whose ping round trip is at least
  *   FIELD_LINK_RTT_MS is presumed slow (compress) and any other fast (raw) until measured.
  *
- * Compressed, a stream moves at min(compress, decode, link × ratio); raw at the link rate.
+ * Compressed, a stream moves at min(compress, decode ÷ 2, link × ratio) (the puller also
+ * hashes and writes every byte, so half its decode rate is what it can give to decoding);
+ * raw at the link rate.
  * It compresses when the first beats the second by REQUIRED_GAIN, so a LAN (hundreds of
  * MB/s, as fast as the decoder) stays raw and a field link (1–50 MB/s) compresses.
  */
 export class CompressionDecider {
   private ratio: number | undefined;
-  private compressBps: number | undefined;
+  /** Recent compression rates (bytes in per second of the call); the best of them is what the CPU can do. */
+  private readonly compressRates: number[] = [];
   private framesSinceProbe = 0;
   /** Frames sent compressed / raw, bytes in and on the wire of compressed frames. */
   readonly counts = { compressedFrames: 0, rawFrames: 0 };
@@ -152,8 +158,16 @@ export class CompressionDecider {
     if (raw <= 0) return;
     const ratio = raw / Math.max(1, wire);
     this.ratio = this.ratio === undefined ? ratio : this.ratio * 0.75 + ratio * 0.25;
-    const bps = raw / (Math.max(ms, 0.05) / 1000);
-    this.compressBps = this.compressBps === undefined ? bps : this.compressBps * 0.75 + bps * 0.25;
+    this.compressRates.push(raw / (Math.max(ms, 0.05) / 1000));
+    if (this.compressRates.length > 8) this.compressRates.shift();
+  }
+
+  /**
+   * The compression rate: the best recent one, since a call's wall time also counts its
+   * wait for a thread of the pool and for the CPU on a loaded machine.
+   */
+  private get compressBps(): number | undefined {
+    return this.compressRates.length > 0 ? Math.max(...this.compressRates) : undefined;
   }
 
   /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip. */
@@ -174,7 +188,9 @@ export class CompressionDecider {
     }
     const link = this.linkBps();
     if (link === 0) return true;
-    const compressed = Math.min(this.compressBps, this.hints.decodeBps ?? Number.POSITIVE_INFINITY, link * this.ratio);
+    // The board decodes besides hashing and writing every byte: count on half its decode rate.
+    const decode = (this.hints.decodeBps ?? Number.POSITIVE_INFINITY) * DECODE_SHARE;
+    const compressed = Math.min(this.compressBps, decode, link * this.ratio);
     return compressed > link * REQUIRED_GAIN;
   }
 

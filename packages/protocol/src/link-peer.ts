@@ -75,6 +75,9 @@ export type ServedSource =
 
 /** Default high-water mark of the socket's send queue (see `sendFrame`). */
 export const SOCKET_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** Round trips measured right after opening (pingOnOpen), OPEN_PING_GAP_MS apart; the smallest counts. */
+const OPEN_PINGS = 5;
+const OPEN_PING_GAP_MS = 50;
 /** How long a closing socket may take to finish the close handshake before it is cut. */
 const CLOSE_GRACE_MS = 2000;
 const OPEN = 1;
@@ -106,6 +109,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   /** The link rate this side last measured as a sender (wire bytes/s), for the next stream it serves. */
   private learnedSendBps: number | undefined;
   private pingSentAt: number | undefined;
+  /** Pings still to send after the first one at open (pingOnOpen). */
+  private openPings = 0;
   private readonly clock: Clock;
   private readonly log: PeerLog;
   private readonly pullIds: PullIdAllocator;
@@ -135,6 +140,11 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       const rtt = this.clock.now() - this.pingSentAt;
       this.pingSentAt = undefined;
       this.rttMs = this.rttMs === undefined ? rtt : Math.min(this.rttMs, rtt);
+      // A few round trips right after opening: the smallest, as a busy machine delays some.
+      if (this.openPings > 0) {
+        this.openPings--;
+        this.clock.setTimeout(() => this.ping(), OPEN_PING_GAP_MS).unref();
+      }
     });
     socket.on('error', (err) => {
       // Before 'open' the owner of the socket reports the failed attempt; after it, 'close' follows.
@@ -376,7 +386,10 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       });
     }
     // A first round trip at once: a compressing sender presumes a link from it until it measures the rate.
-    if (this.opts.pingOnOpen) this.ping();
+    if (this.opts.pingOnOpen) {
+      this.openPings = OPEN_PINGS - 1;
+      this.ping();
+    }
     this.opts.handlers.opened?.();
   }
 
