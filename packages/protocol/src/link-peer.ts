@@ -111,6 +111,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   private pingSentAt: number | undefined;
   /** Pings still to send after the first one at open (pingOnOpen). */
   private openPings = 0;
+  private openPingTimer: TimerHandle | undefined;
   private readonly clock: Clock;
   private readonly log: PeerLog;
   private readonly pullIds: PullIdAllocator;
@@ -143,7 +144,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       // A few round trips right after opening: the smallest, as a busy machine delays some.
       if (this.openPings > 0) {
         this.openPings--;
-        this.clock.setTimeout(() => this.ping(), OPEN_PING_GAP_MS).unref();
+        this.openPingTimer = this.clock.setTimeout(() => this.ping(), OPEN_PING_GAP_MS);
+        this.openPingTimer.unref();
       }
     });
     socket.on('error', (err) => {
@@ -479,6 +481,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.isClosed = true;
     this.heartbeat?.stop();
     this.clock.clearTimeout(this.closeTimer);
+    this.clock.clearTimeout(this.openPingTimer);
     const info = { code: 'link_closed', message: `the link to ${this.opts.peerName} closed (${code}${reason ? ` ${reason}` : ''})` };
     for (const { sender } of this.senders.values()) sender.fail(info);
     for (const receiver of [...this.receivers.values()]) receiver.fail(info);
