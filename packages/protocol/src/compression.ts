@@ -1,6 +1,5 @@
 import zlib from 'node:zlib';
 import { STREAM_CHUNK_BYTES } from './limits.ts';
-import type { ChunkReader } from './streams.ts';
 
 /**
  * Compression of file streams on the link (docs/compression.md): each data frame is
@@ -217,7 +216,12 @@ const SAMPLE_BYTES = 256 * 1024;
  * archive's first member and a later one) and tells the decider. Needs `readAt`; a
  * source without it is judged by its first frames instead.
  */
-export async function sampleCompression(reader: ChunkReader, offset: number, size: number, decider: CompressionDecider): Promise<void> {
+/** What sampling needs of a source: a ChunkReader (streams.ts) that can read at a position. */
+interface SampledSource {
+  readAt?(into: Buffer, offset: number, length: number, position: number): Promise<number>;
+}
+
+export async function sampleCompression(reader: SampledSource, offset: number, size: number, decider: CompressionDecider): Promise<void> {
   if (!reader.readAt || size - offset < 2 * SAMPLE_BYTES) return;
   const buf = Buffer.allocUnsafe(SAMPLE_BYTES);
   for (const at of [offset, offset + Math.floor((size - offset) / 2)]) {
