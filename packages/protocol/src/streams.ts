@@ -159,9 +159,10 @@ export class StreamSender {
     // Raw, one at a time: read, send. Each reserves its raw size from the credit when read;
     // a compressed one gives back what it saved when it is sent.
     const ahead: Promise<PreparedFrame>[] = [];
-    const limit = compression ? COMPRESS_AHEAD_FRAMES : 1;
+    // Frames go raw exactly as without compression (read one, send it) while the decider says so.
+    let compressing = compression !== undefined;
     for (;;) {
-      while (!ended && ahead.length < limit && (ahead.length === 0 || canRead())) {
+      while (!ended && ahead.length < (compressing ? COMPRESS_AHEAD_FRAMES : 1) && (ahead.length === 0 || canRead())) {
         const waitedFrom = performance.now();
         const forCredit = this.credit <= 0;
         await this.until(canRead);
@@ -190,7 +191,8 @@ export class StreamSender {
         if (this.failure) throw this.failure;
         this.credit -= n;
         const read = frame;
-        const prepared = compression?.compressNext()
+        compressing = compression?.compressNext() ?? false;
+        const prepared = compressing && compression
           ? this.compress(read, n, compression).then((packed) => ({ frame: read, n, packed }))
           : Promise.resolve({ frame: read, n, packed: undefined });
         // Awaited in order below; a failure of one further ahead must not go unhandled meanwhile.
