@@ -71,7 +71,7 @@ function calibrationSample(bytes: number): Buffer {
 let decodeRate: number | undefined;
 
 /**
- * This machine's decompression rate (bytes of output per second, one core), measured once
+ * This machine's decompression rate (bytes of output per CPU-second, one core), measured once
  * per process on 256 KiB of weights-like bytes (a few milliseconds here, ~5× that on a
  * Cortex-A53). A puller sends it in `stream.pull` so the sender knows what the board's
  * CPU can take: compressing past it would make the board, not the link, the limit.
@@ -81,13 +81,16 @@ export function measuredDecodeRate(): number {
   const sample = calibrationSample(256 * 1024);
   const params = { ...BROTLI_OPTIONS.params, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sample.byteLength };
   const packed = zlib.brotliCompressSync(sample, { params });
+  // CPU time, not wall time: on a busy machine a wall clock measures the other processes too,
+  // and one slow sample would keep a board from ever taking compressed streams.
   let best = Number.POSITIVE_INFINITY;
   for (let i = 0; i < 3; i++) {
-    const from = performance.now();
+    const from = process.cpuUsage();
     zlib.brotliDecompressSync(packed);
-    best = Math.min(best, performance.now() - from);
+    const used = process.cpuUsage(from);
+    best = Math.min(best, (used.user + used.system) / 1000);
   }
-  decodeRate = Math.round(sample.byteLength / (Math.max(best, 0.01) / 1000));
+  decodeRate = Math.round(sample.byteLength / (Math.max(best, 0.05) / 1000));
   return decodeRate;
 }
 
