@@ -28,7 +28,7 @@ import path from 'node:path';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { writeBitstreamLike, writeWeightsLike } from '../test/support/field-data.ts';
 import { repoRoot, serverCluster, startAgent, type AgentProcess, type ServerProcess } from '../test/support/processes.ts';
-import { cpuSeconds, cpuSince, holdFreedPagesForRun, MiB, scp, sha256File, stamp, startSshd, upload, writeRandomFile, type Sshd } from './support/bench-kit.ts';
+import { cpuSeconds, holdFreedPagesForRun, megabytes, MiB, peakRss, scp, sha256File, stamp, startSshd, upload, writeRandomFile, type Sshd } from './support/bench-kit.ts';
 import { startWanProxy, type WanProxy } from './wan-proxy.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -67,9 +67,11 @@ interface Moved {
 
 const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-field-bench-'));
 const held = holdFreedPagesForRun();
-const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'warn' });
+const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'info' });
 let server: ServerProcess;
 const cleanups: Array<() => Promise<unknown>> = [];
+/** Peak RSS of each board's agent (VmHWM) and of the server so far, after the board's runs. */
+const memory: string[] = [];
 
 const post = async (p: string, body?: unknown) => {
   const res = await server.api(p, { method: 'POST', ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
@@ -201,6 +203,7 @@ try {
         const v = await outputBack(board);
         out.push(row(label, board, v, shape.rateBytesPerS));
         console.log(out.at(-1));
+        memory.push(`${label}, compression ${compression ? 'on' : 'off'}: agent peak RSS ${megabytes(await peakRss(board.agent.pid))}, server peak ${megabytes(await peakRss(server.pid))}`);
         await board.agent.stop();
       }
       if (sshd) {
@@ -213,6 +216,7 @@ try {
       }
     }
     console.log(`\n### Field links (effective = file bytes ÷ the stream's time; × link = effective ÷ the link's rate)\n\n${out.join('\n')}\n`);
+    console.log(memory.join('\n'));
   }
 
   if (sections.includes('loopback')) {
@@ -229,9 +233,11 @@ try {
       }
       out.push(row('loopback', board, await outputBack(board)));
       console.log(out.at(-1));
+      memory.push(`loopback, compression ${compression ? 'on' : 'off'}: agent peak RSS ${megabytes(await peakRss(board.agent.pid))}, server peak ${megabytes(await peakRss(server.pid))}`);
       await board.agent.stop();
     }
     console.log(`\n### Loopback\n\n${out.join('\n')}\n`);
+    console.log(memory.join('\n'));
   }
 } finally {
   for (const c of cleanups.reverse()) await c().catch(() => {});

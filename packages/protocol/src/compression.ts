@@ -1,6 +1,5 @@
 import zlib from 'node:zlib';
 import { STREAM_CHUNK_BYTES } from './limits.ts';
-import type { ChunkReader } from './streams.ts';
 
 /**
  * Compression of file streams on the link (docs/compression.md): each data frame is
@@ -72,7 +71,7 @@ function calibrationSample(bytes: number): Buffer {
 let decodeRate: number | undefined;
 
 /**
- * This machine's decompression rate (bytes of output per second, one core), measured once
+ * This machine's decompression rate (bytes of output per CPU-second, one core), measured once
  * per process on 256 KiB of weights-like bytes (a few milliseconds here, ~5× that on a
  * Cortex-A53). A puller sends it in `stream.pull` so the sender knows what the board's
  * CPU can take: compressing past it would make the board, not the link, the limit.
@@ -82,13 +81,16 @@ export function measuredDecodeRate(): number {
   const sample = calibrationSample(256 * 1024);
   const params = { ...BROTLI_OPTIONS.params, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sample.byteLength };
   const packed = zlib.brotliCompressSync(sample, { params });
+  // CPU time, not wall time: on a busy machine a wall clock measures the other processes too,
+  // and one slow sample would keep a board from ever taking compressed streams.
   let best = Number.POSITIVE_INFINITY;
   for (let i = 0; i < 3; i++) {
-    const from = performance.now();
+    const from = process.cpuUsage();
     zlib.brotliDecompressSync(packed);
-    best = Math.min(best, performance.now() - from);
+    const used = process.cpuUsage(from);
+    best = Math.min(best, (used.user + used.system) / 1000);
   }
-  decodeRate = Math.round(sample.byteLength / (Math.max(best, 0.01) / 1000));
+  decodeRate = Math.round(sample.byteLength / (Math.max(best, 0.05) / 1000));
   return decodeRate;
 }
 
@@ -106,6 +108,8 @@ export const MIN_COMPRESSION_RATIO = 1.1;
 const REQUIRED_GAIN = 1.15;
 /** A file that looked incompressible is probed again once per this many frames (32 MiB). */
 const PROBE_EVERY_FRAMES = 64;
+/** The share of the puller's decode rate a compressed stream may count on (it also hashes and writes). */
+const DECODE_SHARE = 0.5;
 /** A link whose round trip is at least this long is presumed slow until measured. */
 export const FIELD_LINK_RTT_MS = 20;
 /**
@@ -121,20 +125,24 @@ export const MAX_COMPRESSED_SHARE = 1 / MIN_COMPRESSION_RATIO;
  *
  * - the ratio: from a sample (the first and a middle 256 KiB of the file), then every
  *   compressed frame (a moving average, so a file whose middle differs is followed);
- * - its own compression rate (bytes in per second of wall time of the compress call);
+ * - its own compression rate (bytes in per second of wall time of the compress call, the
+ *   best of the last eight);
  * - the puller's decompression rate (`decodeBps`, measured on the board);
  * - the link's rate: measured on this stream while credit held the sender back (then the
  *   link, or the receiver, is the limit), else the last such measurement on this link,
  *   else the puller's hint; with none of these, a link whose ping round trip is at least
  *   FIELD_LINK_RTT_MS is presumed slow (compress) and any other fast (raw) until measured.
  *
- * Compressed, a stream moves at min(compress, decode, link × ratio); raw at the link rate.
+ * Compressed, a stream moves at min(compress, decode ÷ 2, link × ratio) (the puller also
+ * hashes and writes every byte, so half its decode rate is what it can give to decoding);
+ * raw at the link rate.
  * It compresses when the first beats the second by REQUIRED_GAIN, so a LAN (hundreds of
  * MB/s, as fast as the decoder) stays raw and a field link (1–50 MB/s) compresses.
  */
 export class CompressionDecider {
   private ratio: number | undefined;
-  private compressBps: number | undefined;
+  /** Recent compression rates (bytes in per second of the call); the best of them is what the CPU can do. */
+  private readonly compressRates: number[] = [];
   private framesSinceProbe = 0;
   /** Frames sent compressed / raw, bytes in and on the wire of compressed frames. */
   readonly counts = { compressedFrames: 0, rawFrames: 0 };
@@ -152,8 +160,16 @@ export class CompressionDecider {
     if (raw <= 0) return;
     const ratio = raw / Math.max(1, wire);
     this.ratio = this.ratio === undefined ? ratio : this.ratio * 0.75 + ratio * 0.25;
-    const bps = raw / (Math.max(ms, 0.05) / 1000);
-    this.compressBps = this.compressBps === undefined ? bps : this.compressBps * 0.75 + bps * 0.25;
+    this.compressRates.push(raw / (Math.max(ms, 0.05) / 1000));
+    if (this.compressRates.length > 8) this.compressRates.shift();
+  }
+
+  /**
+   * The compression rate: the best recent one, since a call's wall time also counts its
+   * wait for a thread of the pool and for the CPU on a loaded machine.
+   */
+  private get compressBps(): number | undefined {
+    return this.compressRates.length > 0 ? Math.max(...this.compressRates) : undefined;
   }
 
   /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip. */
@@ -174,7 +190,9 @@ export class CompressionDecider {
     }
     const link = this.linkBps();
     if (link === 0) return true;
-    const compressed = Math.min(this.compressBps, this.hints.decodeBps ?? Number.POSITIVE_INFINITY, link * this.ratio);
+    // The board decodes besides hashing and writing every byte: count on half its decode rate.
+    const decode = (this.hints.decodeBps ?? Number.POSITIVE_INFINITY) * DECODE_SHARE;
+    const compressed = Math.min(this.compressBps, decode, link * this.ratio);
     return compressed > link * REQUIRED_GAIN;
   }
 
@@ -201,7 +219,12 @@ const SAMPLE_BYTES = 256 * 1024;
  * archive's first member and a later one) and tells the decider. Needs `readAt`; a
  * source without it is judged by its first frames instead.
  */
-export async function sampleCompression(reader: ChunkReader, offset: number, size: number, decider: CompressionDecider): Promise<void> {
+/** What sampling needs of a source: a ChunkReader (streams.ts) that can read at a position. */
+interface SampledSource {
+  readAt?(into: Buffer, offset: number, length: number, position: number): Promise<number>;
+}
+
+export async function sampleCompression(reader: SampledSource, offset: number, size: number, decider: CompressionDecider): Promise<void> {
   if (!reader.readAt || size - offset < 2 * SAMPLE_BYTES) return;
   const buf = Buffer.allocUnsafe(SAMPLE_BYTES);
   for (const at of [offset, offset + Math.floor((size - offset) / 2)]) {

@@ -147,50 +147,74 @@ export class StreamSender {
     const free: Buffer[] = [];
     let allocated = 0;
     let sent = 0;
+    let ended = false;
     const release = (frame: Buffer) => (err: Error | undefined) => {
       // A buffer whose write failed may still be referenced by the socket: never reused.
       if (err) return;
       free.push(frame);
       this.wakeUp();
     };
+    const canRead = () => this.credit > 0 && (free.length > 0 || allocated < SENDER_FRAME_POOL);
+    // Frames read and being compressed (on the thread pool, several at once), sent in order.
+    // Raw, one at a time: read, send. Each reserves its raw size from the credit when read;
+    // a compressed one gives back what it saved when it is sent.
+    const ahead: Promise<PreparedFrame>[] = [];
+    // Frames go raw exactly as without compression (read one, send it) while the decider says so.
+    let compressing = compression !== undefined;
     for (;;) {
-      const waitedFrom = performance.now();
-      const forCredit = this.credit <= 0;
-      await this.until(() => this.credit > 0 && (free.length > 0 || allocated < SENDER_FRAME_POOL));
-      const readFrom = performance.now();
-      if (forCredit) this.waits.creditMs += readFrom - waitedFrom;
-      else this.waits.socketMs += readFrom - waitedFrom;
-      let frame = free.pop();
-      if (!frame) {
-        frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + STREAM_CHUNK_BYTES);
-        allocated++;
+      while (!ended && ahead.length < (compressing ? COMPRESS_AHEAD_FRAMES : 1) && (ahead.length === 0 || canRead())) {
+        const waitedFrom = performance.now();
+        const forCredit = this.credit <= 0;
+        await this.until(canRead);
+        const readFrom = performance.now();
+        if (forCredit) this.waits.creditMs += readFrom - waitedFrom;
+        else this.waits.socketMs += readFrom - waitedFrom;
+        let frame = free.pop();
+        if (!frame) {
+          frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + STREAM_CHUNK_BYTES);
+          allocated++;
+        }
+        let n: number;
+        try {
+          n = await reader.read(frame, FRAME_HEADER_BYTES, Math.min(STREAM_CHUNK_BYTES, this.credit));
+        } catch (err) {
+          free.push(frame);
+          throw err;
+        }
+        this.waits.readMs += performance.now() - readFrom;
+        if (n === 0) {
+          free.push(frame);
+          ended = true;
+          break;
+        }
+        onRead?.(n);
+        if (this.failure) throw this.failure;
+        this.credit -= n;
+        const read = frame;
+        compressing = compression?.compressNext() ?? false;
+        const prepared = compressing && compression
+          ? this.compress(read, n, compression).then((packed) => ({ frame: read, n, packed }))
+          : Promise.resolve({ frame: read, n, packed: undefined });
+        // Awaited in order below; a failure of one further ahead must not go unhandled meanwhile.
+        prepared.catch(() => {});
+        ahead.push(prepared);
       }
-      const want = Math.min(STREAM_CHUNK_BYTES, this.credit);
-      let n: number;
-      try {
-        n = await reader.read(frame, FRAME_HEADER_BYTES, want);
-      } catch (err) {
-        free.push(frame);
-        throw err;
-      }
-      this.waits.readMs += performance.now() - readFrom;
-      if (n === 0) break;
-      onRead?.(n);
+      const next = ahead.shift();
+      if (!next) break;
+      const { frame, n, packed } = await next;
       if (this.failure) throw this.failure;
-      const packed = compression?.compressNext() ? await this.compress(frame, n, compression) : undefined;
       if (packed) {
         free.push(frame);
-        this.credit -= packed.byteLength;
+        this.credit += n - packed.byteLength;
         this.wireBytes += packed.byteLength;
         await this.link.sendFrame(encodeCompressedFrame(this.streamId, n, packed));
       } else {
         if (compression) compression.counts.rawFrames++;
-        this.credit -= n;
         this.wireBytes += n;
         writeDataHeader(frame, this.streamId);
         await this.link.sendFrame(frame.subarray(0, FRAME_HEADER_BYTES + n), undefined, release(frame));
       }
-      this.linkRate.sent(this.wireBytes, this.waits.creditMs);
+      this.linkRate.sent(this.wireBytes, this.waits.creditMs + this.waits.socketMs);
       sent += n;
     }
     if (this.failure) throw this.failure;
@@ -212,33 +236,43 @@ export class StreamSender {
   }
 }
 
+/** A frame read from the source, and its compressed bytes if it goes compressed. */
+interface PreparedFrame {
+  frame: Buffer;
+  n: number;
+  packed: Buffer | undefined;
+}
+
+/** Frames a compressing sender reads and compresses ahead of the one it sends (the thread pool runs 4). */
+const COMPRESS_AHEAD_FRAMES = 4;
+
 /** Shortest interval a sender's link-rate sample spans. */
 const SENDER_RATE_INTERVAL_MS = 250;
-/** Share of an interval the sender must have waited for credit for its rate to be the link's. */
+/** Share of an interval the sender must have waited (for credit or for the socket) for its rate to be the link's. */
 const CREDIT_BOUND_SHARE = 0.25;
 
 /**
  * The link's rate as a sender sees it: wire bytes sent per interval in which it waited for
- * credit a good share of the time (so the link or the receiver, not the sender, set the
- * pace); the best of the recent such intervals.
+ * credit or for the socket to drain a good share of the time (so the link or the receiver,
+ * not the sender, set the pace); the best of the recent such intervals.
  */
 class SenderLinkRate {
-  private mark: { at: number; wire: number; creditMs: number } | undefined;
+  private mark: { at: number; wire: number; heldMs: number } | undefined;
   private readonly samples: number[] = [];
 
-  sent(wireBytes: number, creditMs: number): void {
+  sent(wireBytes: number, heldMs: number): void {
     const now = performance.now();
     if (!this.mark) {
-      this.mark = { at: now, wire: wireBytes, creditMs };
+      this.mark = { at: now, wire: wireBytes, heldMs };
       return;
     }
     const span = now - this.mark.at;
     if (span < SENDER_RATE_INTERVAL_MS) return;
-    if ((creditMs - this.mark.creditMs) / span >= CREDIT_BOUND_SHARE) {
+    if ((heldMs - this.mark.heldMs) / span >= CREDIT_BOUND_SHARE) {
       this.samples.push(((wireBytes - this.mark.wire) / span) * 1000);
       if (this.samples.length > RATE_SAMPLES) this.samples.shift();
     }
-    this.mark = { at: now, wire: wireBytes, creditMs };
+    this.mark = { at: now, wire: wireBytes, heldMs };
   }
 
   get bps(): number | undefined {
@@ -457,6 +491,8 @@ export class StreamReceiver {
   private received = 0;
   /** File bytes written (decompressed). */
   private written = 0;
+  /** Some frame of this stream came compressed. */
+  private anyCompressed = false;
   private currentWindow: number;
   /** Credit granted in all (the first pull's included): the sender may send up to here. */
   private creditLimit: number;
@@ -528,6 +564,7 @@ export class StreamReceiver {
     this.outstandingCredit -= payload.byteLength;
     this.received += payload.byteLength;
     this.tuner?.arrived(this.received);
+    if (rawLength !== undefined) this.anyCompressed = true;
     this.queue.push({ payload, rawLength });
     this.writeNext();
   }
@@ -634,7 +671,8 @@ export class StreamReceiver {
   /** A stream that ran to its end teaches the link's budget the window it reached. */
   private learnWindow(): void {
     if (this.tuner && this.tuner.rate !== undefined) this.budget?.learn(this.currentWindow);
-    if (this.budget && this.tuner?.rate !== undefined) this.budget.learnedRate = this.tuner.rate;
+    // Only a raw stream's rate is the link's: a compressed one's wire rate is the compressor's.
+    if (this.budget && this.tuner?.rate !== undefined && !this.anyCompressed) this.budget.learnedRate = this.tuner.rate;
   }
 
   /**
