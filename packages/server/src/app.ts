@@ -27,12 +27,14 @@ import { invocationFileRoutes } from './routes/invocation-files.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
 import { uploadRoutes } from './routes/uploads.ts';
+import { tusResumableOnEveryAnswer } from './http/tus-resumable.ts';
 
 export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));
   app.use('*', requestMetrics(ctx.metrics));
+  app.use('/api/uploads/*', tusResumableOnEveryAnswer);
   // People and access (auth/): host allow-list, who is calling, cross-site checks, roles, audit.
   app.use('*', authMiddleware(ctx.auth));
   app.use('/api/*', jsonBodyLimit({ exempt: (p) => /^\/api\/device-scripts\/[^/]+\/proxy(\/|$)/.test(p) }));

@@ -26,7 +26,8 @@ const R = (methods: string | readonly string[], path: string, access: Access, ac
 const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** tus 1.0: creation and discovery on the collection, offset, append and termination on one upload. */
 const TUS_COLLECTION_METHODS = ['POST', 'OPTIONS'] as const;
-const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'DELETE'] as const;
+/** POST: a PATCH or DELETE sent as POST with X-HTTP-Method-Override (tus 1.0); OPTIONS: discovery on the upload URL. */
+const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'DELETE', 'POST', 'OPTIONS'] as const;
 
 /**
  * THE one place that says which role each route needs (docs/api.md, "People and access").
