@@ -28,6 +28,7 @@ import { invocationRoutes } from './routes/invocations.ts';
 import { videoRoutes } from './routes/videos.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { tusResumableOnEveryAnswer } from './http/tus-resumable.ts';
+import { conformOpenApiDocument } from './http/openapi-conformance.ts';
 
 export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
@@ -62,7 +63,8 @@ export function createApp(ctx: Services) {
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'mm_session' });
-  app.doc31('/api/openapi.json', {
+  // Served conformed (http/openapi-conformance.ts): error schemas, 401s, operationIds, headers.
+  const openApiConfig: Parameters<typeof app.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: {
       title: 'Model Manager API',
@@ -70,7 +72,9 @@ export function createApp(ctx: Services) {
       description: 'Control plane of Model Manager: invocations, boards, operations, PACs and device scripts.',
     },
     security: [{ bearer: [] }, { session: [] }],
-  });
+  };
+  let openApiDocument: unknown;
+  app.get('/api/openapi.json', (c) => c.json((openApiDocument ??= conformOpenApiDocument(app.getOpenAPI31Document(openApiConfig)))));
 
   app.notFound((c) => problemResponse(c, toProblem(new NotFoundError('route_not_found', 'No such route.'))));
 
