@@ -26,6 +26,19 @@ export interface S3Server {
 
 const require = createRequire(import.meta.url);
 
+/** The `MM_*` settings of a control plane on the store. */
+function storeEnv(o: S3Server['storeOptions']): Record<string, string> {
+  return {
+    MM_BLOB_STORE: 's3',
+    MM_S3_ENDPOINT: o.endpoint,
+    MM_S3_BUCKET: o.bucket,
+    MM_S3_REGION: o.region,
+    MM_S3_ACCESS_KEY_ID: o.accessKeyId,
+    MM_S3_SECRET_ACCESS_KEY: o.secretAccessKey,
+    MM_S3_FORCE_PATH_STYLE: o.forcePathStyle ? '1' : '0',
+  };
+}
+
 export async function startS3Server(bucket = 'mm-test'): Promise<S3Server> {
   const external = process.env.MM_TEST_S3_ENDPOINT;
   if (external) return externalS3Store(external, `${bucket}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
@@ -64,15 +77,7 @@ export async function startS3Server(bucket = 'mm-test'): Promise<S3Server> {
     directory,
     pid: child.pid!,
     storeOptions,
-    env: {
-      MM_BLOB_STORE: 's3',
-      MM_S3_ENDPOINT: endpoint,
-      MM_S3_BUCKET: bucket,
-      MM_S3_REGION: 'us-east-1',
-      MM_S3_ACCESS_KEY_ID: 'S3RVER',
-      MM_S3_SECRET_ACCESS_KEY: 'S3RVER',
-      MM_S3_FORCE_PATH_STYLE: '1',
-    },
+    env: storeEnv(storeOptions),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -107,15 +112,7 @@ async function externalS3Store(endpoint: string, bucket: string): Promise<S3Serv
     directory: '',
     pid: 0,
     storeOptions,
-    env: {
-      MM_BLOB_STORE: 's3',
-      MM_S3_ENDPOINT: endpoint,
-      MM_S3_BUCKET: bucket,
-      MM_S3_REGION: 'us-east-1',
-      MM_S3_ACCESS_KEY_ID: accessKeyId,
-      MM_S3_SECRET_ACCESS_KEY: secretAccessKey,
-      MM_S3_FORCE_PATH_STYLE: '1',
-    },
+    env: storeEnv(storeOptions),
     async stop() {
       for (;;) {
         const listed = await client.send(new s3.ListObjectsV2Command({ Bucket: bucket }));
