@@ -181,3 +181,21 @@ describe.each(dbKinds)('tus 1.0 conformance (%s database)', (kind) => {
     expect((await head(location)).status).toBe(404);
   });
 });
+
+describe('tus answers refused by auth (embedded database)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('embedded', { MM_API_TOKEN: 'tus-auth-token' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('a 401 of the upload routes carries Tus-Resumable too', async () => {
+    for (const [path, method] of [['/api/uploads/', 'POST'], ['/api/uploads/00000000-0000-4000-8000-000000000000/', 'HEAD']] as const) {
+      const res = await server.api(path, { method, headers: TUS });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.headers.get('tus-resumable'), `${method} ${path}`).toBe('1.0.0');
+    }
+  });
+});
