@@ -59,10 +59,10 @@ describe('deployment files', () => {
   });
 
   it.skipIf(!has('docker-compose'))('docker-compose.yml is a valid compose file', () => {
-    // docker-compose v1 predates the top-level `name:`; everything else is checked.
+    // As shipped: v1 (Debian 12's 1.29) must take the same file as Compose v2 (no top-level `name:`).
     const dir = path.join(work, 'compose');
     fs.mkdirSync(dir);
-    const compose = fs.readFileSync(path.join(deploy, 'server/docker-compose.yml'), 'utf8').replace(/^name: .*$/m, '');
+    const compose = fs.readFileSync(path.join(deploy, 'server/docker-compose.yml'), 'utf8');
     fs.writeFileSync(path.join(dir, 'docker-compose.yml'), compose.replace('context: ../..', `context: ${repoRoot}`));
     fs.copyFileSync(path.join(deploy, 'server/server.env.example'), path.join(dir, 'server.env'));
     fs.copyFileSync(path.join(deploy, 'server/Caddyfile'), path.join(dir, 'Caddyfile'));
@@ -71,12 +71,15 @@ describe('deployment files', () => {
     const refused = spawnSync('docker-compose', ['--profile', 'tls', 'config'], { cwd: dir, encoding: 'utf8' });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toMatch(/POSTGRES_PASSWORD|MM_API_TOKEN|MM_DOMAIN/);
-    fs.writeFileSync(path.join(dir, '.env'), 'POSTGRES_PASSWORD=0123abcd\nMM_API_TOKEN=feedbeef\nMM_DOMAIN=mm.example.org\n');
+    fs.writeFileSync(path.join(dir, '.env'), 'COMPOSE_PROJECT_NAME=model-manager\nPOSTGRES_PASSWORD=0123abcd\nMM_API_TOKEN=feedbeef\nMM_DOMAIN=mm.example.org\n');
     const r = spawnSync('docker-compose', ['--profile', 'tls', 'config'], { cwd: dir, encoding: 'utf8' });
     expect(r.stderr).not.toMatch(/invalid|error/i);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/image: postgres:16/);
     expect(r.stdout).toMatch(/condition: service_healthy/);
+    // The project name comes from .env (COMPOSE_PROJECT_NAME), as env.example sets it.
+    expect(fs.readFileSync(path.join(deploy, 'server/env.example'), 'utf8')).toMatch(/^COMPOSE_PROJECT_NAME=model-manager$/m);
+    expect(compose).not.toMatch(/^name:/m);
   });
 
   it('the server runs with the same node flags in the image, under `pnpm start` and in docs/deployment.md, and node accepts them', () => {

@@ -33,12 +33,16 @@ import { boardApprovalRoutes } from './routes/board-approval.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { agentUpdateRoutes } from './routes/agent-update.ts';
 import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
+import { tusResumableOnEveryAnswer } from './http/tus-resumable.ts';
+import { conformOpenApiDocument } from './http/openapi-conformance.ts';
 
 export function createApp(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ getPath: apiPath });
 
   app.use('*', requestLog(ctx.log));
   app.use('*', requestMetrics(ctx.metrics));
+  // tus 1.0: Tus-Resumable on every answer of the upload routes, the access checks' 401/403 included.
+  app.use('/api/uploads/*', tusResumableOnEveryAnswer);
   // Content-Security-Policy (no framing), X-Frame-Options, Referrer-Policy, nosniff.
   app.use('*', securityHeaders());
   // People and access (auth/middleware/): host allow-list, who is calling, cross-site checks, roles, cut-off, audit.
@@ -73,7 +77,8 @@ export function createApp(ctx: Services) {
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'mm_session' });
-  app.doc31('/api/openapi.json', {
+  // Served conformed (http/openapi-conformance.ts): error schemas, 401s, operationIds, headers.
+  const openApiConfig: Parameters<typeof app.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: {
       title: 'Model Manager API',
@@ -81,7 +86,9 @@ export function createApp(ctx: Services) {
       description: 'Control plane of Model Manager: invocations, boards, operations, PACs and device scripts.',
     },
     security: [{ bearer: [] }, { session: [] }],
-  });
+  };
+  let openApiDocument: unknown;
+  app.get('/api/openapi.json', (c) => c.json((openApiDocument ??= conformOpenApiDocument(app.getOpenAPI31Document(openApiConfig)))));
 
   app.notFound((c) => problemResponse(c, toProblem(new NotFoundError('route_not_found', 'No such route.'))));
 

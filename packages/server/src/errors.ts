@@ -73,6 +73,13 @@ export class RangeNotSatisfiableError extends ApiError {
   }
 }
 
+/** A download's If-Match or If-Unmodified-Since does not hold (RFC 9110 §13.1.1, §13.1.4). */
+export class PreconditionFailedError extends ApiError {
+  constructor(detail: string) {
+    super(412, 'precondition_failed', 'Precondition Failed', detail);
+  }
+}
+
 export class BadGatewayError extends ApiError {
   constructor(code: string, detail: string, extra?: Record<string, unknown>) {
     super(502, code, 'Bad Gateway', detail, undefined, extra);

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
@@ -6,6 +8,8 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { FakeAgent } from './support/fake-agent.ts';
 
 const TOKEN = 'metrics-test-token';
+/** Debian's `prometheus` package: the test of the scrape against promtool runs where it is installed. */
+const PROMTOOL = '/usr/bin/promtool';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 describe.each(dbKinds)('GET /api/metrics/ (%s database)', (kind) => {
@@ -24,6 +28,17 @@ describe.each(dbKinds)('GET /api/metrics/ (%s database)', (kind) => {
   });
   afterAll(async () => {
     await server?.stop();
+  });
+
+  it.skipIf(!fs.existsSync(PROMTOOL))('passes `promtool check metrics` (no lint problems either)', async () => {
+    // Some traffic first, so that the labelled families have samples.
+    await api('/api/invocations/');
+    await api('/api/no-such-route/');
+    const res = await api('/api/metrics/');
+    const text = await res.text();
+    const checked = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(`${checked.stdout}${checked.stderr}`.trim()).toBe('');
+    expect(checked.status).toBe(0);
   });
 
   it('needs the token when auth is on', async () => {

@@ -14,7 +14,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 const UNDOCUMENTED = new Set(['GET /api/openapi.json', 'GET /api/docs/assets/{}']);
 
 /** Middleware mounts (`app.use`) appear in `app.routes` as ALL routes; they are not endpoints. */
-const MIDDLEWARE_PATHS = new Set(['*', '/*', '/api/*']);
+const MIDDLEWARE_PATHS = new Set(['*', '/*', '/api/*', '/api/uploads/*']);
 
 describe('the OpenAPI document', () => {
   let server: TestServer;

@@ -111,7 +111,10 @@ describe.each(dbKinds)('resumable uploads (tus) and attach by digest (%s databas
     const last = await patch(server, location, offset, data.subarray(offset));
     expect(last.status).toBe(204);
     expect(last.headers.get('upload-offset')).toBe(String(data.length));
-    expect((await server.api(location, { method: 'HEAD', headers: TUS })).status).toBe(404);
+    // Finished: kept (until it expires) so HEAD says it is done (tus 1.0; issue 27).
+    const finished = await server.api(location, { method: 'HEAD', headers: TUS });
+    expect(finished.status).toBe(200);
+    expect(finished.headers.get('upload-offset')).toBe(String(data.length));
 
     const inv = await json(await server.api(`/api/invocations/${id}/`));
     expect(inv.files.weights).toMatchObject({ kind: 'weights', filename: 'w.bin', size: data.length, sha256: sha256(data) });

@@ -31,7 +31,8 @@ const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS
  * upload is one entry, not one per chunk.
  */
 const TUS_COLLECTION_METHODS = ['POST', 'OPTIONS'] as const;
-const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH'] as const;
+/** POST: a PATCH sent as POST with X-HTTP-Method-Override (tus 1.0); OPTIONS: discovery on the upload URL. DELETE has its own row (audited). */
+const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'POST', 'OPTIONS'] as const;
 
 /**
  * THE one place that says which role each route needs (docs/api.md, "People and access").

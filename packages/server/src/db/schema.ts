@@ -211,6 +211,8 @@ export const uploads = pgTable(
     offset: bigint('offset', { mode: 'number' }).notNull().default(0),
     createdAt: ts('created_at').notNull().defaultNow(),
     expiresAt: ts('expires_at').notNull(),
+    /** Set when the last byte arrived and the file was attached: kept until it expires, so HEAD still answers (tus). */
+    finishedAt: ts('finished_at'),
   },
   (t) => [index('uploads_expires_at_idx').on(t.expiresAt)],
 );

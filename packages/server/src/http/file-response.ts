@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import { RangeNotSatisfiableError } from '../errors.ts';
+import { PreconditionFailedError, RangeNotSatisfiableError } from '../errors.ts';
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { decideRange } from './range.ts';
 
@@ -65,6 +65,9 @@ export async function serveFile(c: Context, file: ServedFile): Promise<Response>
     return new Response(null, { status: 200, headers: accel });
   }
 
+  // RFC 9110 §13.2.2: If-Match, else If-Unmodified-Since (412); then If-None-Match, else If-Modified-Since (304).
+  const failed = failedPrecondition(c, file);
+  if (failed) throw new PreconditionFailedError(failed);
   if (notModified(c, file)) return new Response(null, { status: 304, headers });
 
   headers['content-type'] = file.contentType;
@@ -115,6 +118,24 @@ async function readWhole(source: Readable, length: number): Promise<Buffer> {
   // The file changed under us (content-addressed files never do): answer no wrong bytes.
   if (got !== length) throw new Error(`expected ${length} bytes, read ${got}`);
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, got);
+}
+
+/**
+ * RFC 9110 §13.1.1 and §13.1.4: If-Match (strong comparison; `*` matches any current file)
+ * wins over If-Unmodified-Since (an unparsable date is ignored). What failed, or undefined.
+ */
+function failedPrecondition(c: Context, file: ServedFile): string | undefined {
+  const ifMatch = c.req.header('if-match');
+  if (ifMatch !== undefined) {
+    const tags = ifMatch.split(',').map((t) => t.trim());
+    return tags.some((t) => t === '*' || t === file.etag) ? undefined : `If-Match does not name the file's current entity tag ${file.etag}.`;
+  }
+  const ius = c.req.header('if-unmodified-since');
+  if (ius !== undefined) {
+    const since = Date.parse(ius);
+    if (Number.isFinite(since) && wholeSeconds(file.lastModified) > since) return `The file was modified after ${ius} (If-Unmodified-Since).`;
+  }
+  return undefined;
 }
 
 /** RFC 9110 §13.1.2–13.1.3: If-None-Match (weak comparison) wins over If-Modified-Since. */

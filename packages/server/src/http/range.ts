@@ -5,8 +5,10 @@
  *   units it does not understand);
  * - `bytes=` with any invalid range-spec (bad syntax, last < first) or with no satisfiable
  *   range → 416 (the RFC's SHOULD for "invalid or unsatisfiable");
- * - several ranges → the first satisfiable one as a single-part 206 (a server need not
- *   send multipart/byteranges; the Content-Range tells the client what it got).
+ * - several ranges → their satisfiable spans are merged where they overlap or touch; one
+ *   span left → a single-part 206 of it; several → the whole content with 200, which the
+ *   RFC allows (a server MAY ignore Range), instead of multipart/byteranges (docs/conformance.md).
+ *   Answering only the first range, as before, dropped the others silently.
  */
 export type RangeDecision =
   | { kind: 'full' }
@@ -31,13 +33,26 @@ export function decideRange(header: string | undefined, size: number): RangeDeci
     .filter((s) => s !== '');
   if (specs.length === 0) return { kind: 'unsatisfiable' };
 
-  let first: { start: number; end: number } | undefined;
+  const spans: Array<{ start: number; end: number }> = [];
   for (const spec of specs) {
     const r = satisfiable(spec, size);
     if (r === 'invalid') return { kind: 'unsatisfiable' };
-    if (r && !first) first = r;
+    if (r) spans.push(r);
   }
-  return first ? { kind: 'partial', ...first } : { kind: 'unsatisfiable' };
+  const merged = mergeSpans(spans);
+  if (merged.length === 0) return { kind: 'unsatisfiable' };
+  return merged.length === 1 ? { kind: 'partial', ...merged[0]! } : { kind: 'full' };
+}
+
+/** Spans sorted, with overlapping or adjacent ones joined. */
+function mergeSpans(spans: Array<{ start: number; end: number }>): Array<{ start: number; end: number }> {
+  const out: Array<{ start: number; end: number }> = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = out.at(-1);
+    if (last && s.start <= last.end + 1) last.end = Math.max(last.end, s.end);
+    else out.push({ ...s });
+  }
+  return out;
 }
 
 /** The byte span a range-spec selects, undefined when unsatisfiable, 'invalid' when malformed. */

@@ -23,6 +23,9 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * and double-register it). Built once by the composition root; the HTTP middleware, the
  * agent link route and the operations (countOperationEnded) feed it; `GET /api/metrics/` renders it.
  */
+/** prom-client default gauges whose names end in `_total`, which `promtool check metrics` rejects. */
+const PROMTOOL_REJECTED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 export class ServerMetrics {
   readonly registry = new Registry();
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
@@ -36,6 +39,9 @@ export class ServerMetrics {
     if (opts.replicaId) this.registry.setDefaultLabels({ replica: opts.replicaId });
     // Process CPU, memory, handles, GC, and event-loop delay (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
+    // promtool rejects a gauge named `…_total`; the same counts are in the by-type gauges
+    // `nodejs_active_{handles,requests,resources}` (sum them for the total).
+    for (const name of PROMTOOL_REJECTED_DEFAULTS) this.registry.removeSingleMetric(name);
 
     this.httpDuration = new Histogram({
       name: 'mm_http_request_duration_seconds',

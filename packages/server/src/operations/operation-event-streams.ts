@@ -13,12 +13,15 @@ export interface OperationEventStreamOptions {
   heartbeatMs: number;
   maxBacklogBytes: number;
   graceMs: number;
+  /** The `retry:` each stream starts with: how long an EventSource waits before reconnecting. */
+  retryMs: number;
 }
 
 export const DEFAULT_OPERATION_STREAM_OPTIONS: Omit<OperationEventStreamOptions, 'clock'> = {
   heartbeatMs: 15_000,
   maxBacklogBytes: 1024 * 1024,
   graceMs: 5_000,
+  retryMs: 2_000,
 };
 
 /** One operation's live stream: its channel, and where each client is in the event sequence. */
@@ -125,12 +128,17 @@ export class OperationEventStreams {
   }
 
   /**
-   * A progress report between two stored ones: to the live clients only, without an id (it
-   * is not stored, so `Last-Event-ID` never names it; the next stored event carries on).
+   * A progress report between two stored ones: to the live clients only. It is not stored,
+   * so its id is that of the last stored event each client has: `Last-Event-ID` resumes
+   * after that one, and the next stored event carries on. (It went without an id, which
+   * every event should have.)
    */
   private onProgress(stream: OperationStream, progress: OperationProgress): void {
     if (stream.live.size === 0) return;
-    stream.channel.publish(formatEvent({ event: 'progress', data: JSON.stringify(progress) }), { remember: false, skip: (client) => !stream.live.has(client) });
+    const data = JSON.stringify(progress);
+    for (const seq of new Set(stream.live.values())) {
+      stream.channel.publish(formatEvent({ id: String(seq), event: 'progress', data }), { remember: false, skip: (client) => stream.live.get(client) !== seq });
+    }
   }
 
   /** Stored events first, page by page; live ones once nothing new arrived during the last read. */

@@ -4,6 +4,7 @@ import type { AuthService } from '../auth/auth-service.ts';
 import { PageQuery, problem } from '../auth/schemas.ts';
 import { NotFoundError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
+import { safeString } from '../http/safe-string.ts';
 
 const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
 
@@ -29,8 +30,9 @@ const AuditEventSchema = z
   .openapi('AuditEvent');
 
 const AuditQuery = PageQuery.extend({
-  user: z.string().max(200).optional().openapi({ description: 'Only this username' }),
-  action: z.string().max(200).optional().openapi({ description: 'Only this action (e.g. `auth.login_failed`)' }),
+  // safeString: a NUL reached PostgreSQL and came back as a 500 (found by the API fuzz).
+  user: safeString().max(200).optional().openapi({ description: 'Only this username' }),
+  action: safeString().max(200).optional().openapi({ description: 'Only this action (e.g. `auth.login_failed`)' }),
   since: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Only events at or after this time (ISO 8601)' }),
 });
 

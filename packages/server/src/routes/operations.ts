@@ -3,7 +3,7 @@ import { safeString, INT4_MAX } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
-import { OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
+import { isFinal, OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
 import { notFound, ValidationError } from '../errors.ts';
 
 const OperationIdParams = z.object({
@@ -135,7 +135,9 @@ export function operationRoutes(ctx: Services) {
     description:
       'Every stored event from the start — `status`, `progress`, `log` — each with `id:` = its sequence number, then live ones, ' +
       'then `end` (data: the final operation) and the stream closes. `Last-Event-ID` resumes after that event. ' +
-      'An operation that already ended replays and ends at once. Comment lines are sent while idle.',
+      'An operation that already ended replays and ends at once. Comment lines are sent while idle. The stream starts with ' +
+      '`retry:` (the reconnect delay). Every event has an `id:` (a live progress report between stored events carries the ' +
+      'id of the last stored one). Resuming with the `Last-Event-ID` of `end` (or any id past it) answers 204: an EventSource stops.',
     request: {
       params: OperationIdParams,
       headers: z.object({ 'last-event-id': z.string().optional().openapi({ description: 'Resume after this event id' }) }),
@@ -150,6 +152,7 @@ export function operationRoutes(ctx: Services) {
     },
     responses: {
       200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
+      204: { description: 'The operation has ended and `Last-Event-ID` is its `end` or later: nothing more will come' },
       404: notFoundResponse,
     },
   });
@@ -158,9 +161,15 @@ export function operationRoutes(ctx: Services) {
     const parsed = OperationIdParams.safeParse({ id: c.req.param('id') });
     if (!parsed.success) throw notFound.operation(c.req.param('id'));
     const id = parsed.data.id;
-    await ctx.operations.require(id);
+    const operation = await ctx.operations.require(id);
     const lastHeader = c.req.header('last-event-id') ?? c.req.query('last_event_id');
     const after = lastHeader && /^\d{1,10}$/.test(lastHeader.trim()) ? Number(lastHeader.trim()) : 0;
+    // Resuming past the `end` of a finished operation: nothing will ever come. 204 is what
+    // tells an EventSource not to reconnect (a 200 of heartbeats kept every open tab's stream alive).
+    if (after > 0 && isFinal(operation.status)) {
+      await ctx.operations.events.flush();
+      if ((await ctx.operations.events.read(id, after, 1)).length === 0) return c.body(null, 204);
+    }
     const tailParam = c.req.query('log_tail_bytes');
     let logTailBytes: number | undefined;
     if (tailParam !== undefined) {

@@ -1,5 +1,6 @@
 import fsp from 'node:fs/promises';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { BadRequestError, NotFoundError, notFound, ValidationError } from '../errors.ts';
@@ -66,7 +67,7 @@ const tusResumableHeader = z.object({
   'tus-resumable': z.string().openapi({ example: TUS_VERSION, description: 'The tus version: 1.0.0 (412 otherwise)' }),
 });
 const UploadIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) });
-const noUpload = { description: 'No such upload (finished, failed, terminated or expired): `upload_not_found`' };
+const noUpload = { description: 'No such upload (failed, terminated or expired; a finished one answers until it expires): `upload_not_found`' };
 const wrongVersion = { description: 'Tus-Resumable missing or not 1.0.0 (`tus_version_unsupported`)' };
 
 const AttachBody = z
@@ -137,9 +138,18 @@ export function uploadRoutes(ctx: Services) {
     summary: 'tus: what this server supports',
     responses: { 204: { description: 'Tus-Version, Tus-Extension (creation, termination, expiration), Tus-Max-Size (MM_MAX_UPLOAD_BYTES)' } },
   });
-  app.options('/api/uploads/', (c) =>
-    c.body(null, 204, tusHeaders({ 'Tus-Version': TUS_VERSION, 'Tus-Extension': TUS_EXTENSIONS, 'Tus-Max-Size': String(ctx.config.maxUploadBytes) })),
-  );
+  const discovery = (c: Context<AppEnv>) =>
+    c.body(null, 204, tusHeaders({ 'Tus-Version': TUS_VERSION, 'Tus-Extension': TUS_EXTENSIONS, 'Tus-Max-Size': String(ctx.config.maxUploadBytes) }));
+  app.options('/api/uploads/', discovery);
+  app.openAPIRegistry.registerPath({
+    method: 'options',
+    path: '/api/uploads/{id}/',
+    tags: ['uploads'],
+    summary: 'tus: what this server supports, asked on an upload URL',
+    request: { params: UploadIdParams },
+    responses: { 204: { description: 'The same answer as OPTIONS /api/uploads/' } },
+  });
+  app.options('/api/uploads/:id/', discovery);
 
   app.openAPIRegistry.registerPath({
     method: 'post',
@@ -220,19 +230,25 @@ export function uploadRoutes(ctx: Services) {
     },
     responses: {
       204: { description: 'Appended: `Upload-Offset` is the new offset' },
-      400: { description: '`checksum_mismatch` (the upload is removed; nothing attached) or a bad Upload-Offset' },
+      400: {
+        description:
+          '`checksum_mismatch` (the upload is removed; nothing attached), `upload_too_long` (the body runs past Upload-Length: none of it is kept, nothing attached) or a bad Upload-Offset',
+      },
       409: { description: '`offset_mismatch`: Upload-Offset is not the upload\'s offset (HEAD, then continue)' },
       415: { description: 'Not application/offset+octet-stream' },
       ...stateResponses,
     },
   });
-  app.patch('/api/uploads/:id/', async (c) => {
+  const append = async (c: Context<AppEnv>) => {
     requireTusVersion(c.req.header('tus-resumable'));
     const offset = parseByteCount('Upload-Offset', c.req.header('upload-offset'));
-    const result = await store.append(c.req.param('id'), offset, c.req.header('content-type'), c.env.incoming, c.req.raw.signal);
+    const length = c.req.header('content-length');
+    const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
+    const result = await store.append(c.req.param('id') ?? '', offset, c.req.header('content-type'), c.env.incoming, c.req.raw.signal, declared);
     if (result.file) auditUploadAttached(result.row.invocationId, result.file, result.row.id);
     return c.body(null, 204, tusHeaders({ 'Upload-Offset': String(result.offset), 'Upload-Expires': result.row.expiresAt.toUTCString() }));
-  });
+  };
+  app.patch('/api/uploads/:id/', append);
 
   app.openAPIRegistry.registerPath({
     method: 'delete',
@@ -242,10 +258,36 @@ export function uploadRoutes(ctx: Services) {
     request: { params: UploadIdParams, headers: tusResumableHeader },
     responses: { 204: { description: 'Terminated' }, ...stateResponses },
   });
-  app.delete('/api/uploads/:id/', async (c) => {
+  const terminate = async (c: Context<AppEnv>) => {
     requireTusVersion(c.req.header('tus-resumable'));
-    await store.terminate(c.req.param('id'));
+    await store.terminate(c.req.param('id') ?? '');
     return c.body(null, 204, tusHeaders());
+  };
+  app.delete('/api/uploads/:id/', terminate);
+
+  app.openAPIRegistry.registerPath({
+    method: 'post',
+    path: '/api/uploads/{id}/',
+    tags: ['uploads'],
+    summary: 'tus: PATCH or DELETE for clients that can only send POST (X-HTTP-Method-Override)',
+    request: {
+      params: UploadIdParams,
+      headers: tusResumableHeader.extend({ 'x-http-method-override': z.enum(['PATCH', 'DELETE']) }),
+      body: { content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+    },
+    responses: {
+      204: { description: 'As PATCH or DELETE' },
+      400: { description: 'No or another X-HTTP-Method-Override (`validation_failed`), or as PATCH' },
+      ...stateResponses,
+    },
+  });
+  app.post('/api/uploads/:id/', async (c) => {
+    const override = c.req.header('x-http-method-override')?.trim().toUpperCase();
+    if (override === 'PATCH') return append(c);
+    if (override === 'DELETE') return terminate(c);
+    throw new BadRequestError('validation_failed', 'POST on an upload needs X-HTTP-Method-Override: PATCH or DELETE.', [
+      { field: 'X-HTTP-Method-Override', message: 'must be PATCH or DELETE' },
+    ]);
   });
 
   return app;

@@ -44,7 +44,9 @@ const version = z
   .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/, 'must be a dotted three-part version such as 1.2.0')
   .openapi({ example: '1.0.0' });
 
-export const DEVICE_SCRIPT_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// No `i` flag: the OpenAPI document carries only the source, and zod wrote it as `…$/i`, which
+// validating clients and gateways read as a literal "/i" and so refused every id.
+export const DEVICE_SCRIPT_ID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 const fields = {
   name,

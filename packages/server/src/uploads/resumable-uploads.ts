@@ -24,8 +24,14 @@ export class ChecksumMismatchError extends ApiError {
   }
 }
 
+const uploadTooLong = (length: number) =>
+  new BadRequestError('upload_too_long', `The body runs past Upload-Length (${length} bytes): none of it was kept and nothing was attached.`);
+
+/** A PATCH body: the request's stream, which `destroy` ends at once (a stalled client superseded). */
+export type RequestBody = AsyncIterable<Uint8Array> & { destroy?(error?: Error): void };
+
 export const uploadNotFound = (id: string) =>
-  new NotFoundError('upload_not_found', `No upload ${JSON.stringify(id)} (it finished, failed, was terminated or expired).`);
+  new NotFoundError('upload_not_found', `No upload ${JSON.stringify(id)} (it failed, was terminated or expired; a finished one is kept until it expires).`);
 
 export interface NewUpload {
   invocationId: number;
@@ -154,9 +160,19 @@ export class ResumableUploads {
   /**
    * PATCH: appends the body at `offset` (which must be the upload's offset: 409 otherwise).
    * Bytes received before the client went away are kept (fsynced, offset recorded). When the
-   * last byte arrives, checks the declared sha256 and attaches the file.
+   * last byte arrives, checks the declared sha256 and attaches the file. A body that runs past
+   * Upload-Length (`declaredBytes`, Content-Length, says so up front; a chunked one is found
+   * out) is 400 `upload_too_long`: none of its bytes are kept and nothing is attached.
+   * A PATCH still running for the upload (a stalled client) is ended at once.
    */
-  async append(id: string, offset: number, contentType: string | undefined, body: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<AppendResult> {
+  async append(
+    id: string,
+    offset: number,
+    contentType: string | undefined,
+    body: RequestBody,
+    signal: AbortSignal,
+    declaredBytes?: number,
+  ): Promise<AppendResult> {
     if ((contentType ?? '').split(';')[0]!.trim().toLowerCase() !== TUS_CONTENT_TYPE) {
       throw new UnsupportedMediaTypeError('Send PATCH bodies as application/offset+octet-stream.');
     }
@@ -167,12 +183,17 @@ export class ResumableUploads {
     if (offset !== row.offset) {
       throw new ConflictError('offset_mismatch', `Upload-Offset ${offset} does not match the upload's offset ${row.offset}; ask for it (HEAD) and continue from there.`);
     }
+    if (declaredBytes !== undefined && offset + declaredBytes > row.length) throw uploadTooLong(row.length);
+    // Finished (the file is attached): only an empty PATCH at its end is fine, and changes nothing.
+    if (row.finishedAt) return { row, offset: row.offset };
     const abort = new AbortController();
     let settle!: () => void;
     const entry: ActiveAppend = { abort, offset: row.offset, done: new Promise<void>((r) => (settle = r)) };
     this.active.set(id, entry);
     const onClientGone = () => abort.abort(signal.reason);
     signal.addEventListener('abort', onClientGone);
+    // A newer PATCH or a DELETE must not wait for a stalled body's next byte: end it now.
+    abort.signal.addEventListener('abort', () => body.destroy?.(), { once: true });
     try {
       const reached = await this.writeBody(row, body, abort.signal, entry);
       const updated = { ...row, offset: reached, expiresAt: this.expiresAt() };
@@ -186,7 +207,7 @@ export class ResumableUploads {
   }
 
   /** Writes the body after the part file's recorded bytes; resolves to the new offset. */
-  private async writeBody(row: UploadRow, body: AsyncIterable<Uint8Array>, stop: AbortSignal, entry: ActiveAppend): Promise<number> {
+  private async writeBody(row: UploadRow, body: RequestBody, stop: AbortSignal, entry: ActiveAppend): Promise<number> {
     const file = this.partPath(row.id);
     const running = await this.runningHash(row);
     const handle = await fsp.open(file, 'r+');
@@ -213,26 +234,39 @@ export class ResumableUploads {
       durable = offset;
     };
     let failure: unknown;
+    let tooLong = false;
     try {
       for await (const chunk of body) {
         if (stop.aborted) throw stop.reason ?? new Error('aborted');
-        let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-        const room = row.length - offset - batchBytes;
-        if (bytes.length > room) {
-          bytes = bytes.subarray(0, room);
-          failure = new BadRequestError('upload_too_long', `The body runs past Upload-Length (${row.length} bytes); the bytes up to it were kept.`);
+        const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        if (bytes.length > row.length - offset - batchBytes) {
+          tooLong = true;
+          break;
         }
         if (bytes.length) {
           batch.push(bytes);
           batchBytes += bytes.length;
+          // HEAD counts what arrived: a request that ends now (a stalled client superseded) still writes its batch.
+          entry.offset = offset + batchBytes;
         }
-        if (batchBytes >= WRITE_BATCH_BYTES || failure) await flush();
+        if (batchBytes >= WRITE_BATCH_BYTES) await flush();
         if (offset - durable >= CHECKPOINT_BYTES) await checkpoint();
-        if (failure) break;
       }
     } catch (err) {
       // The client went away (or a newer PATCH took over): what arrived is kept.
       failure = err;
+    }
+    if (tooLong) {
+      // A body longer than the upload is a broken client: this request's bytes go, the upload stays where it was.
+      try {
+        await handle.truncate(row.offset);
+      } finally {
+        await handle.close();
+      }
+      this.hashes.delete(row.id);
+      entry.offset = row.offset;
+      if (durable !== row.offset) await this.ctx.database.db.update(uploads).set({ offset: row.offset }).where(eq(uploads.id, row.id));
+      throw uploadTooLong(row.length);
     }
     try {
       await flush();
@@ -279,11 +313,17 @@ export class ResumableUploads {
     }
     const file = this.partPath(row.id);
     await this.ctx.files.adopt(file, sha256);
+    const { db } = this.ctx.database;
+    let attached: FileRecord;
     try {
-      return await attachInvocationFile(this.ctx, row.invocationId, row.kind as InputFileKind, { filename: row.filename, sha256, size: row.length });
-    } finally {
-      await this.ctx.database.db.delete(uploads).where(eq(uploads.id, row.id));
+      attached = await attachInvocationFile(this.ctx, row.invocationId, row.kind as InputFileKind, { filename: row.filename, sha256, size: row.length });
+    } catch (err) {
+      await db.delete(uploads).where(eq(uploads.id, row.id));
+      throw err;
     }
+    // Kept, finished, until it expires: a client that asks for its offset (HEAD) learns it is done.
+    await db.update(uploads).set({ offset: row.length, finishedAt: new Date() }).where(eq(uploads.id, row.id));
+    return attached;
   }
 
   /** An empty file is complete at creation. */

@@ -1,0 +1,1 @@
+ALTER TABLE "uploads" ADD COLUMN "finished_at" timestamp (3) with time zone;
