@@ -21,14 +21,15 @@ const page = `<!doctype html>
 <link rel="stylesheet" href="/api/docs/assets/swagger-ui.css">
 </head>
 <body>
-<div id="ui"></div>
+<div id="ui" data-openapi-url="/api/openapi.json"></div>
 <script src="/api/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/api/docs/assets/init.js"></script>
 </body>
 </html>`;
 
 /** Its own file, not inline: the Content-Security-Policy (auth/security-headers.ts) allows no inline script. */
-const INIT_SCRIPT = "window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#ui', deepLinking: true, tryItOutEnabled: true });\n";
+const INIT_SCRIPT =
+  "window.ui = SwaggerUIBundle({ url: document.getElementById('ui').dataset.openapiUrl, dom_id: '#ui', deepLinking: true, tryItOutEnabled: true });\n";
 
 const pageRoute = createRoute({
   method: 'get',

@@ -4,7 +4,7 @@ import type { AuthService } from '../auth/auth-service.ts';
 import { generatePassword } from '../auth/passwords.ts';
 import { requestAuth } from '../auth/request-auth.ts';
 import { ROLES } from '../auth/roles.ts';
-import { PageQuery, Password, problem, UserSchema, Username, UuidParams } from '../auth/schemas.ts';
+import { isWeakPasswordFor, PageQuery, Password, problem, UserSchema, Username, UuidParams } from '../auth/schemas.ts';
 import { endSessionsOf } from '../auth/sessions.ts';
 import { revokeTokensOf } from '../auth/tokens.ts';
 import { createUser, deleteUser, findUser, listUsers, toUserObject, updateUser, userNotFound } from '../auth/users.ts';
@@ -101,6 +101,11 @@ const deleteRoute = createRoute({
   responses: { 204: { description: 'Deleted' }, 404: problem('`user_not_found`'), 409: lastAdminProblem },
 });
 
+/** The same rule as a user's own change (POST /api/auth/password/): not the user's own name. */
+function refuseWeak(password: string, username: string): void {
+  if (isWeakPasswordFor(password, username)) throw new ValidationError([{ field: 'password', message: 'must not be the user name' }]);
+}
+
 export function userRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(userNotFound) });
   const { db } = auth;
@@ -117,6 +122,7 @@ export function userRoutes(auth: AuthService) {
 
   app.openapi(createUserRoute, async (c) => {
     const body = c.req.valid('json');
+    if (body.password !== undefined) refuseWeak(body.password, body.username);
     const generated = body.password === undefined ? generatePassword() : undefined;
     const row = await createUser(db, body.username, body.password ?? generated!, body.role);
     auth.userCreated();
@@ -138,6 +144,7 @@ export function userRoutes(auth: AuthService) {
       throw new ValidationError([{ field: '(body)', message: 'give role, password or revoke_tokens' }]);
     }
     const before = await findUser(db, id);
+    if (before && change.password !== undefined) refuseWeak(change.password, before.username);
     const row = await updateUser(db, id, change);
     if (change.password !== undefined) await endSessionsOf(db, id);
     const revoked = change.revoke_tokens ? await revokeTokensOf(db, id) : [];
