@@ -203,7 +203,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await page.goto(`/invocations/${id}`);
     const slot = page.getByTestId('slot-weights');
     await slot.getByLabel('Model weights: file to upload').setInputFiles(big);
-    await slot.getByRole('alert').getByText('the server accepts files up to 4.0 MB').waitFor();
+    await slot.getByRole('alert').getByText(/too-big\.bin is 4,195,328 bytes: the server accepts files up to 4,194,304 bytes \(4\.0 MB\)/).waitFor();
     expect(await slot.getByText(/Computing the checksum/).count()).toBe(0);
     expect(await slot.getByRole('progressbar').count()).toBe(0);
     await screenshot(page, 'daily-10-upload-over-limit');
@@ -241,7 +241,16 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
 
   it('the invocation page: Cancel beside the live log, confirmed; deleting the invocation is confirmed', async () => {
     const id = await createInvocation('cancel-here', { duration_s: 300 });
+    // A board that is not online: Execute waits, and says why.
+    expect((await h.api('/api/boards/', { method: 'POST', json: { name: 'idle-board' } })).status).toBe(201);
     await page.goto(`/invocations/${id}`);
+    const picker = page.getByLabel('Board');
+    await picker.selectOption({ label: 'idle-board (offline)' });
+    await expect.poll(() => page.getByRole('button', { name: 'Execute' }).isDisabled()).toBe(true);
+    expect(await page.getByTestId('run-blocked').textContent()).toMatch(/The board idle-board is offline/);
+    await screenshot(page, 'daily-12b-board-offline-execute-waits');
+    await picker.selectOption({ label: 'sim-board (online)' });
+    await expect.poll(() => page.getByRole('button', { name: 'Execute' }).isDisabled()).toBe(false);
     await page.getByRole('button', { name: 'Execute' }).click();
     const live = page.locator('.op-live');
     await live.getByTestId('live-log').getByText(/simulated runner/).waitFor({ timeout: 60_000 });
