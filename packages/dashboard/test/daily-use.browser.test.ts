@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
-import { CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { CHROMIUM, createInvocation as createInvocationVia, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
 
 /**
  * What a new user tripped over (issue 32's dashboard items), in a real Chromium against the
@@ -53,18 +53,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     if (tmp) await fs.rm(tmp, { recursive: true, force: true });
   }, 60_000);
 
-  async function createInvocation(name: string, params?: Record<string, unknown>): Promise<number> {
-    const created = await h.api('/api/invocations/create/', { method: 'POST', json: { name, description: '' } });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: number };
-    if (params) {
-      const form = new FormData();
-      form.set('file_type', 'parameter');
-      form.set('file', new Blob([JSON.stringify(params)]), 'params.json');
-      expect((await h.api(`/api/invocations/${id}/upload/`, { method: 'POST', body: form })).status).toBe(201);
-    }
-    return id;
-  }
+  const createInvocation = (name: string, params?: Record<string, unknown>) => createInvocationVia(h, name, params);
 
   it('a first visit with no invocations says what to do first', async () => {
     await page.goto('/invocations');

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { client, unwrap, type Schemas } from '../api/client.ts';
 import { ConfirmButton, Confirm } from '../components/confirm.tsx';
-import { CopyField } from '../components/copy-field.tsx';
+import { ShownOnce } from '../components/copy-field.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Pager } from '../components/pager.tsx';
 import { formatTime } from '../lib/format.ts';
@@ -57,15 +57,7 @@ export function TokensPage() {
         </button>
       </form>
       {created && (
-        <div class="card stack" role="status">
-          <strong>Copy the new token now: it is shown this once.</strong>
-          <CopyField label="New token" value={created} testId="new-token" />
-          <div>
-            <button type="button" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <ShownOnce title="Copy the new token now: it is shown this once." label="New token" value={created} testId="new-token" onDone={() => setCreated(null)} />
       )}
       <ErrorBox error={error ?? tokens.error} onDismiss={() => setError(null)} />
       {tokens.data && tokens.data.tokens.length === 0 && <p>You have no tokens yet: create one above for a script or for <code>mm</code>.</p>}
@@ -160,15 +152,13 @@ export function UsersPage() {
         </button>
       </form>
       {created && (
-        <div class="card stack" role="status">
-          <strong>Give {created.username} this password now: it is shown this once.</strong>
-          <CopyField label={`Password of ${created.username}`} value={created.password} testId="new-password" />
-          <div>
-            <button type="button" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <ShownOnce
+          title={`Give ${created.username} this password now: it is shown this once.`}
+          label={`Password of ${created.username}`}
+          value={created.password}
+          testId="new-password"
+          onDone={() => setCreated(null)}
+        />
       )}
       <ErrorBox error={error ?? users.error} onDismiss={() => setError(null)} />
       {roleChange && (

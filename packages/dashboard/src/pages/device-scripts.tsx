@@ -150,8 +150,7 @@ interface StreamEntry {
 }
 
 export function DeviceScriptPage({ id }: { id: string }) {
-  const [script, setScript] = useState<DeviceScript | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { data: script, error } = useResource(() => unwrap(client.GET('/api/device-scripts/{id}/', { params: { path: { id } } })), [id]);
   const [events, setEvents] = useState<StreamEntry[]>([]);
   const [state, setState] = useState<Record<string, unknown> | null>(null);
   const [linkUp, setLinkUp] = useState(false);
@@ -159,11 +158,6 @@ export function DeviceScriptPage({ id }: { id: string }) {
   const { boards } = useBoards();
   const [boardId, setBoardId] = useState('');
 
-  useEffect(() => {
-    unwrap(client.GET('/api/device-scripts/{id}/', { params: { path: { id } } }))
-      .then(setScript)
-      .catch(setError);
-  }, [id]);
   useEffect(() => {
     if (boards?.length === 1 && !boardId) setBoardId(boards[0]!.id);
   }, [boards]);
