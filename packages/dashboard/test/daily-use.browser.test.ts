@@ -408,6 +408,15 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await expect.poll(() => page.getByRole('alert').count(), { timeout: 30_000 }).toBe(0);
     expect(await page.locator('header .who').textContent()).toContain(h.users.admin.username);
     await screenshot(page, 'daily-16-server-back');
+
+    // Opened while the API does not answer (the page itself loads): the app says so and keeps trying by itself.
+    await page.route('**/api/**', (route) => route.abort('connectionrefused'));
+    await page.reload();
+    await page.getByText('Trying again every few seconds…').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'daily-16b-app-unreachable');
+    await page.unroute('**/api/**');
+    await page.getByRole('link', { name: 'survives-restart' }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('header .who').textContent()).toContain(h.users.admin.username);
     await eventually(async () => expect(((await (await h.api(`/api/boards/${h.board.id}/`)).json()) as { status: string }).status).toBe('online'), 60_000);
   }, 180_000);
 });
