@@ -36,7 +36,10 @@ export function DeviceScriptsPage() {
           }}
         />
       )}
-      {scripts && (
+      {scripts && scripts.length === 0 && (
+        <p>No device script is in the catalogue yet.{isAdmin.value ? ' Add one with “Add a script” above: its name, port and where it lives on the board.' : ' An administrator adds them.'}</p>
+      )}
+      {scripts && scripts.length > 0 && (
         <DataTable label="Device scripts" columns={['Name', 'Type', 'Version', 'On the board', 'Port', 'Updated', isAdmin.value && '']}>
           {scripts.map((s) => (
             <tr key={s.id}>
