@@ -3627,7 +3627,7 @@ export interface paths {
         head?: never;
         /**
          * Change a user's role or password (admin)
-         * @description A new password ends the user's sessions; a new role cuts their open streams (they reconnect with the new role).
+         * @description A new password ends the user's sessions; `revoke_tokens: true` also revokes their personal tokens; a new role cuts their open streams (they reconnect with the new role).
          */
         patch: {
             parameters: {
@@ -3720,13 +3720,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your personal tokens (never the tokens themselves) */
+        /** Your personal tokens; an admin may list any user's or everyone's (never the tokens themselves) */
         get: {
             parameters: {
                 query?: {
                     /** @description Page size (max 1000). */
                     limit?: number;
                     offset?: number | null;
+                    /** @description Another user's tokens (admin only; your own id needs no role) */
+                    user_id?: string;
+                    /** @description `1`: every user's tokens (admin only) */
+                    all?: "1" | "true";
                 };
                 header?: never;
                 path?: never;
@@ -3734,7 +3738,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description A page of your tokens, newest first */
+                /** @description A page of tokens, newest first */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3745,6 +3749,20 @@ export interface paths {
                 };
                 /** @description Bad input */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            status: number;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `forbidden`: another user's tokens, or everyone's, need the admin role */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3843,7 +3861,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of your tokens: it stops working at once (open streams too) */
+        /** Revoke one of your tokens (an admin: anyone's): it stops working at once (open streams too) */
         delete: {
             parameters: {
                 query?: never;
@@ -4394,6 +4412,8 @@ export interface components {
             /** @enum {string} */
             role?: "viewer" | "operator" | "admin";
             password?: string;
+            /** @description `true`: also revoke all the user's personal tokens (with a password reset: nothing the old holder kept works) */
+            revoke_tokens?: boolean;
         };
         TokenList: {
             tokens: components["schemas"]["Token"][];
@@ -4403,6 +4423,13 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /**
+             * Format: uuid
+             * @description Whose token it is
+             */
+            user_id: string;
+            /** @description Its owner's name */
+            username: string;
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z

@@ -3,7 +3,8 @@ import type { AppEnv } from './http/app-env.ts';
 import type { Services } from './services.ts';
 import { ApiError, NotFoundError } from './errors.ts';
 import { apiPath } from './http/api-path.ts';
-import { authMiddleware } from './auth/auth-middleware.ts';
+import { accessMiddlewares } from './auth/auth-middleware.ts';
+import { securityHeaders } from './auth/security-headers.ts';
 import { jsonBodyLimit } from './http/json-body-limit.ts';
 import { problemResponse, toProblem } from './http/problem.ts';
 import { requestLog } from './http/request-log.ts';
@@ -33,8 +34,10 @@ export function createApp(ctx: Services) {
 
   app.use('*', requestLog(ctx.log));
   app.use('*', requestMetrics(ctx.metrics));
-  // People and access (auth/): host allow-list, who is calling, cross-site checks, roles, audit.
-  app.use('*', authMiddleware(ctx.auth));
+  // Content-Security-Policy (no framing), X-Frame-Options, Referrer-Policy, nosniff.
+  app.use('*', securityHeaders());
+  // People and access (auth/middleware/): host allow-list, who is calling, cross-site checks, roles, cut-off, audit.
+  app.use('*', ...accessMiddlewares(ctx.auth));
   app.use('/api/*', jsonBodyLimit({ exempt: (p) => /^\/api\/device-scripts\/[^/]+\/proxy(\/|$)/.test(p) }));
 
   // One module per resource.

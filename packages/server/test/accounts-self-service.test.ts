@@ -69,6 +69,15 @@ describe.each(dbKinds)('self-service accounts (%s database)', (kind) => {
     expect((await login(server, 'gus', u.password)).status).toBe(429);
   });
 
+  it('applies the same rule when an admin sets a password: not the user name', async () => {
+    const made = await call(server, 'POST', '/api/users/', admin, { username: 'samesame', password: 'SameSame', role: 'viewer' });
+    expect(made.status).toBe(400);
+    expect((await json(made)).errors).toEqual([{ field: 'password', message: 'must not be the user name' }]);
+    const u = await makeUser(server, 'carla1234', 'viewer');
+    expect((await call(server, 'PATCH', `/api/users/${u.id}/`, admin, { password: 'CARLA1234' })).status).toBe(400);
+    expect((await login(server, 'carla1234', u.password)).status).toBe(200);
+  });
+
   it('refuses MM_API_TOKEN (no user, no password) with 403 user_required, and nobody with 401', async () => {
     const res = await changePassword(admin, { current_password: 'x', new_password: 'another-fine-secret' });
     expect(res.status).toBe(403);

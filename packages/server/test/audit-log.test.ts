@@ -30,10 +30,6 @@ interface AuditEvent {
 }
 
 const TUS = { 'tus-resumable': '1.0.0' };
-const tusMeta = (v: Record<string, string>) =>
-  Object.entries(v)
-    .map(([k, x]) => `${k} ${Buffer.from(x).toString('base64')}`)
-    .join(',');
 
 describe.each(dbKinds)('the audit log as people read it (%s database)', (kind) => {
   let server: TestServer;
@@ -117,13 +113,14 @@ describe.each(dbKinds)('the audit log as people read it (%s database)', (kind) =
     const inv = await json(await call(server, 'POST', '/api/invocations/create/', bearer(operator.token), { name: 'night run', description: '' }));
     const data = randomBytes(300_000);
     const digest = createHash('sha256').update(data).digest('hex');
+    const metadata = { invocation_id: String(inv.id), file_type: 'weights', filename: 'w.bin', sha256: digest };
     const created = await server.api('/api/uploads/', {
       method: 'POST',
       headers: {
         ...TUS,
         ...bearer(operator.token),
         'upload-length': String(data.length),
-        'upload-metadata': tusMeta({ invocation_id: String(inv.id), file_type: 'weights', filename: 'w.bin', sha256: digest }),
+        'upload-metadata': Object.entries(metadata).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(','),
       },
     });
     expect(created.status).toBe(201);

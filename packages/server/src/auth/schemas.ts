@@ -34,6 +34,8 @@ export const TokenSchema = z
   .object({
     id: z.string().uuid(),
     name: z.string(),
+    user_id: z.string().uuid().openapi({ description: 'Whose token it is' }),
+    username: z.string().openapi({ description: "Its owner's name" }),
     created_at: isoTime,
     expires_at: isoTime.nullable(),
     last_used_at: isoTime.nullable(),

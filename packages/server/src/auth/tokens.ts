@@ -16,6 +16,8 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 export interface TokenObject {
   id: string;
   name: string;
+  user_id: string;
+  username: string;
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
@@ -23,9 +25,11 @@ export interface TokenObject {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export const toTokenObject = (t: TokenRow): TokenObject => ({
+export const toTokenObject = (t: TokenRow, username: string): TokenObject => ({
   id: t.id,
   name: t.name,
+  user_id: t.userId,
+  username,
   created_at: t.createdAt.toISOString(),
   expires_at: iso(t.expiresAt),
   last_used_at: iso(t.lastUsedAt),
@@ -39,25 +43,34 @@ export async function createToken(db: Db, userId: string, name: string, expiresA
   return { row: row!, token };
 }
 
-export async function listTokens(db: Db, userId: string, page: { limit: number; offset: number }) {
+/** A page of tokens, newest first, each with its owner's name: one user's, or (`userId` null) everyone's. */
+export async function listTokens(db: Db, userId: string | null, page: { limit: number; offset: number }) {
+  const where = userId === null ? undefined : eq(apiTokens.userId, userId);
   const rows = await db
-    .select()
+    .select({ token: apiTokens, username: users.username })
     .from(apiTokens)
-    .where(eq(apiTokens.userId, userId))
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(where)
     .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id))
     .limit(page.limit)
     .offset(page.offset);
-  const [t] = await db.select({ n: count() }).from(apiTokens).where(eq(apiTokens.userId, userId));
+  const [t] = await db.select({ n: count() }).from(apiTokens).where(where);
   return { rows, total: Number(t?.n ?? 0) };
 }
 
-/** Deletes one of the user's own tokens; false when the user has no such token. */
-export async function revokeToken(db: Db, userId: string, id: string): Promise<TokenRow | undefined> {
+/** Deletes a token: one of `userId`'s own, or (`userId` null, an admin) anyone's; undefined when there is no such token. */
+export async function revokeToken(db: Db, userId: string | null, id: string): Promise<TokenRow | undefined> {
   const [row] = await db
     .delete(apiTokens)
-    .where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId)))
+    .where(and(eq(apiTokens.id, id), userId === null ? undefined : eq(apiTokens.userId, userId)))
     .returning();
   return row;
+}
+
+/** Deletes every token of the user (sessions opened with them go too: foreign keys cascade); the ids deleted. */
+export async function revokeTokensOf(db: Db, userId: string): Promise<string[]> {
+  const rows = await db.delete(apiTokens).where(eq(apiTokens.userId, userId)).returning({ id: apiTokens.id });
+  return rows.map((r) => r.id);
 }
 
 /** The token's row and user when it is valid now (unexpired, user present); notes its use. */

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
+import { asc, count, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { pgErrorCode } from '../db/pg-error.ts';
 import { users } from '../db/schema.ts';
@@ -67,26 +67,29 @@ export async function listUsers(db: Db, page: { limit: number; offset: number })
 }
 
 /**
- * Admin rows are locked first, so two requests demoting or deleting the last two admins
- * at once cannot both pass the check.
+ * Locks the user and every admin, in id order, in one statement: every transaction that
+ * changes an admin takes these locks in the same order, so two admins demoting or deleting
+ * themselves at once queue instead of deadlocking, and the second one sees the first's
+ * change (the re-check drops a demoted admin) and gets 409 `last_admin`. Returns the user
+ * (undefined when there is none) and how many other admins there are.
  */
-async function otherAdminsLocked(tx: Db, id: string): Promise<number> {
+async function lockUserAndAdmins(tx: Db, id: string): Promise<{ current: UserRow | undefined; otherAdmins: number }> {
   const rows = await tx
-    .select({ id: users.id })
+    .select()
     .from(users)
-    .where(and(eq(users.role, 'admin'), ne(users.id, id)))
+    .where(or(eq(users.id, id), eq(users.role, 'admin')))
+    .orderBy(asc(users.id))
     .for('update');
-  return rows.length;
+  return { current: rows.find((r) => r.id === id), otherAdmins: rows.filter((r) => r.id !== id && r.role === 'admin').length };
 }
 
 export async function updateUser(db: Db, id: string, change: { role?: Role | undefined; password?: string | undefined }): Promise<UserRow> {
   const passwordHash = change.password !== undefined ? await hashPassword(change.password) : undefined;
   return db.transaction(async (tx) => {
-    const [current] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+    const { current, otherAdmins } = await lockUserAndAdmins(tx as unknown as Db, id);
     if (!current) throw userNotFound(id);
-    if (current.role === 'admin' && change.role !== undefined && change.role !== 'admin' && (await otherAdminsLocked(tx as unknown as Db, id)) === 0) {
-      throw lastAdmin();
-    }
+    if (current.role === 'admin' && change.role !== undefined && change.role !== 'admin' && otherAdmins === 0) throw lastAdmin();
+    if (change.role === undefined && passwordHash === undefined) return current;
     const [row] = await tx
       .update(users)
       .set({
@@ -103,9 +106,9 @@ export async function updateUser(db: Db, id: string, change: { role?: Role | und
 /** Deletes the user; its tokens and sessions go with it (foreign keys cascade). */
 export async function deleteUser(db: Db, id: string): Promise<UserRow> {
   return db.transaction(async (tx) => {
-    const [current] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+    const { current, otherAdmins } = await lockUserAndAdmins(tx as unknown as Db, id);
     if (!current) throw userNotFound(id);
-    if (current.role === 'admin' && (await otherAdminsLocked(tx as unknown as Db, id)) === 0) throw lastAdmin();
+    if (current.role === 'admin' && otherAdmins === 0) throw lastAdmin();
     await tx.delete(users).where(eq(users.id, id));
     return current;
   });

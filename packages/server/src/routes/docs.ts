@@ -21,13 +21,15 @@ const page = `<!doctype html>
 <link rel="stylesheet" href="/api/docs/assets/swagger-ui.css">
 </head>
 <body>
-<div id="ui"></div>
+<div id="ui" data-openapi-url="/api/openapi.json"></div>
 <script src="/api/docs/assets/swagger-ui-bundle.js"></script>
-<script>
-  window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#ui', deepLinking: true, tryItOutEnabled: true });
-</script>
+<script src="/api/docs/assets/init.js"></script>
 </body>
 </html>`;
+
+/** Its own file, not inline: the Content-Security-Policy (auth/security-headers.ts) allows no inline script. */
+const INIT_SCRIPT =
+  "window.ui = SwaggerUIBundle({ url: document.getElementById('ui').dataset.openapiUrl, dom_id: '#ui', deepLinking: true, tryItOutEnabled: true });\n";
 
 const pageRoute = createRoute({
   method: 'get',
@@ -57,6 +59,7 @@ export function docsRoutes(version?: string) {
   // Built once, on first request: it only changes with the code.
   let asyncApi: Record<string, unknown> | undefined;
   app.openapi(asyncApiRoute, (c) => c.json((asyncApi ??= asyncApiDocument(version ? { serverVersion: version } : {})), 200));
+  app.get('/api/docs/assets/init.js', (c) => c.body(INIT_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get('/api/docs/assets/:file', (c) => {
     const file = c.req.param('file');
     const type = ASSETS[file];

@@ -27,13 +27,22 @@ const TokenList = z.object({ tokens: z.array(TokenSchema), total: z.number().int
 
 const noUser = problem('`user_required`: MM_API_TOKEN (or a server with auth off) has no user to own tokens');
 
+const TokenListQuery = PageQuery.extend({
+  user_id: z.string().uuid().optional().openapi({ description: "Another user's tokens (admin only; your own id needs no role)" }),
+  all: z.enum(['1', 'true']).optional().openapi({ description: "`1`: every user's tokens (admin only)" }),
+});
+
 const listRoute = createRoute({
   method: 'get',
   path: '/api/tokens/',
   tags: [TAG],
-  summary: 'Your personal tokens (never the tokens themselves)',
-  request: { query: PageQuery },
-  responses: { 200: { description: 'A page of your tokens, newest first', content: { 'application/json': { schema: TokenList } } }, 400: problem('Bad input') },
+  summary: 'Your personal tokens; an admin may list any user\'s or everyone\'s (never the tokens themselves)',
+  request: { query: TokenListQuery },
+  responses: {
+    200: { description: 'A page of tokens, newest first', content: { 'application/json': { schema: TokenList } } },
+    400: problem('Bad input'),
+    403: problem("`forbidden`: another user's tokens, or everyone's, need the admin role"),
+  },
 });
 
 const createTokenRoute = createRoute({
@@ -55,7 +64,7 @@ const deleteRoute = createRoute({
   method: 'delete',
   path: '/api/tokens/{id}/',
   tags: [TAG],
-  summary: 'Revoke one of your tokens: it stops working at once (open streams too)',
+  summary: 'Revoke one of your tokens (an admin: anyone\'s): it stops working at once (open streams too)',
   request: { params: UuidParams },
   responses: { 204: { description: 'Revoked' }, 404: problem('`token_not_found`') },
 });
@@ -68,12 +77,26 @@ export function tokenRoutes(auth: AuthService) {
     const a = requestAuth();
     return a.principal.kind === 'user' ? a.principal.userId : null;
   };
+  const isAdmin = () => requestAuth().principal.role === 'admin';
+  const needAdmin = (what: string) => new ForbiddenError(`${what} needs the admin role.`);
 
   app.openapi(listRoute, async (c) => {
-    const userId = ownerId();
-    if (!userId) return c.json({ tokens: [], total: 0 }, 200);
-    const { rows, total } = await listTokens(db, userId, c.req.valid('query'));
-    return c.json({ tokens: rows.map(toTokenObject), total }, 200);
+    const { user_id, all, ...page } = c.req.valid('query');
+    const own = ownerId();
+    let whose: string | null;
+    if (all !== undefined) {
+      if (!isAdmin()) throw needAdmin("Listing everyone's tokens");
+      whose = null;
+    } else if (user_id !== undefined && user_id !== own) {
+      if (!isAdmin()) throw needAdmin("Listing another user's tokens");
+      whose = user_id;
+    } else if (own) {
+      whose = own;
+    } else {
+      return c.json({ tokens: [], total: 0 }, 200);
+    }
+    const { rows, total } = await listTokens(db, whose, page);
+    return c.json({ tokens: rows.map((r) => toTokenObject(r.token, r.username)), total }, 200);
   });
 
   app.openapi(createTokenRoute, async (c) => {
@@ -85,17 +108,26 @@ export function tokenRoutes(auth: AuthService) {
     const { row, token } = await createToken(db, userId, body.name, expiresAt);
     const a = requestAuth();
     await auth.audit.record({ action: 'token.create', target: `token ${row.id}`, actor: a.principal, ip: a.ip, requestId: a.requestId, detail: { name: row.name } });
-    return c.json({ ...toTokenObject(row), token }, 201);
+    return c.json({ ...toTokenObject(row, a.principal.username ?? ''), token }, 201);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid('param');
     const userId = ownerId();
-    const row = userId ? await revokeToken(db, userId, id) : undefined;
+    // Your own token; an admin's request reaches anyone's (one lookup, so a non-admin learns nothing of others').
+    const row = isAdmin() ? await revokeToken(db, null, id) : userId ? await revokeToken(db, userId, id) : undefined;
     if (!row) throw tokenNotFound(id);
     const a = requestAuth();
     auth.live.cutCredential(id, a.principal);
-    await auth.audit.record({ action: 'token.revoke', target: `token ${id}`, actor: a.principal, ip: a.ip, requestId: a.requestId, detail: { name: row.name } });
+    const othersToken = row.userId !== userId;
+    await auth.audit.record({
+      action: 'token.revoke',
+      target: `token ${id}`,
+      actor: a.principal,
+      ip: a.ip,
+      requestId: a.requestId,
+      detail: { name: row.name, ...(othersToken ? { owner_id: row.userId } : {}) },
+    });
     return c.body(null, 204);
   });
 

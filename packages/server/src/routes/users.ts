@@ -4,8 +4,9 @@ import type { AuthService } from '../auth/auth-service.ts';
 import { generatePassword } from '../auth/passwords.ts';
 import { requestAuth } from '../auth/request-auth.ts';
 import { ROLES } from '../auth/roles.ts';
-import { PageQuery, Password, problem, UserSchema, Username, UuidParams } from '../auth/schemas.ts';
+import { isWeakPasswordFor, PageQuery, Password, problem, UserSchema, Username, UuidParams } from '../auth/schemas.ts';
 import { endSessionsOf } from '../auth/sessions.ts';
+import { revokeTokensOf } from '../auth/tokens.ts';
 import { createUser, deleteUser, findUser, listUsers, toUserObject, updateUser, userNotFound } from '../auth/users.ts';
 import { ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
@@ -23,7 +24,11 @@ const CreateUserBody = z
   .openapi('CreateUser', { example: { username: 'alice', role: 'operator' } });
 
 const UpdateUserBody = z
-  .object({ role: z.enum(ROLES).optional(), password: Password.optional() })
+  .object({
+    role: z.enum(ROLES).optional(),
+    password: Password.optional(),
+    revoke_tokens: z.boolean().optional().openapi({ description: "`true`: also revoke all the user's personal tokens (with a password reset: nothing the old holder kept works)" }),
+  })
   .strict()
   .openapi('UpdateUser', { example: { role: 'viewer' } });
 
@@ -73,7 +78,9 @@ const updateRoute = createRoute({
   path: '/api/users/{id}/',
   tags: [TAG],
   summary: "Change a user's role or password (admin)",
-  description: "A new password ends the user's sessions; a new role cuts their open streams (they reconnect with the new role).",
+  description:
+    "A new password ends the user's sessions; `revoke_tokens: true` also revokes their personal tokens; a new role cuts " +
+    'their open streams (they reconnect with the new role).',
   middleware: [requireJson] as const,
   request: { params: UuidParams, body: { required: true, content: { 'application/json': { schema: UpdateUserBody } } } },
   responses: {
@@ -94,6 +101,11 @@ const deleteRoute = createRoute({
   responses: { 204: { description: 'Deleted' }, 404: problem('`user_not_found`'), 409: lastAdminProblem },
 });
 
+/** The same rule as a user's own change (POST /api/auth/password/): not the user's own name. */
+function refuseWeak(password: string, username: string): void {
+  if (isWeakPasswordFor(password, username)) throw new ValidationError([{ field: 'password', message: 'must not be the user name' }]);
+}
+
 export function userRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(userNotFound) });
   const { db } = auth;
@@ -110,6 +122,7 @@ export function userRoutes(auth: AuthService) {
 
   app.openapi(createUserRoute, async (c) => {
     const body = c.req.valid('json');
+    if (body.password !== undefined) refuseWeak(body.password, body.username);
     const generated = body.password === undefined ? generatePassword() : undefined;
     const row = await createUser(db, body.username, body.password ?? generated!, body.role);
     auth.userCreated();
@@ -127,16 +140,19 @@ export function userRoutes(auth: AuthService) {
   app.openapi(updateRoute, async (c) => {
     const { id } = c.req.valid('param');
     const change = c.req.valid('json');
-    if (change.role === undefined && change.password === undefined) {
-      throw new ValidationError([{ field: '(body)', message: 'give role or password' }]);
+    if (change.role === undefined && change.password === undefined && !change.revoke_tokens) {
+      throw new ValidationError([{ field: '(body)', message: 'give role, password or revoke_tokens' }]);
     }
     const before = await findUser(db, id);
+    if (before && change.password !== undefined) refuseWeak(change.password, before.username);
     const row = await updateUser(db, id, change);
     if (change.password !== undefined) await endSessionsOf(db, id);
-    if (change.password !== undefined || (before && before.role !== row.role)) auth.live.cutUser(id, requestAuth().principal);
+    const revoked = change.revoke_tokens ? await revokeTokensOf(db, id) : [];
+    if (change.password !== undefined || revoked.length || (before && before.role !== row.role)) auth.live.cutUser(id, requestAuth().principal);
     await record('user.update', `user ${id}`, {
       ...(change.role !== undefined ? { role: row.role, previous_role: before?.role } : {}),
       ...(change.password !== undefined ? { password_changed: true } : {}),
+      ...(change.revoke_tokens ? { tokens_revoked: revoked.length } : {}),
     });
     return c.json(toUserObject(row), 200);
   });
