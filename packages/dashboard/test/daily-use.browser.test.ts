@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
-import { CHROMIUM, createInvocation as createInvocationVia, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { CHROMIUM, createInvocation as createInvocationVia, expectAccessible, hasChromium, personalToken, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
 
 /**
  * What a new user tripped over (issue 32's dashboard items), in a real Chromium against the
@@ -130,6 +130,18 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await page.getByRole('button', { name: 'Revoke ci' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, revoke' }).click();
     await page.getByText(/You have no tokens yet/).waitFor();
+
+    // An admin sees everyone's tokens, with their owner, and may revoke them.
+    const veras = await personalToken(base, h.users.viewer);
+    const bearerMe = () => fetch(`${base}/api/auth/me/`, { headers: { authorization: `Bearer ${veras}` } });
+    expect((await bearerMe()).status).toBe(200);
+    await page.getByLabel("Show everyone's tokens (an admin may revoke any)").check();
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: h.users.viewer.username, exact: true }) });
+    await row.first().waitFor();
+    await screenshot(page, 'daily-06b-everyones-tokens');
+    await row.first().getByRole('button', { name: /^Revoke/ }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, revoke' }).click();
+    await expect.poll(async () => (await bearerMe()).status).toBe(401);
   });
 
   it('users: a generated password shown once with Copy; a role change is confirmed and then said; declining keeps the role', async () => {
@@ -161,6 +173,20 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     expect(await listed()).toBe('operator');
     await screenshot(page, 'daily-08-role-changed');
     await expectAccessible(page, 'role changed');
+
+    // A reset: a new password made and shown once; with "also revoke", gen's tokens stop working.
+    const gens = await personalToken(base, { username: 'gen', password });
+    await page.getByRole('button', { name: 'Reset password of gen' }).click();
+    const reset = page.getByRole('alertdialog');
+    await reset.getByLabel('Also revoke their personal tokens').check();
+    await screenshot(page, 'daily-08b-reset-asked');
+    await reset.getByRole('button', { name: 'Yes, reset it' }).click();
+    const fresh = await page.getByTestId('new-password').inputValue();
+    expect(fresh).not.toBe(password);
+    const signInAsGen = (pw: string) => fetch(`${base}/api/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'gen', password: pw }) });
+    expect((await signInAsGen(fresh)).status).toBe(200);
+    expect((await signInAsGen(password)).status).toBe(401);
+    expect((await fetch(`${base}/api/auth/me/`, { headers: { authorization: `Bearer ${gens}` } })).status).toBe(401);
   });
 
   it('a page a role may not see says which role it needs, not "Page not found"', async () => {
