@@ -10,7 +10,9 @@ import type { AppEnv } from '../http/app-env.ts';
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
-  "script-src 'self'",
+  // 'wasm-unsafe-eval': the dashboard hashes uploads with WebAssembly (hash-wasm); without it
+  // the browser refuses to compile the module and no upload can start. It allows no JS eval.
+  "script-src 'self' 'wasm-unsafe-eval'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
   "media-src 'self' blob:",
