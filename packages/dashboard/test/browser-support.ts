@@ -127,8 +127,8 @@ const axeSource = fs.readFile(createRequire(import.meta.url).resolve('axe-core/a
 
 /** axe-core in the page: no serious or critical violation. */
 export async function expectAccessible(page: Page, name: string): Promise<void> {
-  // Evaluated through the DevTools protocol, not added as an inline <script>: the dashboard's
-  // Content-Security-Policy (script-src 'self') refuses inline scripts, as it should.
+  // Evaluated through the DevTools protocol: an inline <script> tag would be blocked by the
+  // server's Content-Security-Policy (script-src 'self'), as any injected script should be.
   await page.evaluate(await axeSource);
   const violations = await page.evaluate(async () => {
     // Runs in the page: its globals, typed here by hand (the test project has Node's types only).

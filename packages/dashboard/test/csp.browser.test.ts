@@ -72,6 +72,17 @@ describe.skipIf(!hasChromium)('the dashboard under the Content-Security-Policy, 
     await page.getByRole('button', { name: 'Create token' }).click();
     await page.getByRole('cell', { name: 'under-csp', exact: true }).waitFor();
     await screenshot(page, 'csp-tokens');
+    // An upload: the page hashes the file with WebAssembly (hash-wasm), then sends it.
+    const inv = await server.api('/api/invocations/create/', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'under csp', description: '' }),
+    });
+    const { id } = (await inv.json()) as { id: number };
+    await page.goto(`${base}/invocations/${id}`);
+    await page.locator('#slot-parameter-input').setInputFiles({ name: 'params.json', mimeType: 'application/json', buffer: Buffer.from('{"duration_s":1}') });
+    await page.getByTestId('slot-parameter').getByRole('link', { name: 'params.json' }).waitFor({ timeout: 60_000 });
+    await screenshot(page, 'csp-upload');
     expect(problems).toEqual([]);
     // And the watch does see a violation: an inline script is blocked and reported.
     await page.evaluate("const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.body.append(s);");

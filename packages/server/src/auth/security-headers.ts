@@ -2,16 +2,16 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 
 /**
- * What the dashboard and the API docs page load: their own scripts, styles, images, media
- * and API calls, nothing inline and nothing from elsewhere (they work offline). `data:` and
+ * What the dashboard and the API docs page load: their own scripts (and WebAssembly), styles,
+ * images, media and API calls, nothing inline and nothing from elsewhere (they work offline). `data:` and
  * `blob:` images and media: the empty favicon, swagger-ui's icons, local video previews.
  * Nobody may frame them (clickjacking): `frame-ancestors 'none'`, and X-Frame-Options for
  * browsers that predate it.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
-  // 'wasm-unsafe-eval': the dashboard hashes uploads with WebAssembly (hash-wasm); without it
-  // the browser refuses to compile the module and no upload can start. It allows no JS eval.
+  // wasm-unsafe-eval: the dashboard hashes files with WebAssembly (hash-wasm); it allows
+  // compiling WebAssembly only, not eval() of JavaScript.
   "script-src 'self' 'wasm-unsafe-eval'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
