@@ -178,3 +178,17 @@ export async function signIn(page: Page, baseUrl: string, username: string, pass
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Invocations', level: 1 }).waitFor();
 }
+
+/** An invocation made through the API, with a parameter file when `params` are given; its id. */
+export async function createInvocation(h: Harness, name: string, params?: Record<string, unknown>): Promise<number> {
+  const created = await h.api('/api/invocations/create/', { method: 'POST', json: { name, description: '' } });
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as { id: number };
+  if (params) {
+    const form = new FormData();
+    form.set('file_type', 'parameter');
+    form.set('file', new Blob([JSON.stringify(params)]), 'params.json');
+    expect((await h.api(`/api/invocations/${id}/upload/`, { method: 'POST', body: form })).status).toBe(201);
+  }
+  return id;
+}

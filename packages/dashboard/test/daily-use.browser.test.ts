@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
-import { CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { CHROMIUM, createInvocation as createInvocationVia, expectAccessible, hasChromium, personalToken, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
 
 /**
  * What a new user tripped over (issue 32's dashboard items), in a real Chromium against the
@@ -53,18 +53,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     if (tmp) await fs.rm(tmp, { recursive: true, force: true });
   }, 60_000);
 
-  async function createInvocation(name: string, params?: Record<string, unknown>): Promise<number> {
-    const created = await h.api('/api/invocations/create/', { method: 'POST', json: { name, description: '' } });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: number };
-    if (params) {
-      const form = new FormData();
-      form.set('file_type', 'parameter');
-      form.set('file', new Blob([JSON.stringify(params)]), 'params.json');
-      expect((await h.api(`/api/invocations/${id}/upload/`, { method: 'POST', body: form })).status).toBe(201);
-    }
-    return id;
-  }
+  const createInvocation = (name: string, params?: Record<string, unknown>) => createInvocationVia(h, name, params);
 
   it('a first visit with no invocations says what to do first', async () => {
     await page.goto('/invocations');
@@ -141,6 +130,18 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await page.getByRole('button', { name: 'Revoke ci' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, revoke' }).click();
     await page.getByText(/You have no tokens yet/).waitFor();
+
+    // An admin sees everyone's tokens, with their owner, and may revoke them.
+    const veras = await personalToken(base, h.users.viewer);
+    const bearerMe = () => fetch(`${base}/api/auth/me/`, { headers: { authorization: `Bearer ${veras}` } });
+    expect((await bearerMe()).status).toBe(200);
+    await page.getByLabel("Show everyone's tokens (an admin may revoke any)").check();
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: h.users.viewer.username, exact: true }) });
+    await row.first().waitFor();
+    await screenshot(page, 'daily-06b-everyones-tokens');
+    await row.first().getByRole('button', { name: /^Revoke/ }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, revoke' }).click();
+    await expect.poll(async () => (await bearerMe()).status).toBe(401);
   });
 
   it('users: a generated password shown once with Copy; a role change is confirmed and then said; declining keeps the role', async () => {
@@ -172,6 +173,20 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     expect(await listed()).toBe('operator');
     await screenshot(page, 'daily-08-role-changed');
     await expectAccessible(page, 'role changed');
+
+    // A reset: a new password made and shown once; with "also revoke", gen's tokens stop working.
+    const gens = await personalToken(base, { username: 'gen', password });
+    await page.getByRole('button', { name: 'Reset password of gen' }).click();
+    const reset = page.getByRole('alertdialog');
+    await reset.getByLabel('Also revoke their personal tokens').check();
+    await screenshot(page, 'daily-08b-reset-asked');
+    await reset.getByRole('button', { name: 'Yes, reset it' }).click();
+    await expect.poll(() => page.getByTestId('new-password').inputValue()).not.toBe(password);
+    const fresh = await page.getByTestId('new-password').inputValue();
+    const signInAsGen = (pw: string) => fetch(`${base}/api/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'gen', password: pw }) });
+    expect((await signInAsGen(fresh)).status).toBe(200);
+    expect((await signInAsGen(password)).status).toBe(401);
+    expect((await fetch(`${base}/api/auth/me/`, { headers: { authorization: `Bearer ${gens}` } })).status).toBe(401);
   });
 
   it('a page a role may not see says which role it needs, not "Page not found"', async () => {
@@ -203,7 +218,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await page.goto(`/invocations/${id}`);
     const slot = page.getByTestId('slot-weights');
     await slot.getByLabel('Model weights: file to upload').setInputFiles(big);
-    await slot.getByRole('alert').getByText('the server accepts files up to 4.0 MB').waitFor();
+    await slot.getByRole('alert').getByText(/too-big\.bin is 4,195,328 bytes: the server accepts files up to 4,194,304 bytes \(4\.0 MB\)/).waitFor();
     expect(await slot.getByText(/Computing the checksum/).count()).toBe(0);
     expect(await slot.getByRole('progressbar').count()).toBe(0);
     await screenshot(page, 'daily-10-upload-over-limit');
@@ -241,7 +256,16 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
 
   it('the invocation page: Cancel beside the live log, confirmed; deleting the invocation is confirmed', async () => {
     const id = await createInvocation('cancel-here', { duration_s: 300 });
+    // A board that is not online: Execute waits, and says why.
+    expect((await h.api('/api/boards/', { method: 'POST', json: { name: 'idle-board' } })).status).toBe(201);
     await page.goto(`/invocations/${id}`);
+    const picker = page.getByLabel('Board');
+    await picker.selectOption({ label: 'idle-board (offline)' });
+    await expect.poll(() => page.getByRole('button', { name: 'Execute' }).isDisabled()).toBe(true);
+    expect(await page.getByTestId('run-blocked').textContent()).toMatch(/The board idle-board is offline/);
+    await screenshot(page, 'daily-12b-board-offline-execute-waits');
+    await picker.selectOption({ label: 'sim-board (online)' });
+    await expect.poll(() => page.getByRole('button', { name: 'Execute' }).isDisabled()).toBe(false);
     await page.getByRole('button', { name: 'Execute' }).click();
     const live = page.locator('.op-live');
     await live.getByTestId('live-log').getByText(/simulated runner/).waitFor({ timeout: 60_000 });
@@ -410,6 +434,15 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     await expect.poll(() => page.getByRole('alert').count(), { timeout: 30_000 }).toBe(0);
     expect(await page.locator('header .who').textContent()).toContain(h.users.admin.username);
     await screenshot(page, 'daily-16-server-back');
+
+    // Opened while the API does not answer (the page itself loads): the app says so and keeps trying by itself.
+    await page.route('**/api/**', (route) => route.abort('connectionrefused'));
+    await page.reload();
+    await page.getByText('Trying again every few seconds…').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'daily-16b-app-unreachable');
+    await page.unroute('**/api/**');
+    await page.getByRole('link', { name: 'survives-restart' }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('header .who').textContent()).toContain(h.users.admin.username);
     await eventually(async () => expect(((await (await h.api(`/api/boards/${h.board.id}/`)).json()) as { status: string }).status).toBe('online'), 60_000);
   }, 180_000);
 });

@@ -167,7 +167,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await screenshot(page, '03-invocation-uploading');
     await page.getByTestId('slot-weights').getByRole('button', { name: 'Pause upload' }).click();
     releaseHeld();
-    await page.getByText(/paused: pick the same file again/).waitFor();
+    await page.getByText(/paused at .*: Resume continues it/).waitFor();
+    // Picking the same file again continues it too (as Resume does: see daily-use.browser.test.ts).
     await page.unroute('**/api/uploads/**');
     await page.locator('#slot-weights-input').setInputFiles(files.weights);
     await page.getByText(/resumed at 8\.0 MB/).waitFor();

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { realPacEntries, tarArchive } from '../../agent/test/pac-test-support.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { takeSseBlocks, type SseBlock } from '../../../test/support/sse.ts';
-import { ADMIN_TOKEN, CHROMIUM, expectAccessible, hasChromium, screenshot, personalToken, signIn, signInWithToken, startHarness, type Harness } from './browser-support.ts';
+import { ADMIN_TOKEN, CHROMIUM, expectAccessible, hasChromium, screenshot, personalToken, signIn, signInWithToken, startHarness, type Harness, createInvocation } from './browser-support.ts';
 
 interface VideoElement {
   muted: boolean;
@@ -51,15 +51,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install
   }, 60_000);
 
   /** An invocation with a parameter file, made through the API. */
-  async function invocationWith(name: string, params: Record<string, unknown>): Promise<number> {
-    const created = await h.api('/api/invocations/create/', { method: 'POST', json: { name, description: '' } });
-    const { id } = (await created.json()) as { id: number };
-    const form = new FormData();
-    form.set('file_type', 'parameter');
-    form.set('file', new Blob([JSON.stringify(params)]), 'params.json');
-    expect((await h.api(`/api/invocations/${id}/upload/`, { method: 'POST', body: form })).status).toBe(201);
-    return id;
-  }
+  const invocationWith = (name: string, params: Record<string, unknown>) => createInvocation(h, name, params);
 
   it('an admin adds, edits and deletes a device-script catalogue entry', async () => {
     await page.goto('/device-scripts');

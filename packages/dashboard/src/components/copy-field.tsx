@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
 
 /** A value to copy (a token shown once, a command): read-only, selected on focus, with a Copy button. */
@@ -29,6 +30,21 @@ export function CopyField({ label, value, testId, rows }: { label: string; value
       <span class="small muted" aria-live="polite">
         {copied === 'yes' ? 'Copied.' : copied === 'no' ? 'This browser did not allow copying: select the text and copy it.' : ''}
       </span>
+    </div>
+  );
+}
+
+/** A secret shown this once (a new token, a generated password): what to do with it, Copy, and Done. */
+export function ShownOnce({ title, label, value, testId, onDone }: { title: ComponentChildren; label: string; value: string; testId: string; onDone: () => void }) {
+  return (
+    <div class="card stack" role="status">
+      <strong>{title}</strong>
+      <CopyField label={label} value={value} testId={testId} />
+      <div>
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </div>
     </div>
   );
 }

@@ -49,7 +49,9 @@ export function FileSlot({
     const max = await maxUploadBytes();
     if (max !== undefined && f.size > max) {
       setUpload(null);
-      setError(new ApiProblem(413, 'payload_too_large', 'Payload Too Large', `${f.name} is ${formatBytes(f.size)}: the server accepts files up to ${formatBytes(max)}.`));
+      // Sizes that round alike (4.0 MB and 4.0 MB) are said to the byte.
+      const [size, limit] = formatBytes(f.size) === formatBytes(max) ? [`${f.size.toLocaleString()} bytes`, `${max.toLocaleString()} bytes (${formatBytes(max)})`] : [formatBytes(f.size), formatBytes(max)];
+      setError(new ApiProblem(413, 'payload_too_large', 'Payload Too Large', `${f.name} is ${size}: the server accepts files up to ${limit}.`));
       return;
     }
     picked.current = f;
@@ -105,7 +107,7 @@ export function FileSlot({
             {st.phase === 'checking' && 'Checking whether the server already has it…'}
             {st.phase === 'uploading' &&
               `Uploading ${st.filename}${st.resumedFrom ? ` (resumed at ${formatBytes(st.resumedFrom)})` : ''}`}
-            {st.phase === 'paused' && `Upload of ${st.filename} paused at ${formatBytes(st.bytesDone)} of ${formatBytes(st.size)}.`}
+            {st.phase === 'paused' && `Upload of ${st.filename} paused at ${formatBytes(st.bytesDone)} of ${formatBytes(st.size)}: Resume continues it.`}
             {st.phase === 'failed' && `Upload of ${st.filename} failed.`}
           </div>
           {(st.phase === 'hashing' || st.phase === 'uploading') && (

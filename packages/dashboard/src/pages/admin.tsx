@@ -1,19 +1,23 @@
 import { useState } from 'preact/hooks';
 import { client, unwrap, type Schemas } from '../api/client.ts';
 import { ConfirmButton, Confirm } from '../components/confirm.tsx';
-import { CopyField } from '../components/copy-field.tsx';
+import { ShownOnce } from '../components/copy-field.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Pager } from '../components/pager.tsx';
 import { formatTime } from '../lib/format.ts';
-import { session, type Role } from '../lib/session.ts';
+import { isAdmin, session, type Role } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
 import { DataTable } from '../components/table-box.tsx';
 
 type User = Schemas['User'];
 
-/** Everyone: their own personal tokens (created with the secret shown once, revoked). */
+/** Everyone: their own personal tokens (created with the secret shown once, revoked); an admin may list everyone's. */
 export function TokensPage() {
-  const tokens = useResource(() => unwrap(client.GET('/api/tokens/', { params: { query: { limit: 1000 } } })), []);
+  const [everyone, setEveryone] = useState(false);
+  const tokens = useResource(
+    () => unwrap(client.GET('/api/tokens/', { params: { query: { limit: 1000, ...(everyone ? { all: '1' as const } : {}) } } })),
+    [everyone],
+  );
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<string | null>(null);
   return (
@@ -57,23 +61,22 @@ export function TokensPage() {
         </button>
       </form>
       {created && (
-        <div class="card stack" role="status">
-          <strong>Copy the new token now: it is shown this once.</strong>
-          <CopyField label="New token" value={created} testId="new-token" />
-          <div>
-            <button type="button" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <ShownOnce title="Copy the new token now: it is shown this once." label="New token" value={created} testId="new-token" onDone={() => setCreated(null)} />
       )}
       <ErrorBox error={error ?? tokens.error} onDismiss={() => setError(null)} />
+      {isAdmin.value && (
+        <label class="inline-check">
+          <input type="checkbox" checked={everyone} onChange={(e) => setEveryone((e.target as HTMLInputElement).checked)} />
+          Show everyone's tokens (an admin may revoke any)
+        </label>
+      )}
       {tokens.data && tokens.data.tokens.length === 0 && <p>You have no tokens yet: create one above for a script or for <code>mm</code>.</p>}
       {tokens.data && tokens.data.tokens.length > 0 && (
-        <DataTable label="Tokens" columns={['Name', 'Created', 'Expires', 'Last used', '']}>
+        <DataTable label="Tokens" columns={['Name', everyone && 'Owner', 'Created', 'Expires', 'Last used', '']}>
           {tokens.data.tokens.map((t) => (
             <tr key={t.id}>
               <td>{t.name}</td>
+              {everyone && <td>{t.username}</td>}
               <td>{formatTime(t.created_at)}</td>
               <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
               <td>{t.last_used_at ? formatTime(t.last_used_at) : 'never'}</td>
@@ -160,15 +163,13 @@ export function UsersPage() {
         </button>
       </form>
       {created && (
-        <div class="card stack" role="status">
-          <strong>Give {created.username} this password now: it is shown this once.</strong>
-          <CopyField label={`Password of ${created.username}`} value={created.password} testId="new-password" />
-          <div>
-            <button type="button" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <ShownOnce
+          title={`Give ${created.username} this password now: it is shown this once.`}
+          label={`Password of ${created.username}`}
+          value={created.password}
+          testId="new-password"
+          onDone={() => setCreated(null)}
+        />
       )}
       <ErrorBox error={error ?? users.error} onDismiss={() => setError(null)} />
       {roleChange && (
@@ -213,20 +214,23 @@ export function UsersPage() {
               <td>{formatTime(u.created_at)}</td>
               <td>
                 {me?.id !== u.id && (
-                  <ConfirmButton
-                    label={
-                      <>
-                        Delete <span class="visually-hidden">{u.username}</span>
-                      </>
-                    }
-                    question={`Delete the user “${u.username}”? Their sessions and tokens stop working.`}
-                    yes="Yes, delete"
-                    action={async () => {
-                      await unwrap(client.DELETE('/api/users/{id}/', { params: { path: { id: u.id } } }));
-                      setNotice(`Deleted ${u.username}.`);
-                      users.reload();
-                    }}
-                  />
+                  <div class="row wrap">
+                    <ResetPassword user={u} onReset={(password) => setCreated({ username: u.username, password })} />
+                    <ConfirmButton
+                      label={
+                        <>
+                          Delete <span class="visually-hidden">{u.username}</span>
+                        </>
+                      }
+                      question={`Delete the user “${u.username}”? Their sessions and tokens stop working.`}
+                      yes="Yes, delete"
+                      action={async () => {
+                        await unwrap(client.DELETE('/api/users/{id}/', { params: { path: { id: u.id } } }));
+                        setNotice(`Deleted ${u.username}.`);
+                        users.reload();
+                      }}
+                    />
+                  </div>
                 )}
               </td>
             </tr>
@@ -234,6 +238,41 @@ export function UsersPage() {
         </DataTable>
       )}
     </section>
+  );
+}
+
+/** A password made here for a reset: 18 random bytes, base64url (24 characters). */
+function generatedPassword(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(18));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+/** An admin resets another user's password (their sessions end), optionally revoking their tokens too. */
+function ResetPassword({ user, onReset }: { user: User; onReset: (password: string) => void }) {
+  const [revoke, setRevoke] = useState(false);
+  return (
+    <ConfirmButton
+      label={
+        <>
+          Reset password <span class="visually-hidden">of {user.username}</span>
+        </>
+      }
+      question={
+        <>
+          Give {user.username} a new password? Their sessions end; the new password is shown here once.{' '}
+          <label class="inline-check">
+            <input type="checkbox" checked={revoke} onChange={(e) => setRevoke((e.target as HTMLInputElement).checked)} />
+            Also revoke their personal tokens
+          </label>
+        </>
+      }
+      yes="Yes, reset it"
+      action={async () => {
+        const password = generatedPassword();
+        await unwrap(client.PATCH('/api/users/{id}/', { params: { path: { id: user.id } }, body: { password, ...(revoke ? { revoke_tokens: true } : {}) } }));
+        onReset(password);
+      }}
+    />
   );
 }
 

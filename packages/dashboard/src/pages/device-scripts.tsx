@@ -36,7 +36,10 @@ export function DeviceScriptsPage() {
           }}
         />
       )}
-      {scripts && (
+      {scripts && scripts.length === 0 && (
+        <p>No device script is in the catalogue yet.{isAdmin.value ? ' Add one with “Add a script” above: its name, port and where it lives on the board.' : ' An administrator adds them.'}</p>
+      )}
+      {scripts && scripts.length > 0 && (
         <DataTable label="Device scripts" columns={['Name', 'Type', 'Version', 'On the board', 'Port', 'Updated', isAdmin.value && '']}>
           {scripts.map((s) => (
             <tr key={s.id}>
@@ -150,8 +153,7 @@ interface StreamEntry {
 }
 
 export function DeviceScriptPage({ id }: { id: string }) {
-  const [script, setScript] = useState<DeviceScript | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { data: script, error } = useResource(() => unwrap(client.GET('/api/device-scripts/{id}/', { params: { path: { id } } })), [id]);
   const [events, setEvents] = useState<StreamEntry[]>([]);
   const [state, setState] = useState<Record<string, unknown> | null>(null);
   const [linkUp, setLinkUp] = useState(false);
@@ -159,11 +161,6 @@ export function DeviceScriptPage({ id }: { id: string }) {
   const { boards } = useBoards();
   const [boardId, setBoardId] = useState('');
 
-  useEffect(() => {
-    unwrap(client.GET('/api/device-scripts/{id}/', { params: { path: { id } } }))
-      .then(setScript)
-      .catch(setError);
-  }, [id]);
   useEffect(() => {
     if (boards?.length === 1 && !boardId) setBoardId(boards[0]!.id);
   }, [boards]);
