@@ -1,3 +1,4 @@
+import fsp from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import { PreconditionFailedError, RangeNotSatisfiableError } from '../errors.ts';
@@ -34,6 +35,12 @@ export interface ServedFile {
 /** `prefix` followed by each segment, percent-encoded (nginx decodes the URI before mapping it to a file). */
 export function accelRedirectPath(prefix: string, segments: readonly string[]): string {
   return prefix + segments.map((s) => encodeURIComponent(s)).join('/');
+}
+
+
+/** `ServedFile.open` for a file on local disk: read in 1 MiB chunks from the requested range. */
+export function localFileOpener(absolutePath: string): ServedFile['open'] {
+  return async ({ start, end }) => (await fsp.open(absolutePath, 'r')).createReadStream({ start, end, highWaterMark: READ_CHUNK_BYTES });
 }
 
 /**

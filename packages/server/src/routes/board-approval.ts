@@ -7,7 +7,6 @@ import { notFound } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { BoardSchema, toBoardObject } from '../agent-link/board-store.ts';
 import { approveBoard } from '../enrollment/enroll.ts';
-import { busyBoardIds } from '../operations/store.ts';
 
 const approveRoute = createRoute({
   method: 'post',
@@ -32,7 +31,7 @@ export function boardApprovalRoutes(ctx: Services) {
     if (!approved) throw notFound.board(id);
     setAuditTarget(`board ${id}`, { name: approved.board.name, was_pending: approved.wasPending });
     if (approved.wasPending) ctx.log.info({ board_id: id }, 'board approved');
-    const busy = await busyBoardIds(db, [id]);
+    const busy = await ctx.operations.busyBoards([id]);
     return c.json(toBoardObject(approved.board, ctx.agents.presence(id), busy.has(id)), 200);
   });
 

@@ -1,11 +1,9 @@
-import fsp from 'node:fs/promises';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { problem } from '../auth/schemas.ts';
 import { NotFoundError } from '../errors.ts';
-import { serveFile } from '../http/file-response.ts';
-import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
+import { localFileOpener, serveFile } from '../http/file-response.ts';
 import { CHECKSUMS_FILE, CLI_FILE, DownloadsFolder, INSTALL_SCRIPT } from '../downloads/downloads-folder.ts';
 import { publicOrigin } from '../downloads/install-command.ts';
 
@@ -87,7 +85,7 @@ export function downloadRoutes(ctx: Services) {
       lastModified: file.modifiedAt,
       contentType,
       disposition: { type: 'attachment', filename: file.name },
-      open: async ({ start, end }) => (await fsp.open(file.path, 'r')).createReadStream({ start, end, highWaterMark: READ_CHUNK_BYTES }),
+      open: localFileOpener(file.path),
     });
   });
 

@@ -1,11 +1,9 @@
-import fsp from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { invocationFiles, invocations } from '../db/schema.ts';
 import { sniffFileContentType, videoTypeFromExtension } from '../http/content-type.ts';
-import type { ServedFile } from '../http/file-response.ts';
+import { localFileOpener, type ServedFile } from '../http/file-response.ts';
 import type { StoreContext } from '../store-context.ts';
-import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { listResultsVideos, resolveResultsVideo, resultsVideoUrl } from '../storage/results-folder.ts';
 import type { VideoRecord } from './invocation-records.ts';
 
@@ -65,7 +63,7 @@ export async function openResultsVideo(ctx: StoreContext, encodedPath: string): 
     lastModified: stats.mtime,
     contentType: await sniffFileContentType(absolutePath, filename).catch(() => videoTypeFromExtension(filename)),
     disposition: { type: 'inline', filename },
-    open: async ({ start, end }) => (await fsp.open(absolutePath, 'r')).createReadStream({ start, end, highWaterMark: READ_CHUNK_BYTES }),
+    open: localFileOpener(absolutePath),
   };
   return { file, relativePath };
 }
