@@ -18,6 +18,9 @@ const serverUrl = `http://${localHost}:${port}`;
 const apiToken = process.env.MM_API_TOKEN || undefined;
 const boardFile = path.join(dataDir, 'dev-board.json');
 const serverBin = path.join(root, 'packages/server/bin/mm-server.mjs');
+// The same node flags as the server's image and the agent's unit (test/deploy/configs.test.ts).
+const SERVER_NODE_FLAGS = ['--min-semi-space-size=16', '--initial-old-space-size=128'];
+const AGENT_NODE_FLAGS = ['--initial-old-space-size=128'];
 /** The GPIO motor script's port in its catalogue entry (packages/gpio-motor's DEFAULT_MOTOR_PORT). */
 const GPIO_PORT = 8765;
 
@@ -168,13 +171,13 @@ try {
   const gpioTaken = await portTaken(GPIO_PORT);
   const gpioPort = gpioTaken ? await freePort() : GPIO_PORT;
   const board = registerSimulatedBoard(gpioPort);
-  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir }, ['--min-semi-space-size=16', '--initial-old-space-size=128']);
+  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir }, SERVER_NODE_FLAGS);
   await waitForHealth();
   if (stopping) process.exit(0);
   const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent'), MM_SIM_GPIO_PORT: String(gpioPort) };
   delete agentEnv.DATABASE_URL;
   // The agent's node flag, as deploy/agent/mm-agent.service runs it (see there).
-  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, ['--initial-old-space-size=128'], await agentLogDestination());
+  agent = start('simulated board agent', path.join(root, 'packages/agent/bin/mm-agent.mjs'), ['--simulate'], agentEnv, AGENT_NODE_FLAGS, await agentLogDestination());
   console.log(
     [
       '',

@@ -91,7 +91,8 @@ describe('deployment files', () => {
     expect(flags).toEqual(['--min-semi-space-size=16', '--initial-old-space-size=128']);
     expect(argv).toEqual(['node', ...flags, 'dist/mm-server.mjs']);
     const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
-    expect(dev).toContain(`bin/mm-server.mjs'), [], { ...process.env, MM_DATA_DIR: dataDir }, [${flags.map((f) => `'${f}'`).join(', ')}]);`);
+    expect(dev).toContain(`const SERVER_NODE_FLAGS = [${flags.map((f) => `'${f}'`).join(', ')}];`);
+    expect(dev).toContain("start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir }, SERVER_NODE_FLAGS);");
     const deployment = fs.readFileSync(path.join(repoRoot, 'docs/deployment.md'), 'utf8');
     expect(deployment).toContain(`node ${flags.join(' ')} /opt/mm-server/dist/mm-server.mjs`);
     const r = spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' });
@@ -106,7 +107,8 @@ describe('deployment files', () => {
     const flags = exec![1]!.split(' ');
     expect(flags).toEqual(['--initial-old-space-size=128']);
     const dev = fs.readFileSync(path.join(repoRoot, 'scripts/dev.mjs'), 'utf8');
-    expect(dev).toContain(`['--simulate'], agentEnv, [${flags.map((f) => `'${f}'`).join(', ')}]);`);
+    expect(dev).toContain(`const AGENT_NODE_FLAGS = [${flags.map((f) => `'${f}'`).join(', ')}];`);
+    expect(dev).toContain("['--simulate'], agentEnv, AGENT_NODE_FLAGS,");
   });
 
   it('docker-compose.yml needs its secrets and gives server.env to the server only', () => {

@@ -59,7 +59,13 @@ describe.skipIf(!has('dpkg-deb') || !has('curl'))('downloads and install-agent.s
     const res = await server.api('/api/downloads/');
     expect(res.status).toBe(200);
     const body = await json(res);
-    expect(body).toMatchObject({ downloads: [], total: 0, agent_version: null });
+    // In a checkout the workspace's own client and install script are served before any
+    // package is built (`pnpm start`); the agent packages are what is missing.
+    expect(body).toMatchObject({ total: 2, agent_version: null });
+    expect(body.downloads.map((d: { name: string }) => d.name).sort()).toEqual(['install-agent.sh', 'mm']);
+    const mm = await server.api('/api/downloads/mm');
+    expect(mm.status).toBe(200);
+    expect((await mm.text()).startsWith('#!/usr/bin/env node')).toBe(true);
     expect(body.missing.join('\n')).toContain(`no arm64 agent package in ${packagesDir} (MM_PACKAGES_DIR)`);
     expect(body.missing.join('\n')).toContain('package:agent');
     const missing = await server.api(`/api/downloads/mm-agent_${VERSION}_${ARCH}.deb`);

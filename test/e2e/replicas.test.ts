@@ -41,6 +41,9 @@ function follow(server: ServerProcess, opId: number): { events: SeenEvent[]; end
       buffer = rest;
       for (const b of blocks) {
         if (b.data === undefined || b.id === undefined) continue;
+        // A live progress event repeats the id of the last stored event (docs/conformance.md):
+        // it is not a stored event of its own.
+        if (b.event === 'progress' && events.length > 0 && Number(b.id) === events.at(-1)!.seq) continue;
         events.push({ seq: Number(b.id), type: b.event ?? 'message', data: JSON.parse(b.data) as unknown });
         if (b.event === 'end') {
           await reader.cancel();

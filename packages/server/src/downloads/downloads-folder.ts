@@ -54,7 +54,15 @@ export function compareVersions(a: string, b: string): number {
 export class DownloadsFolder {
   private static readonly hashes = new Map<string, { key: string; sha256: string }>();
 
-  constructor(readonly dir: string) {}
+  /**
+   * @param fallbacks files served under a name the folder does not hold: in a checkout, the
+   *   workspace's own `mm` bundle and `install-agent.sh`, so `pnpm start` serves them before any
+   *   package is built (a missing fallback is simply not listed).
+   */
+  constructor(
+    readonly dir: string,
+    private readonly fallbacks: ReadonlyArray<{ name: string; path: string }> = [],
+  ) {}
 
   private async sha256(file: string, key: string): Promise<string> {
     const hit = DownloadsFolder.hashes.get(file);
@@ -69,12 +77,13 @@ export class DownloadsFolder {
   /** Every servable file, agent packages newest first. A missing folder holds nothing. */
   async list(): Promise<DownloadFile[]> {
     const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
+    const candidates = names.map((name) => ({ name, path: path.join(this.dir, name) }));
+    for (const f of this.fallbacks) if (!names.includes(f.name)) candidates.push(f);
     const files: DownloadFile[] = [];
-    for (const name of names) {
+    for (const { name, path: file } of candidates) {
       const pkg = AGENT_PACKAGE.exec(name);
       const kind: DownloadKind | undefined = pkg ? 'agent_package' : name === INSTALL_SCRIPT ? 'install_script' : name === CLI_FILE ? 'cli' : undefined;
       if (!kind) continue;
-      const file = path.join(this.dir, name);
       const st = await fsp.stat(file).catch(() => undefined);
       if (!st?.isFile()) continue;
       const sha256 = await this.sha256(file, `${st.size}:${st.mtimeMs}`);

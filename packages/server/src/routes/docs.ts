@@ -59,9 +59,10 @@ export function docsRoutes(version?: string) {
   // Built once, on first request: it only changes with the code.
   let asyncApi: Record<string, unknown> | undefined;
   app.openapi(asyncApiRoute, (c) => c.json((asyncApi ??= asyncApiDocument(version ? { serverVersion: version } : {})), 200));
-  app.get('/api/docs/assets/init.js', (c) => c.body(INIT_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get('/api/docs/assets/:file', (c) => {
     const file = c.req.param('file');
+    // The page's own script (the Content-Security-Policy allows no inline script).
+    if (file === 'init.js') return c.body(INIT_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' });
     const type = ASSETS[file];
     if (!type) return c.notFound();
     const stream = Readable.toWeb(createReadStream(path.join(swaggerDir, file))) as ReadableStream;

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
@@ -44,10 +45,16 @@ const fileParams = z.object({ file: z.string().openapi({ param: { name: 'file', 
 export const downloadNotFound = (name: string, dir: string) =>
   new NotFoundError('download_not_found', `The control plane does not serve ${JSON.stringify(name)}: it is not in ${dir} (MM_PACKAGES_DIR); ${BUILD_HINT}.`);
 
+/** In a checkout (not in the server bundle, where these paths do not exist): the built client and the install script. */
+const WORKSPACE_FILES = [
+  { name: CLI_FILE, path: fileURLToPath(new URL('../../../cli/dist/mm.mjs', import.meta.url)) },
+  { name: INSTALL_SCRIPT, path: fileURLToPath(new URL('../../../../deploy/agent/install-agent.sh', import.meta.url)) },
+];
+
 /** `GET /api/downloads/` and `GET /api/downloads/<file>` (public; docs/packages.md). */
 export function downloadRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>();
-  const folder = new DownloadsFolder(ctx.config.packagesDir);
+  const folder = new DownloadsFolder(ctx.config.packagesDir, WORKSPACE_FILES);
 
   app.openapi(listRoute, async (c) => {
     const files = await folder.list();
