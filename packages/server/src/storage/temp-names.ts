@@ -18,7 +18,9 @@ export function tempName(): string {
  * restart: nothing of this process is written before its store's init).
  */
 export function isAbandonedTemp(name: string, modifiedAt: Date, graceMs: number): boolean {
-  if (modifiedAt.getTime() < Date.now() - graceMs) return true;
+  // `<=`: with no grace, a file written in this very millisecond is abandoned too (the test of
+  // init with no grace wrote its leftover in the same millisecond now and then).
+  if (modifiedAt.getTime() <= Date.now() - graceMs) return true;
   const m = /^([^@/]+)@(\d+)-/.exec(name);
   if (!m || decodeURIComponent(m[1]!) !== os.hostname()) return false;
   const pid = Number(m[2]);
