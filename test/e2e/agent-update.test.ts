@@ -105,6 +105,9 @@ describe('agent updates with rollback', () => {
     const rolledBack = await fs.readFile(path.join(versions(), 'rolled-back'), 'utf8');
     expect(rolledBack).toContain(`version=${CRASHING}`);
     expect(rolledBack).toContain('reason=exited before reconnecting');
+    // The build that failed is removed once the version in use is back; the one in use stays.
+    await eventually(async () => expect(await fs.readdir(versions())).not.toContain(CRASHING), 30_000);
+    expect((await fs.stat(path.join(versions(), NEW, 'lib/mm-agent.mjs'))).isFile()).toBe(true);
     expect(agent.output.text.join('\n')).toContain(`version ${CRASHING} exited before reconnecting: switched back to ${NEW}`);
   }, 300_000);
 

@@ -114,4 +114,21 @@ export async function confirmUpdate(agentDir: string, log: Logger): Promise<void
   }
   const rolledBack = await readFields(path.join(dir, 'rolled-back'));
   if (rolledBack) log.warn({ version: rolledBack.version, reason: rolledBack.reason }, 'an agent update was rolled back by the start script');
+  await pruneVersions(dir, log);
+}
+
+/**
+ * Versions nothing can start any more (replaced, or rolled back) are removed: the start script
+ * runs only `current` or the packaged version. Never while a trial is pending (its `previous`
+ * is what a rollback switches back to).
+ */
+async function pruneVersions(dir: string, log: Logger): Promise<void> {
+  if (await readFields(path.join(dir, 'trial'))) return;
+  const inUse = await fsp.readlink(path.join(dir, 'current')).catch(() => undefined);
+  const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (!e.isDirectory() || e.name.startsWith('.') || e.name === inUse || !VERSION_NAME.test(e.name)) continue;
+    await fsp.rm(path.join(dir, e.name), { recursive: true, force: true });
+    log.info({ version: e.name }, 'removed an agent version no longer in use');
+  }
 }
