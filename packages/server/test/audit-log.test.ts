@@ -145,6 +145,24 @@ describe.each(dbKinds)('the audit log as people read it (%s database)', (kind) =
     });
   });
 
+  it('records a termination the same way whether it came as DELETE or as POST with X-HTTP-Method-Override', async () => {
+    const inv = await json(await call(server, 'POST', '/api/invocations/create/', bearer(operator.token), { name: 'ended', description: '' }));
+    const metadata = { invocation_id: String(inv.id), file_type: 'weights', filename: 'w.bin' };
+    const upload = async () => {
+      const created = await server.api('/api/uploads/', {
+        method: 'POST',
+        headers: { ...TUS, ...bearer(operator.token), 'upload-length': '10', 'upload-metadata': Object.entries(metadata).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(',') },
+      });
+      expect(created.status).toBe(201);
+      return new URL(created.headers.get('location')!, 'http://x').pathname;
+    };
+    const [deleted, overridden] = [await upload(), await upload()];
+    expect((await server.api(deleted, { method: 'DELETE', headers: { ...TUS, ...bearer(operator.token) } })).status).toBe(204);
+    expect((await server.api(overridden, { method: 'POST', headers: { ...TUS, ...bearer(operator.token), 'x-http-method-override': 'DELETE' } })).status).toBe(204);
+    const { events } = await audit('?action=upload.terminate&limit=1000');
+    for (const target of [deleted, overridden]) expect(events.find((e) => e.target === target), target).toMatchObject({ user: 'olga', action: 'upload.terminate' });
+  });
+
   it('names users and targets beside their ids: boards, invocations, device scripts, users (deleted ones by their recorded name)', async () => {
     const inv = await json(await call(server, 'POST', '/api/invocations/create/', bearer(operator.token), { name: 'named one', description: '' }));
     const temp = await makeUser(server, 'tmp-user', 'viewer');

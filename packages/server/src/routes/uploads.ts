@@ -284,7 +284,11 @@ export function uploadRoutes(ctx: Services) {
   app.post('/api/uploads/:id/', async (c) => {
     const override = c.req.header('x-http-method-override')?.trim().toUpperCase();
     if (override === 'PATCH') return append(c);
-    if (override === 'DELETE') return terminate(c);
+    if (override === 'DELETE') {
+      // The role table audits by method: the DELETE row's action, for the same termination.
+      auditAs('upload.terminate', c.req.path);
+      return terminate(c);
+    }
     throw new BadRequestError('validation_failed', 'POST on an upload needs X-HTTP-Method-Override: PATCH or DELETE.', [
       { field: 'X-HTTP-Method-Override', message: 'must be PATCH or DELETE' },
     ]);
