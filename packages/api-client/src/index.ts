@@ -1,2 +1,3 @@
 export * from './client.ts';
 export { ApiProblem, type FieldProblem } from './problem.ts';
+export { formatLabels, parseLabelPair, type Labels } from './labels.ts';

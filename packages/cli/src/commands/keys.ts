@@ -1,3 +1,4 @@
+import { formatLabels, parseLabelPair, type Labels } from '@mm/api-client';
 import type { Command } from 'commander';
 import { say } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -5,17 +6,11 @@ import { table, when } from '../format.ts';
 import { withContext } from './shared.ts';
 
 /** `--label k=v`, repeatable. */
-function collectLabel(value: string, labels: Record<string, string>): Record<string, string> {
-  const at = value.indexOf('=');
-  if (at <= 0) throw new UsageError(`--label takes key=value (got ${JSON.stringify(value)}).`);
-  return { ...labels, [value.slice(0, at)]: value.slice(at + 1) };
+function collectLabel(value: string, labels: Labels): Labels {
+  const pair = parseLabelPair(value);
+  if (!pair) throw new UsageError(`--label takes key=value (got ${JSON.stringify(value)}).`);
+  return { ...labels, [pair[0]]: pair[1] };
 }
-
-const labelText = (labels: Record<string, string>) =>
-  Object.entries(labels)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
 
 /** `mm keys ls|create|rm`: provisioning keys boards enroll with (docs/enrollment.md). */
 export function registerKeys(program: Command): void {
@@ -30,7 +25,7 @@ export function registerKeys(program: Command): void {
           say(
             table(
               ['ID', 'NAME', 'APPROVAL', 'LABELS', 'BOARDS', 'EXPIRES'],
-              page.provisioning_keys.map((k) => [k.id, k.name, k.approval, labelText(k.labels), `${k.boards_enrolled}${k.max_boards === null ? '' : `/${k.max_boards}`}`, when(k.expires_at)]),
+              page.provisioning_keys.map((k) => [k.id, k.name, k.approval, formatLabels(k.labels, ','), `${k.boards_enrolled}${k.max_boards === null ? '' : `/${k.max_boards}`}`, when(k.expires_at)]),
             ),
           ),
         );

@@ -1,3 +1,4 @@
+import { formatLabels, parseLabelPair, type Labels } from '@mm/api-client';
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type Schemas } from '../api/client.ts';
 import { useBoards } from '../components/board-picker.tsx';
@@ -10,23 +11,17 @@ type ProvisioningKey = Schemas['ProvisioningKey'];
 type NewKey = Schemas['NewProvisioningKey'];
 
 /** `site=lab-2, rack=a` → `{ site: 'lab-2', rack: 'a' }` (the server checks the rest). */
-function parseLabels(text: string): Record<string, string> {
-  const labels: Record<string, string> = {};
+function parseLabels(text: string): Labels {
+  const labels: Labels = {};
   for (const part of text.split(/[,\n]/)) {
     const item = part.trim();
     if (!item) continue;
-    const at = item.indexOf('=');
-    if (at <= 0) throw new Error(`“${item}” is not key=value`);
-    labels[item.slice(0, at).trim()] = item.slice(at + 1).trim();
+    const pair = parseLabelPair(item);
+    if (!pair) throw new Error(`“${item}” is not key=value`);
+    labels[pair[0]] = pair[1];
   }
   return labels;
 }
-
-const labelText = (labels: Record<string, string>) =>
-  Object.entries(labels)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ');
 
 /** Admins: provisioning keys boards enroll with, and the pending boards to approve (docs/enrollment.md). */
 export function ProvisioningKeysPage() {
@@ -101,7 +96,7 @@ export function ProvisioningKeysPage() {
               <tr key={k.id} data-testid={`key-${k.name}`}>
                 <td>{k.name}</td>
                 <td>{k.approval}</td>
-                <td>{labelText(k.labels) || '—'}</td>
+                <td>{formatLabels(k.labels) || '—'}</td>
                 <td>
                   {k.boards_enrolled}
                   {k.max_boards !== null && ` of ${k.max_boards}`}
@@ -170,7 +165,7 @@ function PendingBoards({ onError }: { onError: (err: unknown) => void }) {
               <td>
                 <Link href={`/boards/${b.id}`}>{b.name}</Link>
               </td>
-              <td>{labelText(b.labels) || '—'}</td>
+              <td>{formatLabels(b.labels) || '—'}</td>
               <td>
                 <ConfirmButton
                   label="Approve"
