@@ -18,6 +18,7 @@ import { agentInfoHandler } from './rpc/agent-info.ts';
 import { RpcRegistry } from './rpc/rpc-registry.ts';
 import { agentUpdateHandler, confirmUpdate } from './update/agent-update.ts';
 import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
+import { TelemetrySampler } from './telemetry/telemetry-sampler.ts';
 import { AGENT_VERSION } from './version.ts';
 
 export interface AgentOptions {
@@ -58,6 +59,8 @@ export class Agent {
   readonly operations: OperationManager;
   /** Device-script relay: proxied requests and followed event streams (device-relay/). */
   readonly deviceRelay: LocalScriptRelay;
+  /** Board telemetry every MM_TELEMETRY_INTERVAL_S, and the runs' peak temperature and mean power. */
+  readonly telemetry: TelemetrySampler;
 
   private constructor(
     readonly config: AgentConfig,
@@ -69,6 +72,20 @@ export class Agent {
     opts: AgentOptions,
   ) {
     const paths = agentPaths(config.agentDir);
+    this.telemetry = new TelemetrySampler({
+      sensors: driver.sensors,
+      root: '/',
+      agentDir: config.agentDir,
+      intervalMs: config.telemetryIntervalMs,
+      // Only to a server that takes it (an older one would answer each with an error).
+      send: (reading) => {
+        const connection = this.link.current;
+        if (!connection?.welcome?.features?.includes(LinkFeature.boardTelemetry)) return false;
+        return connection.sendMessage({ type: 'board.telemetry', reading });
+      },
+      log: log.child({ component: 'telemetry' }),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
     this.link = new ServerLink({
       url: config.connectUrl,
       token: config.boardToken,
@@ -82,6 +99,7 @@ export class Agent {
         buildHello: () => this.buildHello(),
         onReady: (connection, _welcome, hello) => {
           this.operations.onLinkReady(connection, hello);
+          void this.telemetry.sendNow();
           void confirmUpdate(config.agentDir, log).catch((err: unknown) => log.warn({ err }, 'could not confirm the agent update'));
         },
         onMessage: (message, connection) => this.dispatch(message, connection),
@@ -101,6 +119,7 @@ export class Agent {
       ...(opts.runnerEnv ? { runnerEnv: opts.runnerEnv } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(config.runnerUser ? { runAs: config.runnerUser } : {}),
+      watchRun: () => this.telemetry.watchRun(),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
@@ -139,10 +158,12 @@ export class Agent {
       'agent starting',
     );
     this.link.start();
+    this.telemetry.start();
   }
 
   async stop(): Promise<void> {
     this.deviceRelay.close();
+    this.telemetry.stop();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
     await this.driver.stop();
   }

@@ -108,6 +108,8 @@ export const agentEnvSchema = z.object({
   MM_RECONNECT_MAX_DELAY_MS: int(10, 3_600_000).default(30_000),
   /** Compressed file streams on the link (docs/compression.md): `1` names `stream.compress` in hello, `0` never. */
   MM_LINK_COMPRESSION: z.preprocess(unsetIfEmpty, z.enum(['0', '1'])).default('1'),
+  /** How often the agent sends the board's telemetry (temperatures, power, memory, load, free disk). */
+  MM_TELEMETRY_INTERVAL_S: z.preprocess(unsetIfEmpty, z.coerce.number().finite('must be a number of seconds').min(0.1, 'must be at least 0.1').max(86_400, 'must be at most 86400')).default(30),
   MM_BOOT_ID_FILE: optionalString,
   /** --simulate: the GPIO motor script's port (default its catalogue entry's; 0 picks a free one). */
   MM_SIM_GPIO_PORT: int(0, 65535).optional(),
@@ -153,6 +155,8 @@ export interface AgentConfig {
   reconnectMaxDelayMs: number;
   /** MM_LINK_COMPRESSION: take compressed file streams from a server that offers them. */
   linkCompression: boolean;
+  /** MM_TELEMETRY_INTERVAL_S in ms. */
+  telemetryIntervalMs: number;
   bootIdFile: string;
   logLevel: LogLevel;
   simulate: boolean;
@@ -272,6 +276,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     reconnectMaxDelayMs: e.MM_RECONNECT_MAX_DELAY_MS,
     linkCompression: e.MM_LINK_COMPRESSION === '1',
+    telemetryIntervalMs: Math.round(e.MM_TELEMETRY_INTERVAL_S * 1000),
     bootIdFile: e.MM_BOOT_ID_FILE ?? simulated?.bootIdFile ?? '/proc/sys/kernel/random/boot_id',
     logLevel: e.LOG_LEVEL,
     simulate: opts.simulate,

@@ -18,7 +18,7 @@ import { AGENT_CONNECT_PATH, CloseCode, PROTOCOL_VERSION } from './version.ts';
 /** One line per message type (zod schemas carry no prose); a test checks none is missing. */
 export const messageSummaries: Record<MessageType, string> = {
   hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations, the optional features it takes (`stream.compress`).',
-  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`).',
+  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`, `board.telemetry`).',
   error: 'The answer to a message that could not be understood or handled. Never answered itself.',
   'op.start': 'Start (or, after a reconnect, resume) a transfer or execute operation.',
   'op.cancel': 'Stop an operation; the agent ends its whole process group and reports `cancelled`.',
@@ -41,6 +41,7 @@ export const messageSummaries: Record<MessageType, string> = {
   'sse.unsubscribe': 'Relay: stop following the event stream of a subscription.',
   'sse.event': 'Relay: one event of a followed stream (id, event name, data).',
   'sse.status': 'Relay: a followed stream opened, or dropped (the agent keeps retrying).',
+  'board.telemetry': 'The board’s temperatures, power, memory, load and free disk, every MM_TELEMETRY_INTERVAL_S (only to a server that takes `board.telemetry`).',
 };
 
 type JsonSchema = Record<string, unknown>;

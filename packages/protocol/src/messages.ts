@@ -323,6 +323,27 @@ export const SseStatus = z.object({
   message: z.string().optional(),
 });
 
+// ── board telemetry (only to a server whose welcome names `board.telemetry`) ─────────
+
+/** Sensor names: what hwmon calls the device and the input (`ams.ps_temp`, `cpu_thermal.temp1`). */
+export const SensorName = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'must be 1-64 characters of a-z 0-9 _ . - starting alphanumeric');
+
+/** One reading of the board. The server stamps it with the time it arrived (a board's clock may be off). */
+export const TelemetryReading = z.object({
+  /** Degrees Celsius by sensor; sensors that gave no valid reading are left out. */
+  temperatures_c: z.record(SensorName, z.number().finite().min(-100).max(250)).refine((t) => Object.keys(t).length <= 32, 'at most 32 sensors'),
+  /** Board power (the sum of its `ina260` monitors), where it has any. */
+  power_w: z.number().finite().nonnegative().max(10_000).optional(),
+  memory_used_bytes: z.number().int().nonnegative(),
+  load_1m: z.number().finite().nonnegative(),
+  /** Free space of the file system that holds MM_AGENT_DIR. */
+  disk_free_bytes: z.number().int().nonnegative(),
+});
+export type TelemetryReading = z.infer<typeof TelemetryReading>;
+
+/** A→S, the board's latest reading, every MM_TELEMETRY_INTERVAL_S. Never answered. */
+export const BoardTelemetry = z.object({ type: z.literal('board.telemetry'), reading: TelemetryReading });
+
 /** Every message of the catalog, by type. Add a message here and to its side's union below. */
 export const catalog = {
   hello: Hello,
@@ -349,6 +370,7 @@ export const catalog = {
   'sse.unsubscribe': SseUnsubscribe,
   'sse.event': SseEvent,
   'sse.status': SseStatus,
+  'board.telemetry': BoardTelemetry,
 } as const;
 
 export type MessageType = keyof typeof catalog;
@@ -375,6 +397,7 @@ export const AgentMessage = z.discriminatedUnion('type', [
   HttpError,
   SseEvent,
   SseStatus,
+  BoardTelemetry,
 ]);
 export type AgentMessage = z.infer<typeof AgentMessage>;
 

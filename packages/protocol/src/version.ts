@@ -24,6 +24,12 @@ export const LinkFeature = {
    * (frames.ts kind 2) when that moves the file faster (docs/compression.md).
    */
   streamCompression: 'stream.compress',
+  /**
+   * The server takes `board.telemetry`: the agent sends a sample of the board's
+   * temperatures, power, memory, load and free disk every MM_TELEMETRY_INTERVAL_S. An agent
+   * sends none to a server whose welcome does not name it; an older agent never sends any.
+   */
+  boardTelemetry: 'board.telemetry',
 } as const;
 
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */

@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runReboot } from '../pac/xlnx-config.ts';
+import { hwmonSensors, type SensorSource } from '../telemetry/telemetry-sampler.ts';
 
 /**
  * The machine the agent drives: how it runs an invocation, manages PACs and reboots.
@@ -34,6 +35,8 @@ export interface BoardDriver {
    * script); the relay reaches them besides MM_SCRIPT_PORTS.
    */
   scriptPorts?(): number[];
+  /** Temperatures and power for telemetry (the real board: its hwmon tree). */
+  readonly sensors: SensorSource;
   stop(): Promise<void>;
 }
 
@@ -47,6 +50,7 @@ export function realBoardDriver(config: AgentConfig, log: Logger): BoardDriver {
     xlnxConfig: config.xlnxConfig,
     pacDir: config.pacDir,
     commandEnv: undefined,
+    sensors: hwmonSensors('/'),
     reboot: async () => {
       log.warn({ command: config.reboot }, 'rebooting the board');
       const { output } = await runReboot(config.reboot);

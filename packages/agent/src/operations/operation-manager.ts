@@ -16,6 +16,7 @@ import { runInvocation, type RunAs } from '../runner/run-invocation.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import { OpReporter } from './op-reporter.ts';
 import { transferFiles } from './transfer-files.ts';
+import type { RunWatch } from '../telemetry/telemetry-sampler.ts';
 
 type OpStart = MessageOf<'op.start'>;
 
@@ -39,6 +40,8 @@ export interface OperationManagerOptions {
   clock?: Clock;
   /** The user the runner runs as (MM_RUNNER_USER); the agent's own when unset. */
   runAs?: RunAs;
+  /** Measures a run (peak temperature, mean power) for `result.metrics`; absent: nothing measured. */
+  watchRun?: () => RunWatch;
 }
 
 /** An output video offered before it is hashed (`op.output`): served from a descriptor of the agent's own. */
@@ -285,6 +288,7 @@ export class OperationManager {
     op.reporter.progress('run', 0, 0);
     const timeoutMs = msg.timeout_s !== undefined ? Math.round(msg.timeout_s * 1000) : this.opts.runTimeoutMs;
     op.reporter.note(`running ${JSON.stringify(this.opts.runnerArgv)} (timeout ${Math.round(timeoutMs / 1000)} s)`);
+    const watch = this.opts.watchRun?.();
     const result = await runInvocation<ProducedFile>({
       argv: this.opts.runnerArgv,
       workRoot: this.opts.workDir,
@@ -310,13 +314,16 @@ export class OperationManager {
         return { filename, sha256, size, content_type };
       },
     });
+    // What the board measured during the run (max_temperature_c, mean_power_w) goes into result.metrics.
+    const measured = watch?.stop() ?? {};
+    const metrics = Object.keys(measured).length > 0 ? { metrics: measured } : {};
     const seconds = (result.durationMs / 1000).toFixed(1);
     if (result.status === 'succeeded') {
       op.reporter.note(`runner exited with status 0 after ${seconds} s; output video ${result.output.filename} (${result.output.size} bytes)`);
-      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename }, null, result.output);
+      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename, ...metrics }, null, result.output);
     }
     op.reporter.note(`${result.error.message} (after ${seconds} s)`);
-    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs };
+    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs, ...metrics };
     return this.outcome(msg.op_id, result.status, runResult, result.error, null);
   }
 

@@ -2,6 +2,7 @@ import type { BoardDriver } from '../board/board-driver.ts';
 import type { AgentConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { SimulatedBoard } from './simulated-board.ts';
+import { simulatedSensors } from './simulated-sensors.ts';
 
 /**
  * `mm-agent --simulate`'s board: the simulated runner, xlnx-config and PAC folder (the
@@ -27,6 +28,7 @@ export async function startSimulatedBoardDriver(config: AgentConfig, log: Logger
     xlnxConfig: config.xlnxConfig,
     pacDir: config.pacDir,
     commandEnv: board.commandEnv,
+    sensors: simulatedSensors(),
     reboot: async () => board.rebootSoon(0),
     scriptPorts: () => (board.motorUrl ? [Number(new URL(board.motorUrl).port)] : []),
     onAgentReboot: (hook) => {
