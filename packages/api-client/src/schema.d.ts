@@ -417,6 +417,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/boards/{id}/telemetry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A board's telemetry over the last 24 h, one sample a minute */
+        get: operations["getBoardsIdTelemetry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/operations/": {
         parameters: {
             query?: never;
@@ -1235,7 +1252,36 @@ export interface components {
             labels: {
                 [key: string]: string;
             };
+            telemetry: components["schemas"]["TelemetrySample"];
         };
+        /**
+         * @description The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).
+         * @example {
+         *       "at": "2026-11-27T04:00:00.000Z",
+         *       "temperatures_c": {
+         *         "ams.ps_temp": 48.2,
+         *         "ams.pl_temp": 52.9
+         *       },
+         *       "power_w": 6.7,
+         *       "memory_used_bytes": 812000000,
+         *       "load_1m": 0.4,
+         *       "disk_free_bytes": 21000000000
+         *     }
+         */
+        TelemetrySample: {
+            /** @description When the server received it. */
+            at: string;
+            /** @description Degrees Celsius by sensor: `<hwmon name>.<label or tempN>`, e.g. `ams.ps_temp`, `ams.pl_temp`; invalid reads are left out. */
+            temperatures_c: {
+                [key: string]: number;
+            };
+            /** @description Board power from its `ina260` monitors, where it has any. */
+            power_w?: number;
+            memory_used_bytes: number;
+            load_1m: number;
+            /** @description Free space of the file system holding MM_AGENT_DIR. */
+            disk_free_bytes: number;
+        } | null;
         NewBoard: components["schemas"]["Board"] & {
             /** @description The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored. */
             token: string;
@@ -1249,6 +1295,10 @@ export interface components {
          */
         CreateBoard: {
             name: string;
+        };
+        TelemetrySamples: {
+            /** @description One sample a minute (the first of each), oldest first. */
+            samples: components["schemas"]["TelemetrySample"][];
         };
         OperationList: {
             operations: components["schemas"]["Operation"][];
@@ -4294,6 +4344,58 @@ export interface operations {
             };
             /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such board (problem+json, `board_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBoardsIdTelemetry: {
+        parameters: {
+            query?: {
+                /** @description Samples from this time on (default, and at most: the last 24 h). */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The samples */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelemetrySamples"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

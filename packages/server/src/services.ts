@@ -23,6 +23,8 @@ import { BoardSessions } from './replicas/board-sessions.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
 import { registerAgentUpdateKind } from './agent-update/agent-update-kind.ts';
 import { RetentionPruner } from './retention/retention-pruner.ts';
+import { BoardTelemetryService } from './telemetry/board-telemetry.ts';
+import { pruneTelemetryBatch, TELEMETRY_KEEP_MS } from './telemetry/telemetry-store.ts';
 import { discardIngestedContent, sweepContentStore, sweepOrphanContent } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
 import type { BlobStore } from './storage/blob-store.ts';
@@ -59,6 +61,8 @@ export interface Services extends StoreContext {
   auth: AuthService;
   /** Resumable (tus) uploads at `/api/uploads/`: part files, their rows, expiry sweeps. */
   resumableUploads: ResumableUploads;
+  /** Board telemetry: the agents' samples, their 24 h history, the per-board gauges. */
+  telemetry: BoardTelemetryService;
   /** The Prometheus registry and its instruments (`GET /api/metrics/`). */
   metrics: ServerMetrics;
   /** Removes old finished operations and unrecorded content (MM_RETENTION_DAYS), hourly. */
@@ -123,10 +127,12 @@ export async function createServices(config: Config, database: Database, log: Lo
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus, clock });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
+  const telemetry = new BoardTelemetryService({ db: database.db, hub, log: log.child({ component: 'telemetry' }), clock });
   const metrics = new ServerMetrics(
     {
       boardsOnline: () => agents.onlineCount(),
       sseClients: () => operationStreams.totalClients() + deviceRelay.streams.totalClients(),
+      boardTelemetry: () => telemetry.gauges(),
     },
     { replicaId: config.replicaId },
   );
@@ -160,6 +166,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     retentionMs: config.retentionMs,
     sweepContent: async () => (await sweepOrphanContent(store)).files,
     onPruned: (kind, n) => metrics.countPruned(kind, n),
+    pruneTelemetry: (cutoff, limit) => pruneTelemetryBatch(database.db, cutoff, limit),
+    telemetryKeepMs: TELEMETRY_KEEP_MS,
   });
   retention.start();
 
@@ -178,6 +186,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     deviceRelay,
     resumableUploads,
     auth,
+    telemetry,
     metrics,
     retention,
     async shutdown(step = (_name: string) => {}) {

@@ -1,7 +1,8 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/database.ts';
-import { boards } from '../db/schema.ts';
+import { boards, type TelemetrySample } from '../db/schema.ts';
+import { TelemetrySampleSchema } from '../telemetry/telemetry-schema.ts';
 import type { HelloMessage } from './board-link.ts';
 
 export type BoardRow = typeof boards.$inferSelect;
@@ -23,6 +24,7 @@ export interface BoardObject {
   boot_id: string | null;
   active_pac: string | null;
   labels: Record<string, string>;
+  telemetry: TelemetrySample | null;
 }
 
 export const BoardSchema = z
@@ -39,6 +41,7 @@ export const BoardSchema = z
     boot_id: z.string().nullable(),
     active_pac: z.string().nullable(),
     labels: z.record(z.string(), z.string()).openapi({ description: '`{ key: value }` labels; an enrolled board starts with its provisioning key\'s.' }),
+    telemetry: TelemetrySampleSchema.nullable().openapi({ description: 'The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).' }),
   })
   .openapi('Board');
 
@@ -63,6 +66,7 @@ export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean):
     boot_id: row.bootId,
     active_pac: row.activePac,
     labels: row.labels,
+    telemetry: row.telemetry ?? null,
   };
 }
 

@@ -217,7 +217,7 @@ export class AgentHub {
       board_name: row.name,
       server_version: SERVER_VERSION,
       protocol_version: PROTOCOL_VERSION,
-      features: [LinkFeature.earlyOutput, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
     });
     conn.log.info(
       { agent_version: hello.agent_version, boot_id: hello.boot_id, running: hello.running, finished: hello.finished.map((f) => f.op_id) },

@@ -75,6 +75,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/videos/results/{path}', 'viewer'),
   R('GET', '/api/boards/', 'viewer'),
   R('GET', '/api/boards/{id}/', 'viewer'),
+  R('GET', '/api/boards/{id}/telemetry/', 'viewer'),
   R('GET', '/api/operations/', 'viewer'),
   R('GET', '/api/operations/{id}/', 'viewer'),
   R('GET', '/api/operations/{id}/log/', 'viewer'),

@@ -24,6 +24,16 @@ export interface AgentStart {
   files: FileRef[];
 }
 
+/** A board's telemetry as the API shows it (`at`: when the server received it). */
+export interface TelemetrySample {
+  at: string;
+  temperatures_c: Record<string, number>;
+  power_w?: number;
+  memory_used_bytes: number;
+  load_1m: number;
+  disk_free_bytes: number;
+}
+
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 /** Stored file content, addressed by its sha256. The bytes live in the file store. */
@@ -90,6 +100,8 @@ export const boards = pgTable(
     provisioningKeyId: uuid('provisioning_key_id').references(() => provisioningKeys.id, { onDelete: 'set null' }),
     /** What the agent reported when it enrolled. */
     enrollFacts: jsonb('enroll_facts').$type<Record<string, unknown>>(),
+    /** The latest telemetry sample the agent sent (`board.telemetry`, stamped on arrival). */
+    telemetry: jsonb('telemetry').$type<TelemetrySample>(),
   },
   (t) => [uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId)],
 );
@@ -330,6 +342,23 @@ export const boardSessions = pgTable(
     bootId: text('boot_id'),
   },
   (t) => [index('board_sessions_replica_idx').on(t.replicaId)],
+);
+
+/**
+ * Board telemetry kept for plots: one sample per board and minute (the first of the minute),
+ * pruned after 24 h by the retention pruner. Bounded: 1,440 rows per board.
+ */
+export const boardTelemetry = pgTable(
+  'board_telemetry',
+  {
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    /** The sample's minute (its time truncated). */
+    minute: ts('minute').notNull(),
+    sample: jsonb('sample').$type<TelemetrySample>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.boardId, t.minute] }), index('board_telemetry_minute_idx').on(t.minute)],
 );
 
 /** A board expected to reboot (PAC activation): every replica shows it `rebooting` until it is back or the wait ends. */

@@ -7,6 +7,16 @@ export interface MetricSources {
   boardsOnline(): number;
   /** Clients of every SSE stream now (operation events, device-script streams). */
   sseClients(): number;
+  /** The latest telemetry of the boards whose link this replica holds (board telemetry). */
+  boardTelemetry?(): BoardTelemetryGauges[];
+}
+
+/** One board's latest readings, for `mm_board_temperature_celsius` and `mm_board_power_watts`. */
+export interface BoardTelemetryGauges {
+  /** The board's id (stable across renames; names may repeat). */
+  board: string;
+  temperatures_c: Record<string, number>;
+  power_w?: number;
 }
 
 export interface ServerMetricsOptions {
@@ -78,6 +88,29 @@ export class ServerMetrics {
         this.set(sources.sseClients());
       },
     });
+    // Each replica exports the boards linked to it (the series carry its `replica` label), so a
+    // board is exported once; a board whose link closed here is gone from the next scrape.
+    const telemetry = () => sources.boardTelemetry?.() ?? [];
+    new Gauge({
+      name: 'mm_board_temperature_celsius',
+      help: "Each board's latest temperature by sensor (hwmon name and input), as its agent last sent it",
+      labelNames: ['board', 'sensor'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const b of telemetry()) for (const [sensor, celsius] of Object.entries(b.temperatures_c)) this.set({ board: b.board, sensor }, celsius);
+      },
+    });
+    new Gauge({
+      name: 'mm_board_power_watts',
+      help: "Each board's latest power draw (its ina260 monitors), where it measures one",
+      labelNames: ['board'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const b of telemetry()) if (b.power_w !== undefined) this.set({ board: b.board }, b.power_w);
+      },
+    });
     const linkBytes = (direction: 'received' | 'sent') => this.linkBytesTotal(direction);
     new Counter({
       name: 'mm_agent_link_bytes_total',
@@ -104,7 +137,7 @@ export class ServerMetrics {
   }
 
   /** Retention removed `n` rows or files of a kind. */
-  countPruned(kind: 'operations' | 'operation_events' | 'content', n: number): void {
+  countPruned(kind: 'operations' | 'operation_events' | 'content' | 'board_telemetry', n: number): void {
     this.retentionPruned.inc({ kind }, n);
   }
 

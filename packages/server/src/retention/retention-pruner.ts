@@ -13,7 +13,7 @@ const PAUSE_BETWEEN_BATCHES_MS = 5;
 export const PRUNE_INTERVAL_MS = 60 * 60_000;
 const FIRST_RUN_DELAY_MS = 30_000;
 
-export type PrunedKind = 'operations' | 'operation_events' | 'content';
+export type PrunedKind = 'operations' | 'operation_events' | 'content' | 'board_telemetry';
 export type PruneCounts = Record<PrunedKind, number>;
 
 export interface RetentionPrunerDeps {
@@ -25,6 +25,13 @@ export interface RetentionPrunerDeps {
   sweepContent: () => Promise<number>;
   /** Counts what went (the `mm_retention_pruned_total` metric). */
   onPruned?: (kind: PrunedKind, n: number) => void;
+  /**
+   * Deletes at most `limit` board telemetry samples older than `cutoff` (kept 24 h whatever
+   * MM_RETENTION_DAYS says); answers how many went. Absent: none are pruned.
+   */
+  pruneTelemetry?: (cutoff: Date, limit: number) => Promise<number>;
+  /** How long telemetry samples are kept (24 h). */
+  telemetryKeepMs?: number;
 }
 
 /**
@@ -76,7 +83,7 @@ export class RetentionPruner {
 
   private async prune(now: Date): Promise<PruneCounts> {
     const { db, log, retentionMs } = this.deps;
-    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0 };
+    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0, board_telemetry: 0 };
     if (retentionMs > 0) {
       const cutoff = new Date(now.getTime() - retentionMs);
       const expired = and(
@@ -108,19 +115,29 @@ export class RetentionPruner {
           .returning({ id: operations.id }),
       );
     }
+    const { pruneTelemetry, telemetryKeepMs } = this.deps;
+    if (pruneTelemetry && telemetryKeepMs !== undefined) {
+      const cutoff = new Date(now.getTime() - telemetryKeepMs);
+      counts.board_telemetry = await this.inBatchesOf('board_telemetry', () => pruneTelemetry(cutoff, PRUNE_BATCH_ROWS));
+    }
     if (!this.stopped) {
       counts.content = await this.deps.sweepContent();
       if (counts.content) this.deps.onPruned?.('content', counts.content);
     }
-    if (counts.operations || counts.operation_events || counts.content) log.info({ pruned: counts }, 'retention: pruned old data');
+    if (counts.operations || counts.operation_events || counts.content || counts.board_telemetry) log.info({ pruned: counts }, 'retention: pruned old data');
     return counts;
   }
 
   /** Repeats `batch` until it deletes nothing (or the pruner stops); counts the rows. */
-  private async inBatches(kind: PrunedKind, batch: () => Promise<unknown[]>): Promise<number> {
+  private inBatches(kind: PrunedKind, batch: () => Promise<unknown[]>): Promise<number> {
+    return this.inBatchesOf(kind, async () => (await batch()).length);
+  }
+
+  /** Repeats `batch` (answering how many rows it deleted) until it deletes nothing; counts the rows. */
+  private async inBatchesOf(kind: PrunedKind, batch: () => Promise<number>): Promise<number> {
     let total = 0;
     while (!this.stopped) {
-      const n = (await batch()).length;
+      const n = await batch();
       if (n === 0) break;
       total += n;
       this.deps.onPruned?.(kind, n);
