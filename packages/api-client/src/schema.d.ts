@@ -1252,10 +1252,10 @@ export interface components {
             labels: {
                 [key: string]: string;
             };
-            telemetry: components["schemas"]["TelemetrySample"];
+            /** @description The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry). */
+            telemetry: components["schemas"]["TelemetrySample"] | null;
         };
         /**
-         * @description The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).
          * @example {
          *       "at": "2026-11-27T04:00:00.000Z",
          *       "temperatures_c": {
@@ -1281,7 +1281,7 @@ export interface components {
             load_1m: number;
             /** @description Free space of the file system holding MM_AGENT_DIR. */
             disk_free_bytes: number;
-        } | null;
+        };
         NewBoard: components["schemas"]["Board"] & {
             /** @description The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored. */
             token: string;

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { BoardOperations } from '../components/board-operations.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
+import { BoardTelemetry } from '../components/board-telemetry.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { DataTable } from '../components/table-box.tsx';
@@ -123,6 +125,10 @@ export function BoardPage({ id }: { id: string }) {
         <dt>Active PAC</dt>
         <dd data-testid="active-pac">{board.active_pac ?? '—'}</dd>
       </dl>
+
+      {/* The page is a column of sections: more panels (labels, health, scripts) slot in here. */}
+      <BoardTelemetry board={board} />
+      <BoardOperations boardId={board.id} />
 
       <h2>PACs</h2>
       {!canOperate.value ? (

@@ -41,7 +41,8 @@ export const BoardSchema = z
     boot_id: z.string().nullable(),
     active_pac: z.string().nullable(),
     labels: z.record(z.string(), z.string()).openapi({ description: '`{ key: value }` labels; an enrolled board starts with its provisioning key\'s.' }),
-    telemetry: TelemetrySampleSchema.nullable().openapi({ description: 'The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).' }),
+    // A union, not `.nullable()`: that would make the shared TelemetrySample component itself nullable.
+    telemetry: z.union([TelemetrySampleSchema, z.null()]).openapi({ description: 'The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).' }),
   })
   .openapi('Board');
 
