@@ -4,7 +4,8 @@ import 'uplot/dist/uPlot.min.css';
 import type { TelemetrySample } from './board-telemetry.tsx';
 
 const PALETTE = ['#d1495b', '#0550ae', '#1a7f37', '#8a5300', '#6f42c1', '#00798c', '#bf3989', '#57606a'];
-const GIB = 1024 ** 3;
+/** As the rest of the dashboard counts a GB (formatBytes): 1024³ bytes. */
+const GB = 1024 ** 3;
 
 interface PlotSpec {
   title: string;
@@ -19,7 +20,7 @@ export function TelemetryPlots({ samples }: { samples: TelemetrySample[] }) {
   const plots: PlotSpec[] = [
     { title: 'Temperature', unit: '°C', series: sensors.map((name) => ({ label: name, values: samples.map((s) => s.temperatures_c[name] ?? null) })) },
     ...(samples.some((s) => s.power_w !== undefined) ? [{ title: 'Power', unit: 'W', series: [{ label: 'power', values: samples.map((s) => s.power_w ?? null) }] }] : []),
-    { title: 'Memory used', unit: 'GiB', series: [{ label: 'memory', values: samples.map((s) => s.memory_used_bytes / GIB) }] },
+    { title: 'Memory used', unit: 'GB', series: [{ label: 'memory', values: samples.map((s) => s.memory_used_bytes / GB) }] },
     { title: 'Load (1 min)', unit: '', series: [{ label: 'load', values: samples.map((s) => s.load_1m) }] },
   ];
   return (
