@@ -90,7 +90,7 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
   it('keeps everything with MM_RETENTION_DAYS=0', async () => {
     const ancient = await operation('succeeded', 10_000);
     const keeper = new RetentionPruner({ db: server.ctx.database.db, log: server.ctx.log, retentionMs: 0, sweepContent: async () => 0 });
-    expect(await keeper.runOnce()).toEqual({ operations: 0, operation_events: 0, content: 0 });
+    expect(await keeper.runOnce()).toEqual({ operations: 0, operation_events: 0, content: 0, board_telemetry: 0 });
     expect(await existing([ancient])).toEqual([ancient]);
     expect(await eventCount(ancient)).toBe(3);
   });
