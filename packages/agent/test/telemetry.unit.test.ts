@@ -79,6 +79,14 @@ describe('hwmon readings', () => {
     expect((await readHwmon(root)).temperatures_c).toEqual({ 'tmp102.temp1': 30, 'tmp102_hwmon1.temp1': 31 });
   });
 
+  it('keeps at most 32 sensors (what the link takes), the first in hwmon order', async () => {
+    const many = Object.fromEntries([['name', 'big'], ...Array.from({ length: 40 }, (_, i) => [`temp${i + 1}_input`, String(40_000 + i * 100)])]);
+    const { temperatures_c } = await readHwmon(await hwmonTree([many]));
+    expect(Object.keys(temperatures_c)).toHaveLength(32);
+    expect(temperatures_c['big.temp32']).toBe(43.1);
+    expect(temperatures_c['big.temp33']).toBeUndefined();
+  });
+
   it('gives no temperatures and no power on a board without hwmon', async () => {
     const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'mm-hwmon-'));
     roots.push(root);

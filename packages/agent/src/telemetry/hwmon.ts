@@ -16,6 +16,9 @@ export interface HwmonReadings {
  */
 export const PLAUSIBLE_CELSIUS = { min: -60, max: 200 } as const;
 
+/** The link takes at most this many sensors in a reading (the first ones, in hwmon order, are kept). */
+export const MAX_SENSORS = 32;
+
 /** Power monitors whose `power1_input` (microwatts) is the board's power. */
 const POWER_MONITORS = new Set(['ina260']);
 
@@ -75,9 +78,11 @@ export async function readHwmon(root: string): Promise<HwmonReadings> {
     } catch {
       continue;
     }
+    // temp2 before temp10: the order hwmon numbers them in.
+    files.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     for (const file of files) {
       const m = TEMP_INPUT.exec(file);
-      if (!m) continue;
+      if (!m || Object.keys(temperatures_c).length >= MAX_SENSORS) continue;
       const milli = await readInteger(path.join(dir, file));
       if (milli === undefined) continue;
       const celsius = milli / 1000;
