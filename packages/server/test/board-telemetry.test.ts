@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LinkFeature } from '@mm/protocol';
 import { boardTelemetry } from '../src/db/schema.ts';
 import { recordTelemetry, TELEMETRY_KEEP_MS } from '../src/telemetry/telemetry-store.ts';
-import { dbKinds } from '../../../test/support/databases.ts';
+import { createScratchDatabase, dbKinds, realDatabaseUrl } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { find, parsePrometheus } from '../../../test/support/prometheus.ts';
@@ -151,5 +152,44 @@ describe.each(dbKinds)('board telemetry on the server (%s database)', (kind) => 
     }
     await agent.close();
     await eventually(async () => expect(find(await scrape(), 'mm_board_temperature_celsius', { board: b.id })).toEqual([]));
+  });
+});
+
+describe.skipIf(!realDatabaseUrl)('board telemetry with two replicas on one PostgreSQL', () => {
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let one: TestServer;
+  let two: TestServer;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase();
+    one = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-one' }, { scratchDatabase: scratch, keep: true });
+    two = await startTestServer('postgres', { MM_REPLICA_ID: 'replica-two' }, { scratchDatabase: scratch, keep: true });
+  });
+  afterAll(async () => {
+    await two?.stop();
+    await one?.stop();
+    await scratch?.drop();
+    for (const s of [one, two]) if (s) await fsp.rm(s.dataDir, { recursive: true, force: true });
+  });
+
+  it('each replica exports the gauges of the boards linked to it, and either serves every board\'s telemetry', async () => {
+    const a = await registerBoard(one, 'on-one');
+    const b = await registerBoard(one, 'on-two');
+    const agentA = await FakeAgent.online(one.url, a.token);
+    const agentB = await FakeAgent.online(two.url, b.token);
+    agentA.send({ type: 'board.telemetry', reading: reading(44) });
+    agentB.send({ type: 'board.telemetry', reading: reading(54) });
+    const boardsOf = async (server: TestServer) =>
+      find(parsePrometheus(await (await server.api('/api/metrics/')).text()), 'mm_board_temperature_celsius', { sensor: 'ams.ps_temp' }).map((s) => [s.labels.board, s.value, s.labels.replica]);
+    await eventually(async () => {
+      expect(await boardsOf(one)).toEqual([[a.id, 44, 'replica-one']]);
+      expect(await boardsOf(two)).toEqual([[b.id, 54, 'replica-two']]);
+    });
+    // The stored sample is the same whichever replica is asked.
+    for (const server of [one, two]) {
+      expect((await json(await server.api(`/api/boards/${b.id}/`))).telemetry.temperatures_c['ams.ps_temp']).toBe(54);
+      expect(await json(await server.api(`/api/boards/${a.id}/telemetry/`))).toMatchObject({ samples: [{ temperatures_c: { 'ams.ps_temp': 44 } }] });
+    }
+    await agentA.close();
+    await agentB.close();
   });
 });
