@@ -1,0 +1,88 @@
+/**
+ * Fleet fields the contract names that the generated client types do not hold yet (they are
+ * being added to the server at the same time: health, maintenance, queue, facts, telemetry,
+ * per-run metrics, selector work). Every one is optional here, so each page works against a
+ * server without them; once the OpenAPI schema has them this file can go.
+ */
+import { authHeaders, onUnauthorized, type Board, type Operation } from './client.ts';
+import { ApiProblem } from './problem.ts';
+
+export type Health = 'unknown' | 'good' | 'bad';
+
+/** The latest telemetry sample (contract: "Per-run metrics and board telemetry"). */
+export interface TelemetrySample {
+  at: string;
+  temperatures_c?: Record<string, number>;
+  power_w?: number | null;
+  memory_used_bytes?: number | null;
+  load_1m?: number | null;
+  disk_free_bytes?: number | null;
+}
+
+export type FleetBoard = Board & {
+  labels?: Record<string, string>;
+  facts?: Record<string, unknown> | null;
+  health?: Health | null;
+  health_reason?: string | null;
+  health_checked_at?: string | null;
+  maintenance?: boolean | null;
+  current_operation_id?: number | null;
+  queued?: number | null;
+  telemetry?: TelemetrySample | null;
+};
+
+export type FleetOperation = Operation & {
+  board_selector?: Record<string, string> | null;
+  priority?: number | null;
+};
+
+/** `PATCH /api/boards/<id>/`'s body (admin). */
+export interface BoardPatch {
+  name?: string;
+  labels?: Record<string, string>;
+  maintenance?: boolean;
+}
+
+/** One point of `GET /api/invocations/<id>/metrics/?name=`. */
+export interface MetricPoint {
+  operation_id: number;
+  board_id: string | null;
+  finished_at: string;
+  value: number;
+}
+
+/** The hottest sensor of a sample (what a sparkline shows), or null without one. */
+export function hottest(t: TelemetrySample | null | undefined): number | null {
+  const values = Object.values(t?.temperatures_c ?? {}).filter((v) => Number.isFinite(v));
+  return values.length ? Math.max(...values) : null;
+}
+
+/** Labels people set (not the agent's read-only `mm/` ones). */
+export function userLabels(labels: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => !k.startsWith('mm/')));
+}
+
+/**
+ * A JSON request to a fleet route the generated client does not know yet (PATCH a board,
+ * the metrics series, telemetry, execute with a selector): same credentials and problem
+ * handling as the typed client.
+ */
+export async function fleetRequest<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: { accept: 'application/json', ...authHeaders(), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch (err) {
+    throw ApiProblem.network(err);
+  }
+  if (!res.ok) {
+    const problem = await ApiProblem.fromResponse(res);
+    if (problem.status === 401) onUnauthorized.handler();
+    throw problem;
+  }
+  return (await res.json()) as T;
+}
