@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { BoardFleetPanel } from '../components/board-fleet-panel.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -123,6 +124,7 @@ export function BoardPage({ id }: { id: string }) {
         <dt>Active PAC</dt>
         <dd data-testid="active-pac">{board.active_pac ?? '—'}</dd>
       </dl>
+      <BoardFleetPanel board={board} onChange={boardResource.set} />
 
       <h2>PACs</h2>
       {!canOperate.value ? (
