@@ -1,5 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
-import { client, unwrap, type Invocation } from '../api/client.ts';
+import { client, unwrap, type Invocation, type Operation } from '../api/client.ts';
+import { LatestRun } from '../components/latest-run.tsx';
+import { useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { formatTime } from '../lib/format.ts';
@@ -11,7 +13,7 @@ import { DataTable } from '../components/table-box.tsx';
 
 const PAGE = 50;
 
-type ListPage = { invocations: Invocation[]; total: number };
+type ListPage = { invocations: Array<Invocation & { latest_run?: Operation | null }>; total: number };
 
 /** The `q` and page a list URL's query asks for. */
 function listParams(search: string): { q: string; page: number } {
@@ -50,6 +52,8 @@ export function InvocationsPage() {
     [q, page],
   );
   const data = list.data;
+  // Board names for the run column (a list refreshed now and then: names rarely change).
+  const { boards } = useBoards(30_000);
 
   function go(nextQ: string, nextPage: number) {
     const sp = new URLSearchParams();
@@ -87,13 +91,16 @@ export function InvocationsPage() {
             {data.total} invocation{data.total === 1 ? '' : 's'}
             {q ? ` matching “${q}”` : ''}
           </p>
-          <DataTable label="Invocations" columns={['Id', 'Name', 'Files', 'Output', 'Created']}>
+          <DataTable label="Invocations" columns={['Id', 'Name', 'Latest run', 'Files', 'Output', 'Created']}>
             {data.invocations.map((inv) => (
               <tr key={inv.id}>
                 <td>{inv.id}</td>
                 <td>
                   <Link href={`/invocations/${inv.id}`}>{inv.name}</Link>
                   {inv.description && <div class="muted small">{inv.description}</div>}
+                </td>
+                <td>
+                  <LatestRun run={inv.latest_run} boards={boards} />
                 </td>
                 <td>{(['parameter', 'bitstream', 'weights', 'input_video'] as const).filter((k) => inv.files[k]).length} / 4</td>
                 <td>{inv.files.output_video ? 'video' : '—'}</td>
