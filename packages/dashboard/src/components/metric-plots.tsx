@@ -64,6 +64,8 @@ function MetricChart({ name, points, boardIds, boards }: { name: string; points:
       height: 200,
       title: name,
       cursor: { drag: { x: true, y: false } },
+      // The legend names each board by its colour (not the hovered values: a run list reads better).
+      legend: { live: false },
       scales: { x: { time: true } },
       axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 56 }],
       series: [

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Board, Operation } from '../api/client.ts';
 import type { FleetOperation } from '../api/fleet-types.ts';
 import { formatTime } from '../lib/format.ts';
@@ -36,6 +36,11 @@ function useLogTail(op: Operation | null): string | null {
 /** The invocation's latest run at a glance: outcome, board, duration, metrics; for a failure the error and the log's end. */
 export function RunSummary({ run, boards }: { run: Operation | null; boards: Board[] | null }) {
   const tail = useLogTail(run);
+  const pre = useRef<HTMLPreElement>(null);
+  // The error is usually in the last lines: show the end of the tail.
+  useEffect(() => {
+    if (pre.current) pre.current.scrollTop = pre.current.scrollHeight;
+  }, [tail]);
   if (!run) return <p class="muted">Not run yet.</p>;
   const sel = (run as FleetOperation).board_selector;
   const metrics = metricsOf(run);
@@ -74,7 +79,7 @@ export function RunSummary({ run, boards }: { run: Operation | null; boards: Boa
       {run.status === 'failed' && (
         <>
           <h3>End of the log</h3>
-          <pre class="log" tabIndex={0} aria-label="End of the log" data-testid="failure-log-tail">
+          <pre class="log" ref={pre} tabIndex={0} aria-label="End of the log" data-testid="failure-log-tail">
             {tail ?? 'Loading…'}
           </pre>
         </>

@@ -39,14 +39,14 @@ export function RunTargetPicker({ boards, value, onChange }: { boards: Board[]; 
   return (
     <div class="stack run-target">
       <fieldset class="row wrap plain">
-        <legend class="visually-hidden">Run on</legend>
+        <legend class="small muted">Run on</legend>
         <label class="inline-check">
           <input type="radio" name="run-mode" checked={value.mode === 'board'} onChange={() => onChange({ mode: 'board', boardId: boards.length === 1 ? boards[0]!.id : '' })} />
-          One board
+          by name
         </label>
-        <label class="inline-check">
+        <label class="inline-check" title="The first idle board (online, in service, not bad) whose labels hold every pair">
           <input type="radio" name="run-mode" checked={value.mode === 'selector'} onChange={() => onChange({ mode: 'selector', selector: {}, priority: 0 })} />
-          Any idle board with these labels
+          by labels
         </label>
       </fieldset>
       {value.mode === 'board' ? (

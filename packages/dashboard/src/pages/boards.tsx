@@ -20,6 +20,8 @@ import { isAdmin } from '../lib/session.ts';
 /** A row's height: fixed, so the list draws only the rows in the window (1,000 boards stay fast). */
 const ROW_PX = 64;
 const POLL_MS = 5000;
+/** `lab-2` before `lab-10`. */
+const byName = new Intl.Collator(undefined, { numeric: true });
 
 /** The fleet at a glance: one row per board, filtered by the URL's query, updated live. */
 export function BoardsPage() {
@@ -28,7 +30,7 @@ export function BoardsPage() {
   const [, redraw] = useState(0);
   const data = fleet.data;
   const boards = data?.boards;
-  const shown = useMemo(() => boards?.filter((b) => matchesFleetFilters(b, filters)) ?? [], [boards, currentQuery.value]);
+  const shown = useMemo(() => (boards?.filter((b) => matchesFleetFilters(b, filters)) ?? []).sort((a, b) => byName.compare(a.name, b.name)), [boards, currentQuery.value]);
   const setFilters = (next: Partial<FleetFilters>) => navigate(`/boards${fleetQuery({ ...filters, ...next })}`, true);
   const addLabel = (k: string, v: string) => {
     if (!filters.labels.some(([a, b]) => a === k && b === v)) setFilters({ labels: [...filters.labels, [k, v]] });
@@ -167,9 +169,7 @@ function FleetFilterBar({ filters, onChange }: { filters: FleetFilters; onChange
 
 /** One board: status, health (reason on hover), labels, what it runs, its queue, its temperature. */
 function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: FleetBoard; running: Operation | undefined; queued: number; onLabel: (k: string, v: string) => void; onHistory: () => void }) {
-  useEffect(() => {
-    if (b.telemetry) seedTelemetryHistory(b.id, onHistory);
-  }, [b.id, !!b.telemetry]);
+  useEffect(() => (b.telemetry ? seedTelemetryHistory(b.id, onHistory) : undefined), [b.id, !!b.telemetry]);
   const temps = temperatureHistory(b.id);
   const hot = hottest(b.telemetry);
   const p = running?.progress;

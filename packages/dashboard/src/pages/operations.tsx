@@ -133,8 +133,10 @@ export function OperationPage({ id }: { id: number }) {
           </>
         )}
       </dl>
+      {/* Ended: what it produced first, then its log; under way: the live view first. */}
+      {op.finished_at && <OperationResult op={op} />}
       <OperationLive key={op.id} operation={op} onEnd={setOp} />
-      <OperationResult op={op} />
+      {!op.finished_at && <OperationResult op={op} />}
     </section>
   );
 }
