@@ -39,7 +39,9 @@ export function MetricPlots({ invocationId, operations, boards }: { invocationId
   }, [key]);
   if (names.length === 0) return <p class="muted">No run has reported metrics yet (a runner reports them in metrics.json).</p>;
   if (!series) return <p aria-busy="true">Loading metrics…</p>;
-  const boardIds = [...new Set(Object.values(series).flatMap((ps) => ps.map((p) => p.board_id ?? '')))].sort();
+  // In name order, so the legend reads like the board list (a board keeps its colour across charts).
+  const nameOf = (id: string) => (id ? boardName(boards, id) : '');
+  const boardIds = [...new Set(Object.values(series).flatMap((ps) => ps.map((p) => p.board_id ?? '')))].sort((a, b) => nameOf(a).localeCompare(nameOf(b), undefined, { numeric: true }));
   return (
     <div class="grid two metric-plots">
       {names.map((n) => (

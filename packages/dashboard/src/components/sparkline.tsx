@@ -17,7 +17,13 @@ export function Sparkline({ values, width = 96, height = 24, label }: { values: 
     }
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
-    if (values.length < 2) return;
+    if (values.length === 0) return;
+    g.fillStyle = getComputedStyle(el).color;
+    if (values.length === 1) {
+      // One sample so far: a dot at the middle height until the next one draws a line.
+      g.fillRect(width - 3, height / 2 - 1.5, 3, 3);
+      return;
+    }
     let lo = Infinity;
     let hi = -Infinity;
     for (const v of values) {
