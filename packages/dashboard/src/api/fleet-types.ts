@@ -4,8 +4,8 @@
  * per-run metrics, selector work). Every one is optional here, so each page works against a
  * server without them; once the OpenAPI schema has them this file can go.
  */
-import { authHeaders, onUnauthorized, type Board, type Operation } from './client.ts';
-import { ApiProblem } from './problem.ts';
+// From the shared package (not ./client.ts): pure types, so Node-side unit tests can import this file.
+import type { Board, Operation } from '@mm/api-client';
 
 export type Health = 'unknown' | 'good' | 'bad';
 
@@ -62,27 +62,3 @@ export function userLabels(labels: Record<string, string> | undefined): Record<s
   return Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => !k.startsWith('mm/')));
 }
 
-/**
- * A JSON request to a fleet route the generated client does not know yet (PATCH a board,
- * the metrics series, telemetry, execute with a selector): same credentials and problem
- * handling as the typed client.
- */
-export async function fleetRequest<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      credentials: 'same-origin',
-      headers: { accept: 'application/json', ...authHeaders(), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-  } catch (err) {
-    throw ApiProblem.network(err);
-  }
-  if (!res.ok) {
-    const problem = await ApiProblem.fromResponse(res);
-    if (problem.status === 401) onUnauthorized.handler();
-    throw problem;
-  }
-  return (await res.json()) as T;
-}

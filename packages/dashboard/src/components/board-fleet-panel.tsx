@@ -1,7 +1,8 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Board } from '../api/client.ts';
-import { fleetRequest, userLabels, type BoardPatch, type FleetBoard } from '../api/fleet-types.ts';
+import { fleetRequest } from '../api/fleet-request.ts';
+import { userLabels, type BoardPatch, type FleetBoard } from '../api/fleet-types.ts';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { ErrorBox } from './error-box.tsx';

@@ -6,7 +6,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Board, Operation } from '../api/client.ts';
-import { fleetRequest, type MetricPoint } from '../api/fleet-types.ts';
+import { fleetRequest } from '../api/fleet-request.ts';
+import type { MetricPoint } from '../api/fleet-types.ts';
 import { metricsOf } from '../lib/run-result.ts';
 import { boardName } from './latest-run.tsx';
 

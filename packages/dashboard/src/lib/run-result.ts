@@ -1,4 +1,4 @@
-import type { Operation } from '../api/client.ts';
+import type { Operation } from '@mm/api-client';
 
 /** One input file of a transfer/execute result. */
 export interface ResultFile {

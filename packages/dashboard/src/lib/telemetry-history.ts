@@ -1,4 +1,5 @@
-import { fleetRequest, hottest, type FleetBoard, type TelemetrySample } from '../api/fleet-types.ts';
+import { fleetRequest } from '../api/fleet-request.ts';
+import { hottest, type FleetBoard, type TelemetrySample } from '../api/fleet-types.ts';
 import { ApiProblem } from '../api/problem.ts';
 
 /** How many samples a sparkline keeps (one per poll, or per minute from the server's history). */

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type Operation } from '../api/client.ts';
 import { useBoards } from '../components/board-picker.tsx';
-import { fleetRequest, type FleetBoard } from '../api/fleet-types.ts';
+import { fleetRequest } from '../api/fleet-request.ts';
+import type { FleetBoard } from '../api/fleet-types.ts';
 import { lazyPage } from '../components/lazy-page.tsx';
 import { RunSummary } from '../components/run-summary.tsx';
 import { RunTargetPicker, runBody, selectorMatches, type RunTarget } from '../components/run-target.tsx';
