@@ -188,6 +188,16 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
       expect(await row.locator('.health-bad').count()).toBe(1);
     }
     await shot(page, 'fleet-02-filtered');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, 'fleet-02b-filtered-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 390, height: 800 });
+    await shot(page, 'fleet-02c-filtered-phone', false);
+    expect(await page.evaluate(() => {
+      const d = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+      return d.scrollWidth <= d.clientWidth;
+    })).toBe(true); // no sideways scroll of the page on a phone
+    await page.setViewportSize({ width: 1280, height: 900 });
     // Opened from the URL alone: the same filters.
     await page.goto('/boards?status=maintenance');
     await page.getByTestId('fleet-count').getByText(`10 of ${BOARDS} boards`).waitFor();
@@ -288,6 +298,19 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     await page.getByTestId('selector-match').getByText(/\d+ boards match/).waitFor();
     await page.getByLabel('Priority').fill('50');
     await shot(page, 'fleet-05-invocation-selector');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.reload();
+    await page.getByTestId('metric-plot-fps').locator('canvas').first().waitFor();
+    await shot(page, 'fleet-05b-invocation-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.reload();
+    await page.getByTestId('metric-plot-fps').locator('canvas').first().waitFor();
+    await page.getByLabel('by labels').check();
+    await label.fill('camera=yes');
+    await label.press('Enter');
+    await label.fill('board-model=kv260');
+    await label.press('Enter');
+    await page.getByLabel('Priority').fill('50');
     await expectAccessible(page, 'invocation page with selector chips and plots');
     await label.fill('site=mars');
     await label.press('Enter');

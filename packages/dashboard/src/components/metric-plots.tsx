@@ -62,6 +62,9 @@ function MetricChart({ name, points, boardIds, boards }: { name: string; points:
     const xs = sorted.map((p) => new Date(p.finished_at).getTime() / 1000);
     const present = boardIds.filter((id) => sorted.some((p) => (p.board_id ?? '') === id));
     const ys = present.map((id) => sorted.map((p) => ((p.board_id ?? '') === id ? p.value : null)));
+    // Canvas colours cannot be `currentColor`: the page's text colour (light or dark scheme) is read here.
+    const ink = getComputedStyle(el).color;
+    const grid = { stroke: 'rgba(128,128,128,0.25)' };
     const opts: uPlot.Options = {
       width: Math.max(280, el.clientWidth),
       height: 200,
@@ -70,7 +73,10 @@ function MetricChart({ name, points, boardIds, boards }: { name: string; points:
       // The legend names each board by its colour (not the hovered values: a run list reads better).
       legend: { live: false },
       scales: { x: { time: true } },
-      axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 56 }],
+      axes: [
+        { stroke: ink, grid, ticks: grid },
+        { stroke: ink, grid, ticks: grid, size: 56 },
+      ],
       series: [
         {},
         ...present.map((id) => {

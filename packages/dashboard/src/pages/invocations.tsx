@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Invocation, type Operation } from '../api/client.ts';
 import { LatestRun } from '../components/latest-run.tsx';
 import { useBoards } from '../components/board-picker.tsx';
@@ -43,6 +43,8 @@ export function InvocationsPage() {
   const { q, page } = listParams(currentQuery.value);
   const [search, setSearch] = useState(q);
   const timer = useRef<number>();
+  // While a run on this page is under way the list is polled, so its status moves by itself.
+  const [runsActive, setRunsActive] = useState(false);
   const list = useResource(
     () => {
       const prefetched = early?.key === `${q}\n${page}` ? early.answer : undefined;
@@ -50,8 +52,11 @@ export function InvocationsPage() {
       return prefetched ? prefetched.catch(() => loadPage(q, page)) : loadPage(q, page);
     },
     [q, page],
+    { pollMs: runsActive ? 5000 : 0 },
   );
   const data = list.data;
+  const active = !!data?.invocations.some((i) => i.latest_run?.status === 'queued' || i.latest_run?.status === 'running');
+  useEffect(() => setRunsActive(active), [active]);
   // Board names for the run column (a list refreshed now and then: names rarely change).
   const { boards } = useBoards(30_000);
 
