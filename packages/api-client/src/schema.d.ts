@@ -80,7 +80,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List invocations, newest first */
+        /** List invocations, newest first, each with its latest run */
         get: operations["getInvocations"];
         put?: never;
         post?: never;
@@ -992,24 +992,11 @@ export interface components {
             [key: string]: unknown;
         };
         InvocationList: {
-            invocations: components["schemas"]["Invocation"][];
+            invocations: components["schemas"]["InvocationListItem"][];
             total: number;
         };
-        Invocation: {
-            id: number;
-            name: string;
-            description: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T10:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T10:00:00.000Z
-             */
-            updated_at: string;
-            files: components["schemas"]["InvocationFiles"];
+        InvocationListItem: components["schemas"]["Invocation"] & {
+            latest_run: components["schemas"]["Operation"] | null;
         };
         InvocationFiles: {
             parameter: components["schemas"]["FileRecord"];
@@ -1035,20 +1022,6 @@ export interface components {
             /** @example /api/invocations/1/files/input_video/ */
             url: string;
         } | null;
-        /**
-         * @example {
-         *       "name": "yolo-test",
-         *       "description": ""
-         *     }
-         */
-        CreateInvocation: {
-            name: string;
-            description: string;
-        };
-        InvocationDetails: components["schemas"]["Invocation"] & {
-            /** @description Its latest operations, newest first. */
-            operations: components["schemas"]["Operation"][];
-        };
         Operation: {
             id: number;
             /** @example execute */
@@ -1104,6 +1077,36 @@ export interface components {
             } | null;
             /** @description Who asked for it: a username, `MM_API_TOKEN`, or null when auth was off */
             created_by: string | null;
+        };
+        Invocation: {
+            id: number;
+            name: string;
+            description: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            files: components["schemas"]["InvocationFiles"];
+        };
+        /**
+         * @example {
+         *       "name": "yolo-test",
+         *       "description": ""
+         *     }
+         */
+        CreateInvocation: {
+            name: string;
+            description: string;
+        };
+        InvocationDetails: components["schemas"]["Invocation"] & {
+            /** @description Its latest operations, newest first. */
+            operations: components["schemas"]["Operation"][];
         };
         /**
          * @example {

@@ -146,6 +146,24 @@ describe.each(dbKinds)('invocations: create, list, details, delete (%s database)
     });
   });
 
+  describe('list: the latest run of each invocation', () => {
+    it('is its newest execute (not a later transfer), null before the first run; one page in one query', async () => {
+      const ran = await createInvocation(server, 'latest-run-ran', '');
+      const never = await createInvocation(server, 'latest-run-never', '');
+      const { db } = server.ctx.database;
+      await db.insert(operations).values({ kind: 'execute', status: 'succeeded', invocationId: ran });
+      const [latest] = await db
+        .insert(operations)
+        .values({ kind: 'execute', status: 'failed', invocationId: ran, error: { code: 'runner_failed', message: 'exit 3' } })
+        .returning();
+      await db.insert(operations).values({ kind: 'transfer', status: 'succeeded', invocationId: ran });
+      const body = await json(await server.api('/api/invocations/?q=latest-run-'));
+      const byId = new Map(body.invocations.map((i: { id: number }) => [i.id, i]));
+      expect(byId.get(ran)).toMatchObject({ latest_run: { id: latest!.id, kind: 'execute', status: 'failed', error: { code: 'runner_failed' } } });
+      expect(byId.get(never)).toMatchObject({ latest_run: null });
+    });
+  });
+
   describe('details', () => {
     it('answers the invocation with its operations, newest first, in the operation shape', async () => {
       const id = await createInvocation(server, 'with-ops', 'd');

@@ -29,6 +29,8 @@ const BY_CODE: Record<string, (p: ApiProblem) => Explanation> = {
     what: 'The device script is not running on the board.',
     next: 'Start the script on the board (its service), then try again.',
   }),
+  no_matching_board: () => ({ what: 'No registered board carries all of these labels.', next: 'Check the labels on the Boards page, or change the selector.' }),
+  board_choice_conflict: () => ({ what: 'A run goes either to one board or to a selector, not both.', next: 'Choose one of the two and try again.' }),
   content_not_found: () => ({ what: 'The server does not hold that file yet.', next: 'Upload it.' }),
   checksum_mismatch: () => ({ what: 'The uploaded file was damaged on the way (its checksum did not match).', next: 'Upload it again.' }),
   validation_failed: (p) => ({

@@ -126,6 +126,8 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           )}
         </div>
       )}
+      {/* A run with no byte count (the runner at work): a moving bar says it is alive. */}
+      {op.status === 'running' && pct === undefined && <progress class="busy-bar" aria-label={`${op.kind} running`} />}
       {op.error && (
         <div class="error" role="alert">
           <strong>{op.error.message}</strong> <span class="muted">({op.error.code})</span>

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
 import { BoardOperations } from '../components/board-operations.tsx';
+import { BoardFleetPanel } from '../components/board-fleet-panel.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { BoardTelemetry } from '../components/board-telemetry.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
@@ -125,6 +126,7 @@ export function BoardPage({ id }: { id: string }) {
         <dt>Active PAC</dt>
         <dd data-testid="active-pac">{board.active_pac ?? '—'}</dd>
       </dl>
+      <BoardFleetPanel board={board} onChange={boardResource.set} />
 
       {/* The page is a column of sections: more panels (labels, health, scripts) slot in here. */}
       <BoardTelemetry board={board} />

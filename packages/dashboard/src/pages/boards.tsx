@@ -1,46 +1,221 @@
-import { useState } from 'preact/hooks';
-import { client, unwrap, type Board } from '../api/client.ts';
-import { useBoards } from '../components/board-picker.tsx';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { parseLabelPair } from '@mm/api-client';
+import { client, unwrap, type Board, type Operation } from '../api/client.ts';
+import { hottest, type FleetBoard } from '../api/fleet-types.ts';
+import { HealthBadge } from '../components/health-badge.tsx';
+import { LabelChips } from '../components/label-chips.tsx';
+import { Sparkline } from '../components/sparkline.tsx';
+import { VirtualList } from '../components/virtual-list.tsx';
+import { fleetQuery, matchesFleetFilters, parseFleetFilters, type FleetFilters } from '../lib/fleet-filters.ts';
+import { currentQuery, navigate } from '../lib/router.ts';
+import { seedTelemetryHistory, temperatureHistory } from '../lib/telemetry-history.ts';
+import { useFleet } from '../lib/use-fleet.ts';
 import { CopyField } from '../components/copy-field.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { ago } from '../lib/format.ts';
 import { isAdmin } from '../lib/session.ts';
-import { DataTable } from '../components/table-box.tsx';
 
+/** A row's height: fixed, so the list draws only the rows in the window (1,000 boards stay fast). */
+const ROW_PX = 64;
+const POLL_MS = 5000;
+/** `lab-2` before `lab-10`. */
+const byName = new Intl.Collator(undefined, { numeric: true });
+
+/** The fleet at a glance: one row per board, filtered by the URL's query, updated live. */
 export function BoardsPage() {
-  const { boards, error, reload } = useBoards(3000);
+  const fleet = useFleet(POLL_MS);
+  const filters = parseFleetFilters(currentQuery.value);
+  const [, redraw] = useState(0);
+  const data = fleet.data;
+  const boards = data?.boards;
+  const shown = useMemo(() => (boards?.filter((b) => matchesFleetFilters(b, filters)) ?? []).sort((a, b) => byName.compare(a.name, b.name)), [boards, currentQuery.value]);
+  const setFilters = (next: Partial<FleetFilters>) => navigate(`/boards${fleetQuery({ ...filters, ...next })}`, true);
+  const addLabel = (k: string, v: string) => {
+    if (!filters.labels.some(([a, b]) => a === k && b === v)) setFilters({ labels: [...filters.labels, [k, v]] });
+  };
   return (
     <section aria-labelledby="boards-title" class="stack">
       <div class="page-head">
         <h1 id="boards-title">Boards</h1>
-        {isAdmin.value && <RegisterBoard onDone={reload} />}
+        {isAdmin.value && <RegisterBoard onDone={fleet.reload} />}
       </div>
-      <ErrorBox error={error} />
+      <ErrorBox error={fleet.error} />
       {boards && boards.length === 0 && (
         <p>No board is registered yet.{isAdmin.value ? ' Register one with “Register a board” above, then start its agent with the command shown.' : ' Ask an administrator to register one.'}</p>
       )}
       {boards && boards.length > 0 && (
-        <DataTable label="Boards" caption="Status refreshes every few seconds." columns={['Name', 'Status', 'Last seen', 'Agent', 'Architecture', 'Active PAC']}>
-          {boards.map((b) => (
-            <tr key={b.id} data-testid={`board-${b.name}`}>
-              <td>
-                <Link href={`/boards/${b.id}`}>{b.name}</Link>
-                {b.hostname && <div class="muted small">{b.hostname}</div>}
-              </td>
-              <td>
-                <BoardStatus board={b} />
-              </td>
-              <td>{b.status === 'online' ? 'now' : neverConnected(b) ? 'never' : ago(b.last_seen_at)}</td>
-              <td>{b.agent_version ?? '—'}</td>
-              <td>{b.platform ?? '—'}</td>
-              <td>{b.active_pac ?? '—'}</td>
-            </tr>
-          ))}
-        </DataTable>
+        <>
+          <FleetSummary boards={boards} unassigned={data.unassigned.length} />
+          <FleetFilterBar filters={filters} onChange={setFilters} />
+          <p class="muted small" aria-live="polite" data-testid="fleet-count">
+            {shown.length === boards.length ? `${boards.length} boards` : `${shown.length} of ${boards.length} boards`} · updated every {POLL_MS / 1000} s
+          </p>
+          {shown.length === 0 ? (
+            <p>No board matches these filters.</p>
+          ) : (
+            <VirtualList
+              items={shown}
+              rowHeight={ROW_PX}
+              label="Boards"
+              keyOf={(b) => b.id}
+              render={(b) => <FleetRow board={b} running={data.running.get(b.id)} queued={b.queued ?? data.queuedFor.get(b.id) ?? 0} onLabel={addLabel} onHistory={() => redraw((n) => n + 1)} />}
+            />
+          )}
+        </>
       )}
     </section>
+  );
+}
+
+/** Counts a person reads first: how many are up, bad, in maintenance, busy; selector work waiting. */
+function FleetSummary({ boards, unassigned }: { boards: FleetBoard[]; unassigned: number }) {
+  let online = 0;
+  let bad = 0;
+  let maintenance = 0;
+  let busy = 0;
+  for (const b of boards) {
+    if (b.status === 'online') online++;
+    if (b.health === 'bad') bad++;
+    if (b.maintenance) maintenance++;
+    if (b.busy) busy++;
+  }
+  return (
+    <p class="fleet-summary" data-testid="fleet-summary">
+      <strong>{online}</strong> of {boards.length} online · <strong>{busy}</strong> busy · <strong class={bad ? 'bad' : ''}>{bad}</strong> bad ·{' '}
+      <strong>{maintenance}</strong> in maintenance
+      {unassigned > 0 && (
+        <>
+          {' '}
+          · <Link href="/operations?status=queued">{unassigned} waiting for a matching board</Link>
+        </>
+      )}
+    </p>
+  );
+}
+
+function FleetFilterBar({ filters, onChange }: { filters: FleetFilters; onChange: (f: Partial<FleetFilters>) => void }) {
+  const [label, setLabel] = useState('');
+  const [labelError, setLabelError] = useState('');
+  const [q, setQ] = useState(filters.q);
+  const timer = useRef<number>();
+  return (
+    <form
+      class="row wrap filters"
+      aria-label="Filters"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const pair = parseLabelPair(label);
+        if (!pair || !pair[0]) return setLabelError('Write a label as key=value.');
+        setLabelError('');
+        setLabel('');
+        onChange({ labels: [...filters.labels, pair] });
+      }}
+    >
+      <label>
+        Name
+        <input
+          type="search"
+          value={q}
+          size={12}
+          onInput={(e) => {
+            const v = (e.target as HTMLInputElement).value;
+            setQ(v);
+            clearTimeout(timer.current);
+            timer.current = window.setTimeout(() => onChange({ q: v }), 200);
+          }}
+        />
+      </label>
+      <label>
+        Status
+        <select value={filters.status} onChange={(e) => onChange({ status: (e.target as HTMLSelectElement).value })}>
+          <option value="">any</option>
+          {['online', 'offline', 'rebooting', 'pending', 'busy', 'maintenance'].map((s) => (
+            <option key={s}>{s}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Health
+        <select value={filters.health} onChange={(e) => onChange({ health: (e.target as HTMLSelectElement).value })}>
+          <option value="">any</option>
+          {['good', 'bad', 'unknown'].map((s) => (
+            <option key={s}>{s}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Label
+        <input value={label} placeholder="key=value" size={14} onInput={(e) => setLabel((e.target as HTMLInputElement).value)} aria-describedby="label-filter-error" />
+      </label>
+      <button type="submit">Add label filter</button>
+      {filters.labels.length > 0 && (
+        <span class="chips" aria-label="Label filters">
+          {filters.labels.map(([k, v]) => (
+            <button key={`${k}=${v}`} type="button" class="chip chip-filter" onClick={() => onChange({ labels: filters.labels.filter(([a, b]) => a !== k || b !== v) })}>
+              {k}={v} <span aria-hidden="true">×</span>
+              <span class="visually-hidden"> (remove this filter)</span>
+            </button>
+          ))}
+        </span>
+      )}
+      <span id="label-filter-error" class="small error-text">
+        {labelError}
+      </span>
+    </form>
+  );
+}
+
+/** One board: status, health (reason on hover), labels, what it runs, its queue, its temperature. */
+function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: FleetBoard; running: Operation | undefined; queued: number; onLabel: (k: string, v: string) => void; onHistory: () => void }) {
+  useEffect(() => (b.telemetry ? seedTelemetryHistory(b.id, onHistory) : undefined), [b.id, !!b.telemetry]);
+  const temps = temperatureHistory(b.id);
+  const hot = hottest(b.telemetry);
+  const p = running?.progress;
+  const pct = p && p.bytes_total ? Math.round((100 * p.bytes_done) / p.bytes_total) : undefined;
+  return (
+    <div class={`fleet-row${b.maintenance ? ' in-maintenance' : ''}`} data-testid={`board-${b.name}`}>
+      <div class="fleet-name">
+        <Link href={`/boards/${b.id}`}>{b.name}</Link>
+        <div class="muted small">{b.status === 'online' ? b.hostname ?? '' : neverConnected(b) ? 'never connected' : `seen ${ago(b.last_seen_at)}`}</div>
+      </div>
+      <div class="fleet-state">
+        <BoardStatus board={b} />
+        {b.maintenance && <span class="badge badge-maintenance">maintenance</span>}
+        <HealthBadge health={b.health} reason={b.health_reason} />
+        {b.health === 'bad' && b.health_reason && <div class="small health-reason" title={b.health_reason}>{b.health_reason}</div>}
+      </div>
+      <div class="fleet-labels">
+        <LabelChips labels={b.labels} onPick={onLabel} max={6} />
+      </div>
+      <div class="fleet-op small">
+        {running ? (
+          <>
+            <Link href={`/operations/${running.id}`}>
+              #{running.id} {running.kind}
+            </Link>{' '}
+            <span class="muted">{p?.phase}</span>
+            {pct !== undefined && <progress max={100} value={pct} aria-label={`Operation ${running.id} progress`} />}
+          </>
+        ) : b.current_operation_id ? (
+          <Link href={`/operations/${b.current_operation_id}`}>#{b.current_operation_id}</Link>
+        ) : (
+          <span class="muted">idle</span>
+        )}
+        {queued > 0 && <div class="muted">{queued} queued</div>}
+      </div>
+      <div class="fleet-temp small">
+        {hot !== null ? (
+          <>
+            <Sparkline values={temps} label={`${b.name} temperature, latest ${hot.toFixed(1)} °C`} />
+            <span>{hot.toFixed(0)} °C</span>
+          </>
+        ) : (
+          <span class="muted">no telemetry</span>
+        )}
+      </div>
+    </div>
   );
 }
 

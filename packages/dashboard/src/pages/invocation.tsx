@@ -1,6 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type Operation } from '../api/client.ts';
-import { BoardPicker, useBoards } from '../components/board-picker.tsx';
+import { useBoards } from '../components/board-picker.tsx';
+import { fleetRequest } from '../api/fleet-request.ts';
+import type { FleetBoard } from '../api/fleet-types.ts';
+import { lazyPage } from '../components/lazy-page.tsx';
+import { RunSummary } from '../components/run-summary.tsx';
+import { RunTargetPicker, runBody, selectorMatches, type RunTarget } from '../components/run-target.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { FileSlot } from '../components/file-slot.tsx';
 import { Link } from '../components/link.tsx';
@@ -14,10 +19,13 @@ import { useResource } from '../lib/use-resource.ts';
 
 const INPUT_KINDS = ['parameter', 'bitstream', 'weights', 'input_video'] as const;
 
+// uPlot is in this chunk only: the first page's bundle stays small.
+const MetricPlots = lazyPage(() => import('../components/metric-plots.tsx').then((m) => m.MetricPlots));
+
 export function InvocationPage({ id }: { id: number }) {
   const [actionError, setActionError] = useState<unknown>(null);
   const [live, setLive] = useState<Operation | null>(null);
-  const [boardId, setBoardId] = useState('');
+  const [target, setTarget] = useState<RunTarget>({ mode: 'board', boardId: '' });
   const [uploading, setUploading] = useState<ReadonlySet<string>>(new Set());
   const { boards } = useBoards(5000);
 
@@ -32,19 +40,23 @@ export function InvocationPage({ id }: { id: number }) {
   }, [inv]);
 
   useEffect(() => {
-    if (boards?.length === 1 && !boardId) setBoardId(boards[0]!.id);
+    if (boards?.length === 1 && target.mode === 'board' && !target.boardId) setTarget({ mode: 'board', boardId: boards[0]!.id });
   }, [boards]);
 
   async function start(kind: 'transfer' | 'execute') {
     setActionError(null);
     try {
       // Answer at once (202) and follow the operation's events rather than hold the request.
-      const op = await unwrap(
-        client.POST(kind === 'execute' ? '/api/invocations/{id}/execute/' : '/api/invocations/{id}/transfer/', {
-          params: { path: { id }, header: { prefer: 'respond-async' } },
-          body: boardId ? { board_id: boardId } : {},
-        }),
-      );
+      // A selector run goes through the untyped helper until the generated client knows `board_selector`.
+      const op =
+        target.mode === 'selector'
+          ? await fleetRequest<Operation>('POST', `/api/invocations/${id}/execute/`, runBody(target), { prefer: 'respond-async' })
+          : await unwrap(
+              client.POST(kind === 'execute' ? '/api/invocations/{id}/execute/' : '/api/invocations/{id}/transfer/', {
+                params: { path: { id }, header: { prefer: 'respond-async' } },
+                body: target.boardId ? { board_id: target.boardId } : {},
+              }),
+            );
       setLive(op);
       reload();
     } catch (err) {
@@ -56,7 +68,9 @@ export function InvocationPage({ id }: { id: number }) {
   if (!inv) return <p aria-busy="true">Loading…</p>;
   const out = inv.files.output_video;
   const active = live && (live.status === 'queued' || live.status === 'running');
-  const board = boards?.find((b) => b.id === boardId);
+  const board = target.mode === 'board' ? boards?.find((b) => b.id === target.boardId) : undefined;
+  const noMatch = target.mode === 'selector' && !!boards && !(boards as FleetBoard[]).some((b) => selectorMatches(b.labels, target.selector));
+  const latestRun = inv.operations.find((o) => o.kind === 'execute') ?? null;
   // Why a run cannot start now, if it cannot (the buttons are disabled and this says why).
   const blocked = active
     ? 'An operation of this invocation is under way.'
@@ -64,7 +78,9 @@ export function InvocationPage({ id }: { id: number }) {
       ? 'Wait for the upload to finish.'
       : board && board.status !== 'online'
         ? `The board ${board.name} is ${board.status}: start its agent, then try again.`
-        : '';
+        : noMatch
+          ? 'No registered board carries these labels.'
+          : '';
   return (
     <section aria-labelledby="inv-name" class="stack">
       <p>
@@ -108,16 +124,23 @@ export function InvocationPage({ id }: { id: number }) {
         ))}
       </div>
 
+      <h2>Latest run</h2>
+      <RunSummary run={latestRun} boards={boards} />
+
       <h2>Run on a board</h2>
+      {/* Room for more ways to start runs (e.g. across many boards) as their own components, next to this card. */}
       {canOperate.value ? (
         <div class="card stack">
           {boards && boards.length === 0 && <p>No board is registered yet. Register one on the <Link href="/boards">Boards</Link> page.</p>}
           {boards && boards.length > 0 && (
             <div class="row wrap">
-              <BoardPicker id="run-board" boards={boards} value={boardId} onChange={setBoardId} />
-              <button type="button" onClick={() => void start('transfer')} disabled={!!blocked} aria-describedby="run-blocked">
-                Transfer files
-              </button>
+              <RunTargetPicker boards={boards} value={target} onChange={setTarget} />
+              {/* Files go to one named board: a selector run copies them when it starts. */}
+              {target.mode === 'board' && (
+                <button type="button" onClick={() => void start('transfer')} disabled={!!blocked} aria-describedby="run-blocked">
+                  Transfer files
+                </button>
+              )}
               <button type="button" class="primary" onClick={() => void start('execute')} disabled={!!blocked} aria-describedby="run-blocked">
                 Execute
               </button>
@@ -157,8 +180,11 @@ export function InvocationPage({ id }: { id: number }) {
         <p class="muted">No output yet: execute the invocation on a board.</p>
       )}
 
+      <h2>Metrics over its runs</h2>
+      <MetricPlots invocationId={inv.id} operations={inv.operations} boards={boards} />
+
       <h2>Operations</h2>
-      {inv.operations.length === 0 ? <p class="muted">None yet.</p> : <OperationsTable operations={inv.operations} />}
+      {inv.operations.length === 0 ? <p class="muted">None yet.</p> : <OperationsTable operations={inv.operations} boards={boards} />}
     </section>
   );
 }

@@ -1,5 +1,7 @@
-import { useRef, useState } from 'preact/hooks';
-import { client, unwrap, type Invocation } from '../api/client.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { client, unwrap, type Invocation, type Operation } from '../api/client.ts';
+import { LatestRun } from '../components/latest-run.tsx';
+import { useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { formatTime } from '../lib/format.ts';
@@ -11,7 +13,7 @@ import { DataTable } from '../components/table-box.tsx';
 
 const PAGE = 50;
 
-type ListPage = { invocations: Invocation[]; total: number };
+type ListPage = { invocations: Array<Invocation & { latest_run?: Operation | null }>; total: number };
 
 /** The `q` and page a list URL's query asks for. */
 function listParams(search: string): { q: string; page: number } {
@@ -41,6 +43,8 @@ export function InvocationsPage() {
   const { q, page } = listParams(currentQuery.value);
   const [search, setSearch] = useState(q);
   const timer = useRef<number>();
+  // While a run on this page is under way the list is polled, so its status moves by itself.
+  const [runsActive, setRunsActive] = useState(false);
   const list = useResource(
     () => {
       const prefetched = early?.key === `${q}\n${page}` ? early.answer : undefined;
@@ -48,8 +52,13 @@ export function InvocationsPage() {
       return prefetched ? prefetched.catch(() => loadPage(q, page)) : loadPage(q, page);
     },
     [q, page],
+    { pollMs: runsActive ? 5000 : 0 },
   );
   const data = list.data;
+  const active = !!data?.invocations.some((i) => i.latest_run?.status === 'queued' || i.latest_run?.status === 'running');
+  useEffect(() => setRunsActive(active), [active]);
+  // Board names for the run column (a list refreshed now and then: names rarely change).
+  const { boards } = useBoards(30_000);
 
   function go(nextQ: string, nextPage: number) {
     const sp = new URLSearchParams();
@@ -87,13 +96,16 @@ export function InvocationsPage() {
             {data.total} invocation{data.total === 1 ? '' : 's'}
             {q ? ` matching “${q}”` : ''}
           </p>
-          <DataTable label="Invocations" columns={['Id', 'Name', 'Files', 'Output', 'Created']}>
+          <DataTable label="Invocations" columns={['Id', 'Name', 'Latest run', 'Files', 'Output', 'Created']}>
             {data.invocations.map((inv) => (
               <tr key={inv.id}>
                 <td>{inv.id}</td>
                 <td>
                   <Link href={`/invocations/${inv.id}`}>{inv.name}</Link>
                   {inv.description && <div class="muted small">{inv.description}</div>}
+                </td>
+                <td>
+                  <LatestRun run={inv.latest_run} boards={boards} />
                 </td>
                 <td>{(['parameter', 'bitstream', 'weights', 'input_video'] as const).filter((k) => inv.files[k]).length} / 4</td>
                 <td>{inv.files.output_video ? 'video' : '—'}</td>

@@ -3,7 +3,9 @@ import { useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
-import { OperationsTable } from '../components/operations-table.tsx';
+import { OperationBoard, OperationsTable } from '../components/operations-table.tsx';
+import { OperationResult } from '../components/operation-result.tsx';
+import { runDuration } from '../components/latest-run.tsx';
 import { Pager } from '../components/pager.tsx';
 import { currentQuery, navigate } from '../lib/router.ts';
 import { useResource } from '../lib/use-resource.ts';
@@ -98,8 +100,10 @@ export function OperationsPage() {
 
 export function OperationPage({ id }: { id: number }) {
   const { data: op, error, set: setOp } = useResource(() => unwrap(client.GET('/api/operations/{id}/', { params: { path: { id } } })), [id]);
+  const { boards } = useBoards();
   if (error && !op) return <ErrorBox error={error} />;
   if (!op) return <p aria-busy="true">Loading…</p>;
+  const took = runDuration(op);
   return (
     <section aria-labelledby="op-title" class="stack">
       <p>
@@ -113,17 +117,26 @@ export function OperationPage({ id }: { id: number }) {
         <dt>Invocation</dt>
         <dd>{op.invocation_id ? <Link href={`/invocations/${op.invocation_id}`}>#{op.invocation_id}</Link> : '—'}</dd>
         <dt>Board</dt>
-        <dd>{op.board_id ? <Link href={`/boards/${op.board_id}`}>{op.board_id}</Link> : '—'}</dd>
-        {op.result !== undefined && op.result !== null && (
+        <dd data-testid="operation-board">
+          <OperationBoard op={op} boards={boards} />
+        </dd>
+        {took && (
           <>
-            <dt>Result</dt>
-            <dd>
-              <code class="small">{JSON.stringify(op.result)}</code>
-            </dd>
+            <dt>{op.finished_at ? 'Took' : 'Running for'}</dt>
+            <dd>{took}</dd>
+          </>
+        )}
+        {op.created_by && (
+          <>
+            <dt>Started by</dt>
+            <dd>{op.created_by}</dd>
           </>
         )}
       </dl>
+      {/* Ended: what it produced first, then its log; under way: the live view first. */}
+      {op.finished_at && <OperationResult op={op} />}
       <OperationLive key={op.id} operation={op} onEnd={setOp} />
+      {!op.finished_at && <OperationResult op={op} />}
     </section>
   );
 }

@@ -5,8 +5,8 @@ import type { Services } from '../services.ts';
 import { notFound } from '../errors.ts';
 import { InvocationIdParams, problemResponses, requireJson } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
-import { latestOperationsOf } from '../services/invocation-operations.ts';
-import { InvocationDetailsSchema, InvocationSchema, toInvocationRecord } from '../services/invocation-records.ts';
+import { latestOperationsOf, latestRunsOf } from '../services/invocation-operations.ts';
+import { InvocationDetailsSchema, InvocationListItemSchema, InvocationSchema, toInvocationRecord } from '../services/invocation-records.ts';
 import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../services/invocations.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
 
@@ -23,13 +23,13 @@ const CreateInvocationBody = z
   })
   .openapi('CreateInvocation', { example: { name: 'yolo-test', description: '' } });
 
-const InvocationList = z.object({ invocations: z.array(InvocationSchema), total: z.number().int() }).openapi('InvocationList');
+const InvocationList = z.object({ invocations: z.array(InvocationListItemSchema), total: z.number().int() }).openapi('InvocationList');
 
 const listRoute = createRoute({
   method: 'get',
   path: '/api/invocations/',
   tags: ['invocations'],
-  summary: 'List invocations, newest first',
+  summary: 'List invocations, newest first, each with its latest run',
   request: { query: ListQuery },
   responses: {
     200: { description: 'A page of invocations and the number of all matches', content: { 'application/json': { schema: InvocationList } } },
@@ -78,7 +78,11 @@ const deleteRoute = createRoute({
 export function invocationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 
-  app.openapi(listRoute, async (c) => c.json(await listInvocations(ctx, c.req.valid('query')), 200));
+  app.openapi(listRoute, async (c) => {
+    const page = await listInvocations(ctx, c.req.valid('query'));
+    const runs = await latestRunsOf(ctx, page.invocations.map((i) => i.id));
+    return c.json({ ...page, invocations: page.invocations.map((i) => ({ ...i, latest_run: runs.get(i.id) ?? null })) }, 200);
+  });
 
   app.openapi(createInvocationRoute, async (c) => {
     const created = await createInvocation(ctx, c.req.valid('json'));

@@ -1,4 +1,4 @@
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { StoreContext } from '../store-context.ts';
 import { operations } from '../db/schema.ts';
 import { toOperationObject, type OperationObject } from '../operations/operation-object.ts';
@@ -15,4 +15,20 @@ export async function latestOperationsOf(ctx: StoreContext, invocationId: number
     .orderBy(desc(operations.createdAt), desc(operations.id))
     .limit(limit);
   return rows.map(toOperationObject);
+}
+
+/**
+ * Each invocation's latest `execute` (its latest run), for the list's CI-style run column: one
+ * `DISTINCT ON` query for a whole page, on the (invocation_id, id) index.
+ */
+export async function latestRunsOf(ctx: StoreContext, invocationIds: number[]): Promise<Map<number, OperationObject>> {
+  const runs = new Map<number, OperationObject>();
+  if (invocationIds.length === 0) return runs;
+  const rows = await ctx.database.db
+    .selectDistinctOn([operations.invocationId])
+    .from(operations)
+    .where(and(inArray(operations.invocationId, invocationIds), eq(operations.kind, 'execute')))
+    .orderBy(operations.invocationId, desc(operations.id));
+  for (const row of rows) if (row.invocationId !== null) runs.set(row.invocationId, toOperationObject(row));
+  return runs;
 }

@@ -56,6 +56,12 @@ export const InvocationDetailsSchema = InvocationSchema.extend({
   operations: z.array(OperationSchema).openapi({ description: 'Its latest operations, newest first.' }),
 }).openapi('InvocationDetails');
 
+/** A list item: the invocation and its latest run (its latest `execute`, null before the first). */
+export const InvocationListItemSchema = InvocationSchema.extend({
+  // A union, not `.nullable()`: that would turn the shared Operation component itself nullable.
+  latest_run: z.union([OperationSchema, z.null()]),
+}).openapi('InvocationListItem');
+
 export const VideoSchema = z
   .object({
     source: z.enum(['invocation', 'results']),
