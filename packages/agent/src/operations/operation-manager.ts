@@ -13,6 +13,7 @@ import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
 import { videoContentType } from '../runner/output-video.ts';
 import { runInvocation, type RunAs } from '../runner/run-invocation.ts';
+import { buildRunMetrics } from '../runner/run-metrics.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import { OpReporter } from './op-reporter.ts';
 import { transferFiles } from './transfer-files.ts';
@@ -39,6 +40,8 @@ export interface OperationManagerOptions {
   clock?: Clock;
   /** The user the runner runs as (MM_RUNNER_USER); the agent's own when unset. */
   runAs?: RunAs;
+  /** An operation ended (the board's facts may have changed). */
+  onEnded?: () => void;
 }
 
 /** An output video offered before it is hashed (`op.output`): served from a descriptor of the agent's own. */
@@ -297,6 +300,7 @@ export class OperationManager {
       ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
       ...(this.opts.clock ? { clock: this.opts.clock } : {}),
       ...(this.opts.runAs ? { runAs: this.opts.runAs } : {}),
+      boardLabels: msg.board_labels ?? {},
       onLog: (stream, text) => op.reporter.log(stream, text),
       onSpawn: async (pgid) => {
         await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });
@@ -311,12 +315,15 @@ export class OperationManager {
       },
     });
     const seconds = (result.durationMs / 1000).toFixed(1);
+    // A bad metrics.json is a line in the log, never a failed run.
+    if (result.runnerMetrics.kind === 'ignored') op.reporter.note(result.runnerMetrics.problem);
+    const metrics = buildRunMetrics({ runMs: result.durationMs, runner: result.runnerMetrics.kind === 'ok' ? result.runnerMetrics.metrics : undefined });
     if (result.status === 'succeeded') {
       op.reporter.note(`runner exited with status 0 after ${seconds} s; output video ${result.output.filename} (${result.output.size} bytes)`);
-      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename }, null, result.output);
+      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename, metrics }, null, result.output);
     }
     op.reporter.note(`${result.error.message} (after ${seconds} s)`);
-    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs };
+    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs, metrics };
     return this.outcome(msg.op_id, result.status, runResult, result.error, null);
   }
 
@@ -338,6 +345,7 @@ export class OperationManager {
     }
     log.info({ status: outcome.status, error: outcome.error }, 'operation ended');
     this.opts.link.send({ type: 'op.result', outcome });
+    this.opts.onEnded?.();
   }
 
   private async cancel(opId: number): Promise<void> {

@@ -22,6 +22,8 @@ import {
 export interface AgentStart {
   invocation_name: string;
   files: FileRef[];
+  /** execute: the board's labels when it started (the runner's MM_BOARD_LABELS). */
+  board_labels?: Record<string, string>;
 }
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -90,6 +92,8 @@ export const boards = pgTable(
     provisioningKeyId: uuid('provisioning_key_id').references(() => provisioningKeys.id, { onDelete: 'set null' }),
     /** What the agent reported when it enrolled. */
     enrollFacts: jsonb('enroll_facts').$type<Record<string, unknown>>(),
+    /** What the agent found on the board, from its last hello or `board.facts` (fleet/board-facts.ts). */
+    facts: jsonb('facts').$type<Record<string, unknown>>(),
   },
   (t) => [uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId)],
 );
