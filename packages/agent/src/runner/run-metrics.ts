@@ -35,7 +35,10 @@ export function parseRunnerMetrics(text: string): RunnerMetrics {
   const metrics: Record<string, number> = {};
   for (const [name, value] of entries) {
     if (!METRIC_NAME.test(name)) return ignored(`the name ${JSON.stringify(name.slice(0, 80))} is not [a-z][a-z0-9_]* (at most 64 characters)`);
-    if (typeof value !== 'number' || !Number.isFinite(value)) return ignored(`${name} is ${JSON.stringify(value)?.slice(0, 80) ?? String(value)}, not a finite number`);
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      const shown = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value)).slice(0, 80);
+      return ignored(`${name} is ${shown}, not a finite number`);
+    }
     metrics[name] = value;
   }
   return { kind: 'ok', metrics };

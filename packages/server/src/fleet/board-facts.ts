@@ -11,12 +11,14 @@ export type Facts = Record<string, unknown>;
 const MAX_VALUE = 63;
 
 /**
- * Any text as a label value: lowercase; every run of characters other than
+ * Any text as a label value: accents dropped, lowercase; every run of characters other than
  * `a-z 0-9 . _ + -` becomes one `-`; no `-` at either end; at most 63 characters.
  * "Ubuntu 22.04.4 LTS" → "ubuntu-22.04.4-lts". Empty → undefined (no label).
  */
 export function labelValue(text: string): string | undefined {
   const slug = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '') // accents go, their letters stay
     .toLowerCase()
     .replace(/[^a-z0-9._+-]+/g, '-')
     .replace(/^-+|-+$/g, '')
