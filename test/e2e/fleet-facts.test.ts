@@ -58,7 +58,7 @@ describe(`board facts, mm/ labels and per-run metrics (${kind} database)`, () =>
     // …and a ZCU104 registered by hand, without labels.
     const zb = await json(await admin('/api/boards/', { body: { name: 'zcu104-1' } }));
     zcu104 = zb.id;
-    agents.push(await startAgent({ serverUrl: server.url, token: zb.token, agentDir: path.join(tmp, 'zcu104') }));
+    agents.push(await startAgent({ serverUrl: server.url, token: zb.token, agentDir: path.join(tmp, 'zcu104'), env: { MM_SIM_REBOOT_DELAY_MS: '500' } }));
     kv260 = await eventually(async () => {
       const { boards } = await json(await admin('/api/boards/'));
       const b = boards.find((x: { labels: Record<string, string>; status: string }) => x.labels['sim/speed'] === '2' && x.status === 'online');
@@ -185,5 +185,21 @@ describe(`board facts, mm/ labels and per-run metrics (${kind} database)`, () =>
     expect(start.board_labels).toEqual({ 'mm/arch': 'arm64', 'mm/agent-version': '0.0.0-test' });
     old.send({ type: 'op.result', outcome: { op_id: start.op_id, status: 'failed', finished_at: new Date().toISOString(), result: null, error: { code: 'runner_failed', message: 'test' }, output: null } });
     await old.next('op.result.ack');
+  });
+
+  it('a PAC activation changes the active_pac fact and mm/active-pac', async () => {
+    const before = await json(await admin(`/api/boards/${zcu104}/`));
+    expect(before.facts.active_pac).toBeNull();
+    expect(before.labels['mm/active-pac']).toBeUndefined();
+    // The simulated board holds this sample PAC from the start.
+    const res = await admin('/api/pacs/activate/', { body: { board_id: zcu104, pac: 'zcu104-sim-sample-cfg1' } });
+    expect(res.status, JSON.stringify(await res.clone().json())).toBe(200);
+    await eventually(async () => {
+      const after = await json(await admin(`/api/boards/${zcu104}/`));
+      expect(after.status).toBe('online');
+      expect(after.facts.active_pac).toBe('zcu104-sim-sample-cfg1');
+      expect(after.labels['mm/active-pac']).toBe('zcu104-sim-sample-cfg1');
+      expect(after.boot_id).not.toBe(before.boot_id);
+    }, 60_000);
   });
 });

@@ -63,6 +63,14 @@ describe('board facts from a host tree', () => {
     expect(facts.os).toBe('Debian 12 (bookworm)');
   });
 
+  it('cuts a fact longer than the link takes (200 characters) instead of failing the hello', async () => {
+    const { BoardFacts } = await import('@mm/protocol');
+    const facts = await collect(await tree({ 'proc/device-tree/model': `${'M'.repeat(500)}\0`, 'etc/os-release': `PRETTY_NAME="${'x'.repeat(300)}"\n` }));
+    expect(facts.board_model).toHaveLength(200);
+    expect(facts.os).toHaveLength(200);
+    expect(BoardFacts.safeParse(facts).success).toBe(true);
+  });
+
   it('with nothing in the tree: no board model, and what Node says for the rest', async () => {
     const facts = await collect(await tree());
     expect(facts.board_model).toBeUndefined();

@@ -122,7 +122,7 @@ export class BoardFactsCollector {
     };
     const serial = som?.serial ?? carrier?.serial ?? fru[0]?.serial ?? dtSerial;
     if (serial) facts.serial = serial;
-    return facts;
+    return clipFacts(facts);
   }
 
   /** The FRU board areas of the EEPROMs at I²C addresses 0x50–0x57 (Kria: SOM 1-0050, carrier 1-0051). */
@@ -162,6 +162,15 @@ function boardModel(dtModel: string | undefined, carrier: FruBoardInfo | undefin
   } else if (dtModel) out.board_model = dtModel;
   if (som?.product) out.som_model = som.product;
   if (dtModel) out.device_tree_model = dtModel;
+  return out;
+}
+
+/** Longest text a fact may hold on the link (protocol BoardFacts): a longer one (an odd os-release) is cut, never refused. */
+const MAX_FACT_CHARS = 200;
+
+function clipFacts(facts: BoardFacts): BoardFacts {
+  const out: BoardFacts = {};
+  for (const [k, v] of Object.entries(facts)) out[k] = typeof v === 'string' ? v.slice(0, MAX_FACT_CHARS) : v;
   return out;
 }
 
