@@ -4,6 +4,8 @@ import path from 'node:path';
 import { CloseCode, LinkFeature, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
 import { Board } from './board/board.ts';
 import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
+import { BoardFactsCollector } from './board/board-facts.ts';
+import { FactsReporter } from './board/facts-reporter.ts';
 import { ContentCache } from './cache/content-cache.ts';
 import type { AgentConfig } from './config.ts';
 import { Journal } from './journal/journal.ts';
@@ -61,6 +63,8 @@ export class Agent {
   readonly deviceRelay: LocalScriptRelay;
   /** Board telemetry every MM_TELEMETRY_INTERVAL_S, and the runs' peak temperature and mean power. */
   readonly telemetry: TelemetrySampler;
+  /** The board's facts: in hello, and `board.facts` when they change. */
+  readonly facts: FactsReporter;
 
   private constructor(
     readonly config: AgentConfig,
@@ -86,6 +90,11 @@ export class Agent {
       log: log.child({ component: 'telemetry' }),
       ...(opts.clock ? { clock: opts.clock } : {}),
     });
+    this.facts = new FactsReporter(
+      new BoardFactsCollector({ root: driver.factsRoot, agentDir: config.agentDir, activePac: () => board.activePac() }),
+      log.child({ component: 'facts' }),
+      opts.clock,
+    );
     this.link = new ServerLink({
       url: config.connectUrl,
       token: config.boardToken,
@@ -97,9 +106,10 @@ export class Agent {
       ...(opts.clock ? { clock: opts.clock } : {}),
       handlers: {
         buildHello: () => this.buildHello(),
-        onReady: (connection, _welcome, hello) => {
+        onReady: (connection, welcome, hello) => {
           this.operations.onLinkReady(connection, hello);
           void this.telemetry.sendNow();
+          this.facts.onReady(connection, welcome, hello);
           void confirmUpdate(config.agentDir, log).catch((err: unknown) => log.warn({ err }, 'could not confirm the agent update'));
         },
         onMessage: (message, connection) => this.dispatch(message, connection),
@@ -120,6 +130,7 @@ export class Agent {
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(config.runnerUser ? { runAs: config.runnerUser } : {}),
       watchRun: () => this.telemetry.watchRun(),
+      onEnded: () => void this.facts.recheck(),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board));
@@ -164,11 +175,13 @@ export class Agent {
   async stop(): Promise<void> {
     this.deviceRelay.close();
     this.telemetry.stop();
+    this.facts.stop();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
     await this.driver.stop();
   }
 
   async buildHello(): Promise<HelloMessage> {
+    const facts = await this.facts.forHello();
     return {
       type: 'hello',
       protocol_version: PROTOCOL_VERSION,
@@ -183,7 +196,8 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
-      features: this.config.linkCompression ? [LinkFeature.streamCompression] : [],
+      features: [LinkFeature.boardFacts, ...(this.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      ...(facts ? { facts } : {}),
     };
   }
 
@@ -213,6 +227,8 @@ export class Agent {
       case 'rpc.request': {
         const response = await this.rpc.handle(message, { connection, log: this.log.child({ rpc: message.method }) });
         connection.sendMessage(response);
+        // A PAC activation or install may have changed the active PAC: the facts follow.
+        void this.facts.recheck();
         return;
       }
     }

@@ -111,6 +111,10 @@ export const agentEnvSchema = z.object({
   /** How often the agent sends the board's telemetry (temperatures, power, memory, load, free disk). */
   MM_TELEMETRY_INTERVAL_S: z.preprocess(unsetIfEmpty, z.coerce.number().finite('must be a number of seconds').min(0.1, 'must be at least 0.1').max(86_400, 'must be at most 86400')).default(30),
   MM_BOOT_ID_FILE: optionalString,
+  /** Where /proc, /sys and /etc are read for the board's facts (tests point it at a fake tree). */
+  MM_HOST_ROOT: optionalString,
+  /** --simulate: which board the simulated one reports being (its device tree, FRU EEPROMs, os-release). */
+  MM_SIM_BOARD_MODEL: z.preprocess(unsetIfEmpty, z.enum(['zcu104', 'kv260'])).default('zcu104'),
   /** --simulate: the GPIO motor script's port (default its catalogue entry's; 0 picks a free one). */
   MM_SIM_GPIO_PORT: int(0, 65535).optional(),
   /** --simulate: how a simulated reboot goes (see SimulatedRebootOptions). */
@@ -158,10 +162,14 @@ export interface AgentConfig {
   /** MM_TELEMETRY_INTERVAL_S in ms. */
   telemetryIntervalMs: number;
   bootIdFile: string;
+  /** MM_HOST_ROOT: the folder /proc, /sys and /etc are read under for the board's facts. */
+  hostRoot: string;
   logLevel: LogLevel;
   simulate: boolean;
   /** --simulate: the GPIO motor script's port, if not its catalogue entry's. */
   simulatedGpioPort: number | undefined;
+  /** --simulate: the board the simulated one reports being (MM_SIM_BOARD_MODEL). */
+  simulatedBoardModel: 'zcu104' | 'kv260';
   /** --simulate: how a simulated reboot goes (MM_SIM_REBOOT_*). */
   simulatedReboot?: { downMs: number; neverReturn: boolean; sameBootId: boolean; fallback: boolean };
 }
@@ -278,9 +286,11 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     linkCompression: e.MM_LINK_COMPRESSION === '1',
     telemetryIntervalMs: Math.round(e.MM_TELEMETRY_INTERVAL_S * 1000),
     bootIdFile: e.MM_BOOT_ID_FILE ?? simulated?.bootIdFile ?? '/proc/sys/kernel/random/boot_id',
+    hostRoot: path.resolve(e.MM_HOST_ROOT ?? '/'),
     logLevel: e.LOG_LEVEL,
     simulate: opts.simulate,
     simulatedGpioPort: e.MM_SIM_GPIO_PORT,
+    simulatedBoardModel: e.MM_SIM_BOARD_MODEL,
     simulatedReboot: {
       downMs: e.MM_SIM_REBOOT_DELAY_MS,
       neverReturn: e.MM_SIM_REBOOT_NEVER_RETURN,

@@ -565,6 +565,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invocations/{id}/metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One metric across the invocation's runs
+         * @description `result.metrics[name]` of each succeeded execute of the invocation that has it, oldest first (by `finished_at`): the latest 1000 runs at most. Runs without that metric are left out.
+         */
+        get: operations["getInvocationsIdMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/pacs/query/": {
         parameters: {
             query?: never;
@@ -1251,10 +1271,24 @@ export interface components {
             platform: string | null;
             boot_id: string | null;
             active_pac: string | null;
-            /** @description `{ key: value }` labels; an enrolled board starts with its provisioning key's. */
+            /** @description `{ key: value }` labels; an enrolled board starts with its provisioning key's. Keys under `mm/` are the agent's, read-only, derived from its facts. */
             labels: {
                 [key: string]: string;
             };
+            /**
+             * @description What the agent found on the board (`arch, os, kernel, board_model, cpu_count, memory_bytes, disk_free_bytes, agent_version, node_version, active_pac`, and more where known), refreshed at every hello and when they change; null before its first hello.
+             * @example {
+             *       "arch": "arm64",
+             *       "os": "Ubuntu 22.04.4 LTS",
+             *       "board_model": "Kria KV260 Vision AI Starter Kit",
+             *       "cpu_count": 4,
+             *       "memory_bytes": 4118261760,
+             *       "active_pac": "kv260-bist"
+             *     }
+             */
+            facts: {
+                [key: string]: unknown;
+            } | null;
             /** @description The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry). */
             telemetry: components["schemas"]["TelemetrySample"] | null;
         };
@@ -1313,6 +1347,15 @@ export interface components {
              * @description The board; may be left out when exactly one is registered.
              */
             board_id?: string;
+        };
+        MetricSeries: {
+            points: components["schemas"]["MetricPoint"][];
+        };
+        MetricPoint: {
+            operation_id: number;
+            board_id: string | null;
+            finished_at: string;
+            value: number;
         };
         PacQueryAnswer: {
             /** Format: uuid */
@@ -4853,6 +4896,60 @@ export interface operations {
             };
             /** @description `no_board` (none registered) or `board_offline` (not connected; nothing was started) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getInvocationsIdMetrics: {
+        parameters: {
+            query: {
+                /** @description The metric (`fps`, `run_ms`, ...) */
+                name: string;
+                /** @description The latest this many runs (default and most 1000) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The points */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricSeries"];
+                };
+            };
+            /** @description Bad input (`validation_failed`: no or a bad `name`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invocation_not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,8 +17,9 @@ import { AGENT_CONNECT_PATH, CloseCode, PROTOCOL_VERSION } from './version.ts';
 
 /** One line per message type (zod schemas carry no prose); a test checks none is missing. */
 export const messageSummaries: Record<MessageType, string> = {
-  hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations, the optional features it takes (`stream.compress`).',
-  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`, `board.telemetry`).',
+  hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations, the optional features it takes (`stream.compress`, `board.facts`), and (with `board.facts`) what it found on the board.',
+  'board.facts': 'The board’s facts changed since hello (a PAC activated, an agent updated): the whole new set (only to a server whose welcome names `board.facts`).',
+  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`, `board.telemetry`, `board.facts`).',
   error: 'The answer to a message that could not be understood or handled. Never answered itself.',
   'op.start': 'Start (or, after a reconnect, resume) a transfer or execute operation.',
   'op.cancel': 'Stop an operation; the agent ends its whole process group and reports `cancelled`.',

@@ -65,6 +65,27 @@ export type OperationOutcome = z.infer<typeof OperationOutcome>;
 
 // ── link ────────────────────────────────────────────────────────────────────────────
 
+/**
+ * What the agent found on its board (docs/fleet-facts.md): the named fields where known,
+ * plus any other small scalar it knows (`serial`, `som_model`, ...). Sizes in bytes.
+ */
+export const BoardFacts = z
+  .object({
+    arch: z.string().max(200).optional(),
+    os: z.string().max(200).optional(),
+    kernel: z.string().max(200).optional(),
+    board_model: z.string().max(200).optional(),
+    cpu_count: z.number().int().nonnegative().optional(),
+    memory_bytes: z.number().nonnegative().optional(),
+    disk_free_bytes: z.number().nonnegative().optional(),
+    agent_version: z.string().max(200).optional(),
+    node_version: z.string().max(200).optional(),
+    active_pac: z.string().max(200).nullable().optional(),
+  })
+  .catchall(z.union([z.string().max(200), z.number(), z.boolean(), z.null()]))
+  .refine((facts) => Object.keys(facts).length <= 64, 'at most 64 facts');
+export type BoardFacts = z.infer<typeof BoardFacts>;
+
 /** A→S, first message on every connection. */
 export const Hello = z.object({
   type: z.literal('hello'),
@@ -83,7 +104,15 @@ export const Hello = z.object({
   finished: z.array(OperationOutcome),
   /** Optional abilities of this agent (`LinkFeature`); absent from older agents. */
   features: z.array(z.string()).optional(),
+  /** What the agent found on the board (feature `board.facts`); absent from older agents. */
+  facts: BoardFacts.optional(),
 });
+
+/**
+ * A→S, the board's facts changed since the hello (a PAC was activated, disk filled, ...);
+ * sent only to a server whose welcome names the `board.facts` feature. Replaces the facts.
+ */
+export const BoardFactsMessage = z.object({ type: z.literal('board.facts'), facts: BoardFacts });
 
 /** S→A, the answer to hello. */
 export const Welcome = z.object({
@@ -119,6 +148,8 @@ export const OpStart = z.object({
   files: z.array(FileRef),
   /** execute: how long the runner may take before it is stopped. */
   timeout_s: z.number().positive().optional(),
+  /** execute: the board's labels when it started (the runner gets them as MM_BOARD_LABELS, JSON). */
+  board_labels: z.record(z.string(), z.string()).optional(),
 });
 
 /** S→A, stop an operation; the agent ends the whole process group and reports `cancelled`. */
@@ -347,6 +378,7 @@ export const BoardTelemetry = z.object({ type: z.literal('board.telemetry'), rea
 /** Every message of the catalog, by type. Add a message here and to its side's union below. */
 export const catalog = {
   hello: Hello,
+  'board.facts': BoardFactsMessage,
   welcome: Welcome,
   error: ErrorMessage,
   'op.start': OpStart,
@@ -383,6 +415,7 @@ export type MessageOf<T extends MessageType> = z.infer<(typeof catalog)[T]>;
  */
 export const AgentMessage = z.discriminatedUnion('type', [
   Hello,
+  BoardFactsMessage,
   ErrorMessage,
   OpProgress,
   OpLog,

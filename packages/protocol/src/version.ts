@@ -30,6 +30,12 @@ export const LinkFeature = {
    * sends none to a server whose welcome does not name it; an older agent never sends any.
    */
   boardTelemetry: 'board.telemetry',
+  /**
+   * Named by both sides: the agent's hello carries `facts` (an older agent's does not; the
+   * server derives what it can from the hello's own fields), and the agent sends
+   * `board.facts` when they change, only to a server whose welcome names it.
+   */
+  boardFacts: 'board.facts',
 } as const;
 
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */

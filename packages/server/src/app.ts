@@ -23,6 +23,7 @@ import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { invocationOperationRoutes } from './routes/invocation-operations.ts';
+import { invocationMetricRoutes } from './routes/invocation-metrics.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { pacRoutes } from './routes/pacs.ts';
 import { invocationFileRoutes } from './routes/invocation-files.ts';
@@ -64,6 +65,7 @@ export function createApp(ctx: Services) {
   app.route('/', boardTelemetryRoutes(ctx));
   app.route('/', operationRoutes(ctx));
   app.route('/', invocationOperationRoutes(ctx));
+  app.route('/', invocationMetricRoutes(ctx));
   app.route('/', pacRoutes(ctx));
   app.route('/', agentConnectRoutes(ctx));
   app.route('/', agentEnrollRoutes(ctx));

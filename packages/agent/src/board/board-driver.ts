@@ -20,6 +20,8 @@ export interface BoardDriver {
   readonly pacDir: string;
   /** Environment for xlnx-config and other board commands (undefined: the agent's own). */
   readonly commandEnv: NodeJS.ProcessEnv | undefined;
+  /** The folder /proc, /sys and /etc are read under for the board's facts (MM_HOST_ROOT; the simulated board's fake tree). */
+  readonly factsRoot: string;
   /**
    * Reboots the board. A real reboot ends this process; a promise that rejects means the
    * command failed and the board keeps running.
@@ -51,6 +53,7 @@ export function realBoardDriver(config: AgentConfig, log: Logger): BoardDriver {
     pacDir: config.pacDir,
     commandEnv: undefined,
     sensors: hwmonSensors('/'),
+    factsRoot: config.hostRoot,
     reboot: async () => {
       log.warn({ command: config.reboot }, 'rebooting the board');
       const { output } = await runReboot(config.reboot);

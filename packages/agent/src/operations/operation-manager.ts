@@ -13,6 +13,7 @@ import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
 import { videoContentType } from '../runner/output-video.ts';
 import { runInvocation, type RunAs } from '../runner/run-invocation.ts';
+import { buildRunMetrics } from '../runner/run-metrics.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import { OpReporter } from './op-reporter.ts';
 import { transferFiles } from './transfer-files.ts';
@@ -42,6 +43,8 @@ export interface OperationManagerOptions {
   runAs?: RunAs;
   /** Measures a run (peak temperature, mean power) for `result.metrics`; absent: nothing measured. */
   watchRun?: () => RunWatch;
+  /** An operation ended (the board's facts may have changed). */
+  onEnded?: () => void;
 }
 
 /** An output video offered before it is hashed (`op.output`): served from a descriptor of the agent's own. */
@@ -301,6 +304,7 @@ export class OperationManager {
       ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
       ...(this.opts.clock ? { clock: this.opts.clock } : {}),
       ...(this.opts.runAs ? { runAs: this.opts.runAs } : {}),
+      boardLabels: msg.board_labels ?? {},
       onLog: (stream, text) => op.reporter.log(stream, text),
       onSpawn: async (pgid) => {
         await journal.setPhase(msg.op_id, 'run', { pgid, start_time: await processStartTime(pgid) });
@@ -316,14 +320,16 @@ export class OperationManager {
     });
     // What the board measured during the run (max_temperature_c, mean_power_w) goes into result.metrics.
     const measured = watch?.stop() ?? {};
-    const metrics = Object.keys(measured).length > 0 ? { metrics: measured } : {};
     const seconds = (result.durationMs / 1000).toFixed(1);
+    // A bad metrics.json is a line in the log, never a failed run.
+    if (result.runnerMetrics.kind === 'ignored') op.reporter.note(result.runnerMetrics.problem);
+    const metrics = buildRunMetrics({ runMs: result.durationMs, runner: result.runnerMetrics.kind === 'ok' ? result.runnerMetrics.metrics : undefined, measured });
     if (result.status === 'succeeded') {
       op.reporter.note(`runner exited with status 0 after ${seconds} s; output video ${result.output.filename} (${result.output.size} bytes)`);
-      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename, ...metrics }, null, result.output);
+      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename, metrics }, null, result.output);
     }
     op.reporter.note(`${result.error.message} (after ${seconds} s)`);
-    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs, ...metrics };
+    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs, metrics };
     return this.outcome(msg.op_id, result.status, runResult, result.error, null);
   }
 
@@ -345,6 +351,7 @@ export class OperationManager {
     }
     log.info({ status: outcome.status, error: outcome.error }, 'operation ended');
     this.opts.link.send({ type: 'op.result', outcome });
+    this.opts.onEnded?.();
   }
 
   private async cancel(opId: number): Promise<void> {

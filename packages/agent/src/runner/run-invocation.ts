@@ -5,6 +5,7 @@ import path from 'node:path';
 import { systemClock, type Clock, type ErrorInfo, type InputFileKind } from '@mm/protocol';
 import { LogBatcher, type LogStream } from './log-batcher.ts';
 import { findOutputVideo } from './output-video.ts';
+import { readRunnerMetrics, type RunnerMetrics } from './run-metrics.ts';
 import { signalGroup, terminateGroup } from './process-group.ts';
 
 /** The variable that names each input kind's file in the runner's environment. */
@@ -44,6 +45,8 @@ export interface RunRequest<T> {
   graceMs?: number;
   /** Environment the runner inherits (the agent's, by default). */
   baseEnv?: NodeJS.ProcessEnv;
+  /** The board's labels (MM_BOARD_LABELS, JSON; `{}` when the server sent none). */
+  boardLabels?: Record<string, string>;
   /** Run as this user instead of the agent's. */
   runAs?: RunAs;
   /** Live output, batched a little. */
@@ -56,9 +59,13 @@ export interface RunRequest<T> {
   clock?: Clock;
 }
 
-export type RunResult<T> =
+export type RunResult<T> = (
   | { status: 'succeeded'; exitCode: 0; output: T; outputFilename: string; durationMs: number }
-  | { status: 'failed' | 'cancelled'; error: ErrorInfo; exitCode: number | null; signal: NodeJS.Signals | null; durationMs: number };
+  | { status: 'failed' | 'cancelled'; error: ErrorInfo; exitCode: number | null; signal: NodeJS.Signals | null; durationMs: number }
+) & {
+  /** The runner's metrics.json, read once it exited (`none` if it never started). */
+  runnerMetrics: RunnerMetrics;
+};
 
 /**
  * Runs an invocation as "Running an invocation on the board" says: a fresh work folder as
@@ -79,6 +86,7 @@ export async function runInvocation<T>(req: RunRequest<T>): Promise<RunResult<T>
     env.MM_INVOCATION_ID = String(req.invocation.id);
     env.MM_INVOCATION_NAME = req.invocation.name;
     env.MM_OUTPUT_DIR = outputDir;
+    env.MM_BOARD_LABELS = JSON.stringify(req.boardLabels ?? {});
     if (req.runAs) {
       env.USER = env.LOGNAME = req.runAs.name;
     }
@@ -90,23 +98,24 @@ export async function runInvocation<T>(req: RunRequest<T>): Promise<RunResult<T>
     const ended = await runProcess(req, workDir, env);
     const durationMs = clock.now() - started;
     if (ended.kind === 'spawn_failed') {
-      return { status: 'failed', error: { code: 'runner_failed', message: `could not start the runner ${JSON.stringify(req.argv[0])}: ${ended.message}` }, exitCode: null, signal: null, durationMs };
+      return { status: 'failed', error: { code: 'runner_failed', message: `could not start the runner ${JSON.stringify(req.argv[0])}: ${ended.message}` }, exitCode: null, signal: null, durationMs, runnerMetrics: { kind: 'none' } };
     }
+    const runnerMetrics = await readRunnerMetrics(outputDir);
     const { code, signal, reason } = ended;
-    if (reason === 'cancelled') return { status: 'cancelled', error: { code: 'cancelled', message: 'cancelled on request' }, exitCode: code, signal, durationMs };
+    if (reason === 'cancelled') return { status: 'cancelled', error: { code: 'cancelled', message: 'cancelled on request' }, exitCode: code, signal, durationMs, runnerMetrics };
     if (reason === 'timeout') {
-      return { status: 'failed', error: { code: 'timeout', message: `the runner did not finish within ${req.timeoutMs / 1000} s and was stopped` }, exitCode: code, signal, durationMs };
+      return { status: 'failed', error: { code: 'timeout', message: `the runner did not finish within ${req.timeoutMs / 1000} s and was stopped` }, exitCode: code, signal, durationMs, runnerMetrics };
     }
     if (code !== 0) {
       const how = code !== null ? `exited with status ${code}` : `was killed by signal ${signal}`;
-      return { status: 'failed', error: { code: 'runner_failed', message: `the runner ${how}` }, exitCode: code, signal, durationMs };
+      return { status: 'failed', error: { code: 'runner_failed', message: `the runner ${how}` }, exitCode: code, signal, durationMs, runnerMetrics };
     }
     const video = await findOutputVideo(outputDir);
     if (!video) {
-      return { status: 'failed', error: { code: 'no_output_video', message: 'the runner exited with status 0 but left no .mp4 or .avi file in MM_OUTPUT_DIR' }, exitCode: 0, signal: null, durationMs };
+      return { status: 'failed', error: { code: 'no_output_video', message: 'the runner exited with status 0 but left no .mp4 or .avi file in MM_OUTPUT_DIR' }, exitCode: 0, signal: null, durationMs, runnerMetrics };
     }
     const output = await req.collectOutput(video);
-    return { status: 'succeeded', exitCode: 0, output, outputFilename: path.basename(video), durationMs };
+    return { status: 'succeeded', exitCode: 0, output, outputFilename: path.basename(video), durationMs, runnerMetrics };
   } finally {
     await fsp.rm(workDir, { recursive: true, force: true }).catch(() => {});
   }

@@ -18,6 +18,7 @@ export async function startSimulatedBoardDriver(config: AgentConfig, log: Logger
     log: log.child({ component: 'simulated-board' }),
     ...(config.simulatedGpioPort !== undefined ? { motorPort: config.simulatedGpioPort } : {}),
     ...(config.simulatedReboot ? { reboot: config.simulatedReboot } : {}),
+    model: config.simulatedBoardModel,
   });
   await board.start();
   return {
@@ -29,6 +30,8 @@ export async function startSimulatedBoardDriver(config: AgentConfig, log: Logger
     pacDir: config.pacDir,
     commandEnv: board.commandEnv,
     sensors: simulatedSensors(),
+    // MM_HOST_ROOT, when set, wins over the simulated board's own tree (tests vary it).
+    factsRoot: config.hostRoot !== '/' ? config.hostRoot : board.hostRoot,
     reboot: async () => board.rebootSoon(0),
     scriptPorts: () => (board.motorUrl ? [Number(new URL(board.motorUrl).port)] : []),
     onAgentReboot: (hook) => {

@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GPIO_MOTOR_SCRIPT, startMotorServer, type MotorServer } from '@mm/gpio-motor';
 import type { Logger } from '../logger.ts';
+import { writeSimulatedHostTree, type SimulatedBoardModel } from './simulated-host-tree.ts';
 import { simulatedRunnerCommand } from './simulated-programs.ts';
 import { simulatedXlnxConfigPath } from './xlnx-config/index.ts';
 
@@ -31,6 +32,8 @@ export interface SimulatedBoardOptions {
   motorPort?: number;
   /** How a reboot goes (settings MM_SIM_REBOOT_*); default: down 3 s, back with a new boot id. */
   reboot?: Partial<SimulatedRebootOptions>;
+  /** The board it reports being (MM_SIM_BOARD_MODEL); default `zcu104`. */
+  model?: SimulatedBoardModel;
 }
 
 /**
@@ -77,6 +80,8 @@ const XLNX_CONFIG_STATE_FILE = 'xlnx-config-sim-state.json';
 export class SimulatedBoard {
   readonly dir: string;
   readonly gpioRoot: string;
+  /** The fake /proc, /sys and /etc the agent reads the board's facts from. */
+  readonly hostRoot: string;
   /** Environment for the simulated xlnx-config (and other board commands). */
   readonly commandEnv: NodeJS.ProcessEnv;
   /** Set by the agent: what a reboot does to it. */
@@ -90,6 +95,7 @@ export class SimulatedBoard {
   constructor(private readonly opts: SimulatedBoardOptions) {
     this.dir = simulatedBoardDir(opts.agentDir);
     this.gpioRoot = path.join(this.dir, 'gpio');
+    this.hostRoot = path.join(this.dir, 'host');
     this.commandEnv = { ...process.env, MM_PAC_DIR: opts.pacDir, MM_SIM_STATE_DIR: this.dir };
     this.rebootOptions = { ...DEFAULT_SIMULATED_REBOOT, ...opts.reboot };
   }
@@ -112,6 +118,7 @@ export class SimulatedBoard {
   async start(): Promise<void> {
     await fsp.mkdir(this.dir, { recursive: true });
     await fsp.mkdir(this.opts.pacDir, { recursive: true });
+    await writeSimulatedHostTree(this.hostRoot, this.opts.model ?? 'zcu104');
     const existing = await fsp.readFile(this.opts.bootIdFile, 'utf8').catch(() => '');
     if (!existing.trim()) await this.newBootId();
     this.bootedPac = await this.readActivePacState();

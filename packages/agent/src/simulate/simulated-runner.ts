@@ -12,11 +12,17 @@
  *   spawn_children  start this many helper processes that live until the runner ends
  *                   (default 0; their pids are printed), to check cancel ends the whole group
  *   ignore_sigterm  true: ignore SIGTERM, so only the SIGKILL after the grace period stops it
+ *   metrics_json    text to leave as MM_OUTPUT_DIR/metrics.json instead of its own (to try bad ones)
+ *
+ * On success it leaves MM_OUTPUT_DIR/metrics.json with `fps` = 30 × speed and
+ * `latency_ms` = 1000 / fps, where speed is the board's `sim/speed` label (MM_BOARD_LABELS;
+ * a positive number, default 1), so a test can make one board slower than another.
  */
 import { spawn } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { simulatedMetrics, simulatedSpeed } from './simulated-metrics.ts';
 import { fileFrameSource, renderTestPatternMp4, textFrameSource } from './test-pattern-video.ts';
 
 const Parameters = z.object({
@@ -25,6 +31,7 @@ const Parameters = z.object({
   output_video: z.boolean().default(true),
   spawn_children: z.number().int().min(0).max(16).default(0),
   ignore_sigterm: z.boolean().default(false),
+  metrics_json: z.string().max(16 * 1024 * 1024).optional(),
 });
 type Parameters = z.infer<typeof Parameters>;
 
@@ -57,6 +64,12 @@ async function readParameters(file: string | undefined): Promise<Parameters> {
     process.exit(2);
   }
   return parsed.data;
+}
+
+async function writeMetrics(outputDir: string, params: Parameters): Promise<void> {
+  const text = params.metrics_json ?? JSON.stringify(simulatedMetrics(simulatedSpeed(process.env.MM_BOARD_LABELS)));
+  await fsp.writeFile(path.join(outputDir, 'metrics.json'), text);
+  say(params.metrics_json !== undefined ? `wrote the given metrics.json (${Buffer.byteLength(text)} bytes)` : `wrote metrics.json ${text}`);
 }
 
 async function main(): Promise<void> {
@@ -101,6 +114,7 @@ async function main(): Promise<void> {
     complain(`simulated failure: exiting with status ${params.exit_code}`);
     process.exit(params.exit_code);
   }
+  await writeMetrics(outputDir, params);
   if (!params.output_video) {
     say('output_video is false: no video made');
     process.exit(0);

@@ -65,6 +65,9 @@ export function testConfig(serverUrl: string, agentDir: string, overrides: Parti
     logLevel: 'silent',
     simulate: false,
     simulatedGpioPort: undefined,
+    // No such folder: the facts fall back to what Node says about this machine.
+    hostRoot: path.join(agentDir, 'host'),
+    simulatedBoardModel: 'zcu104',
     ...overrides,
   };
 }

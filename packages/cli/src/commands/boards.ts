@@ -9,12 +9,14 @@ import { say } from '../context.ts';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.ts';
 import { followOperation } from '../follow.ts';
 import { table, when } from '../format.ts';
+import { metricLines } from '../metrics-format.ts';
+import { registerBoardFleetCommands } from './board-fleet.ts';
 import { positiveId, withContext } from './shared.ts';
 
 const OP_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 
 export function registerBoards(program: Command): void {
-  const boards = program.command('boards').description('list, register and remove boards');
+  const boards = program.command('boards').description('list, register, show, label and remove boards');
   boards
     .command('ls')
     .description('list boards')
@@ -43,14 +45,16 @@ export function registerBoards(program: Command): void {
       }),
     );
   boards
-    .command('rm <id>')
-    .description('remove a board (its token stops working)')
+    .command('rm <board>')
+    .description('remove a board (its token stops working); by name or id')
     .action(
-      withContext(async (ctx, _opts, id: string) => {
+      withContext(async (ctx, _opts, given: string) => {
+        const id = (await boardIdOf(ctx.api, given))!;
         await ctx.api.call(ctx.api.client.DELETE('/api/boards/{id}/', { params: { path: { id } } }));
         ctx.result({ deleted: id }, () => say(`Removed board ${id}.`));
       }),
     );
+  registerBoardFleetCommands(boards);
 }
 
 export function registerOps(program: Command): void {
@@ -85,6 +89,8 @@ export function registerOps(program: Command): void {
           say(`created ${when(op.created_at)}, started ${when(op.started_at)}, finished ${when(op.finished_at)}`);
           say(`progress: ${op.progress.phase} ${op.progress.bytes_done}/${op.progress.bytes_total}`);
           if (op.error) say(`error: ${op.error.code}: ${op.error.message}`);
+          const metrics = metricLines((op.result as { metrics?: unknown } | null)?.metrics);
+          if (metrics.length) say(['metrics:', ...metrics].join('\n'));
         });
       }),
     );

@@ -11,6 +11,8 @@ import { bytes, duration } from '../format.ts';
 import { checkLocalFiles, hashFiles, type LocalFile, sendFiles } from '../send-files.ts';
 import { cacheDir } from '../settings.ts';
 import { stateFile } from '../state-file.ts';
+import { metricLines } from '../metrics-format.ts';
+import { collectLabel } from './board-fleet.ts';
 import { withContext } from './shared.ts';
 
 interface RunOptions {
@@ -21,6 +23,8 @@ interface RunOptions {
   weights?: string;
   input?: string;
   board?: string;
+  /** `--label k=v`: run on any matching board (the execute's `board_selector`). */
+  label: Record<string, string>;
   output?: string;
   detach?: boolean;
 }
@@ -41,6 +45,7 @@ export function registerRun(program: Command): void {
     .option('--weights <file>', 'model weights file')
     .option('--input <file>', 'input video file')
     .option('--board <board>', "the board's name or id (may be left out when exactly one is registered)")
+    .option('--label <k=v>', 'run on any idle board with this label (repeatable: all must match; mm/board-model=kv260 ...)', collectLabel, {})
     .option('-o, --output <file>', 'where to save the output video (default: <name>-<id>.mp4)')
     .option('--detach', 'start the run and return at once (follow it with `mm ops logs <id> -f`)')
     .addHelpText(
@@ -61,7 +66,10 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   const name = (opts.name ?? path.parse(opts.weights ?? opts.input ?? opts.parameter ?? opts.bitstream ?? 'run').name).trim();
   if (!name) throw new UsageError('The invocation name must not be empty (--name).');
   // Nothing is created before the request is known to be valid: the board first.
-  const board = await runBoard(api, opts.board);
+  const selector = Object.keys(opts.label).length ? opts.label : undefined;
+  if (selector && opts.board !== undefined) throw new UsageError('Give either --board or --label, not both.', '--board names one board; --label runs on any board whose labels match.');
+  // With --label the server picks the board (and answers 400 no_matching_board if none could ever serve it).
+  const board = selector ? undefined : await runBoard(api, opts.board);
   const started = Date.now();
 
   const hashed = await hashFiles(files, progress, signal);
@@ -102,7 +110,8 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   const op = (await api.call(
     api.client.POST('/api/invocations/{id}/execute/', {
       params: { path: { id }, header: { prefer: 'respond-async' } },
-      body: { board_id: board.id },
+      // board_selector is the fleet part of the API (docs/api.md, "Fleets").
+      body: (selector ? { board_selector: selector } : { board_id: board!.id }) as { board_id?: string },
       signal,
     }),
   )) as Operation;
@@ -179,6 +188,8 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
     },
     () => {
       say(`Saved ${out} (${bytes(video.size)}, sha256 verified). Invocation ${id}, operation ${op.id}, ${duration(Date.now() - started)} in all.`);
+      const metrics = metricLines((final.result as { metrics?: unknown } | null)?.metrics);
+      if (metrics.length) say(['Metrics:', ...metrics].join('\n'));
     },
   );
 }

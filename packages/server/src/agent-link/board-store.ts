@@ -3,6 +3,8 @@ import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/database.ts';
 import { boards, type TelemetrySample } from '../db/schema.ts';
 import { TelemetrySampleSchema } from '../telemetry/telemetry-schema.ts';
+import { RESERVED_LABEL_PREFIX } from '../enrollment/label-schema.ts';
+import { agentLabelsFromFacts, factsOfHello, type Facts } from '../fleet/board-facts.ts';
 import type { HelloMessage } from './board-link.ts';
 
 export type BoardRow = typeof boards.$inferSelect;
@@ -25,6 +27,7 @@ export interface BoardObject {
   active_pac: string | null;
   labels: Record<string, string>;
   telemetry: TelemetrySample | null;
+  facts: Facts | null;
 }
 
 export const BoardSchema = z
@@ -40,7 +43,14 @@ export const BoardSchema = z
     platform: z.string().nullable(),
     boot_id: z.string().nullable(),
     active_pac: z.string().nullable(),
-    labels: z.record(z.string(), z.string()).openapi({ description: '`{ key: value }` labels; an enrolled board starts with its provisioning key\'s.' }),
+    labels: z.record(z.string(), z.string()).openapi({ description: '`{ key: value }` labels; an enrolled board starts with its provisioning key\'s. Keys under `mm/` are the agent\'s, read-only, derived from its facts.' }),
+    facts: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({
+        description: 'What the agent found on the board (`arch, os, kernel, board_model, cpu_count, memory_bytes, disk_free_bytes, agent_version, node_version, active_pac`, and more where known), refreshed at every hello and when they change; null before its first hello.',
+        example: { arch: 'arm64', os: 'Ubuntu 22.04.4 LTS', board_model: 'Kria KV260 Vision AI Starter Kit', cpu_count: 4, memory_bytes: 4118261760, active_pac: 'kv260-bist' },
+      }),
     // A union, not `.nullable()`: that would make the shared TelemetrySample component itself nullable.
     telemetry: z.union([TelemetrySampleSchema, z.null()]).openapi({ description: 'The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).' }),
   })
@@ -68,6 +78,7 @@ export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean):
     active_pac: row.activePac,
     labels: row.labels,
     telemetry: row.telemetry ?? null,
+    facts: row.facts ?? null,
   };
 }
 
@@ -107,11 +118,23 @@ export async function deleteBoardRow(db: Db, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** Stores what the agent said in hello; undefined if the board no longer exists. */
+/**
+ * SQL for the labels column with its `mm/` part replaced by `agentLabels`: the people's
+ * labels are kept as they are in the row being updated (one statement, so a concurrent
+ * change of them is not lost). The SQL form of board-selector.ts `mergeLabels`.
+ */
+function withAgentLabels(agentLabels: Record<string, string>) {
+  return sql`coalesce((select jsonb_object_agg(l.key, l.value) from jsonb_each(${boards.labels}) l where l.key not like ${`${RESERVED_LABEL_PREFIX}%`}), '{}'::jsonb) || ${JSON.stringify(agentLabels)}::jsonb`;
+}
+
+/** Stores what the agent said in hello, its facts and their `mm/` labels; undefined if the board no longer exists. */
 export async function recordHello(db: Db, id: string, hello: HelloMessage, at: Date): Promise<BoardRow | undefined> {
+  const facts = factsOfHello(hello);
   const [row] = await db
     .update(boards)
     .set({
+      facts,
+      labels: withAgentLabels(agentLabelsFromFacts(facts)),
       agentVersion: hello.agent_version,
       hostname: hello.hostname,
       platform: hello.platform,
@@ -130,7 +153,27 @@ export async function recordLastSeen(db: Db, id: string, at: Date): Promise<void
   await db.update(boards).set({ lastSeenAt: at }).where(eq(boards.id, id));
 }
 
-/** The active PAC as the board last reported it (a PAC query or install; hello sets it too). */
+/** New facts from the agent (`board.facts`): stored with their `mm/` labels; the active PAC and agent version follow them. */
+export async function recordFacts(db: Db, id: string, facts: Facts): Promise<BoardRow | undefined> {
+  const [row] = await db
+    .update(boards)
+    .set({
+      facts,
+      labels: withAgentLabels(agentLabelsFromFacts(facts)),
+      ...(facts.active_pac === null || typeof facts.active_pac === 'string' ? { activePac: facts.active_pac } : {}),
+      ...(typeof facts.agent_version === 'string' ? { agentVersion: facts.agent_version } : {}),
+    })
+    .where(eq(boards.id, id))
+    .returning();
+  return row;
+}
+
+/** The active PAC as the board last reported it (a PAC query or install; hello sets it too); its fact and `mm/active-pac` follow. */
 export async function recordActivePac(db: Db, id: string, activePac: string | null): Promise<void> {
-  await db.update(boards).set({ activePac }).where(eq(boards.id, id));
+  await db.transaction(async (tx) => {
+    const [row] = await tx.select({ facts: boards.facts }).from(boards).where(eq(boards.id, id)).for('update');
+    if (!row) return;
+    const facts = { ...(row.facts ?? {}), active_pac: activePac };
+    await tx.update(boards).set({ activePac, facts, labels: withAgentLabels(agentLabelsFromFacts(facts)) }).where(eq(boards.id, id));
+  });
 }

@@ -20,7 +20,7 @@ import type { Logger } from '../logger.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { SERVER_VERSION } from '../version.ts';
 import type { BoardLinks } from './board-links.ts';
-import { recordHello, recordLastSeen } from './board-store.ts';
+import { recordFacts, recordHello, recordLastSeen } from './board-store.ts';
 import type { BoardWork } from './board-work.ts';
 import { BoardLink, type RelayMessage, type BoardLinkHandlers, type HelloMessage, type OpenedSource, type PullMessage } from './board-link.ts';
 import type { UploadRegistry, UploadSource } from './uploads.ts';
@@ -71,6 +71,13 @@ export class AgentHub {
     this.handshakes = new HandshakeGate(deps.config.agentHandshakesMax, undefined, this.clock);
     this.receiveWindows = new WindowBudget(deps.config.receiveWindowsCapBytes);
     deps.bus.subscribe('board.revoked', undefined, ({ boardId }) => this.closeLinksOf(boardId));
+    this.handleMessages(['board.facts'], (conn, message) => {
+      if (message.type !== 'board.facts') return;
+      recordFacts(deps.db, conn.boardId, message.facts).then(
+        () => conn.log.info({ active_pac: message.facts.active_pac, agent_version: message.facts.agent_version }, 'board facts changed'),
+        (err: unknown) => conn.log.warn({ err }, 'could not store the board facts'),
+      );
+    });
   }
 
   /**
@@ -217,7 +224,7 @@ export class AgentHub {
       board_name: row.name,
       server_version: SERVER_VERSION,
       protocol_version: PROTOCOL_VERSION,
-      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
     });
     conn.log.info(
       { agent_version: hello.agent_version, boot_id: hello.boot_id, running: hello.running, finished: hello.finished.map((f) => f.op_id) },

@@ -70,6 +70,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/invocations/{id}/', 'viewer'),
   R('GET', '/api/invocations/{id}/files/{kind}/', 'viewer'),
   R('GET', '/api/invocations/{id}/video/', 'viewer'),
+  R('GET', '/api/invocations/{id}/metrics/', 'viewer'),
   R('GET', '/api/invocations/{id}/download/', 'viewer'),
   R('GET', '/api/videos/', 'viewer'),
   R('GET', '/api/videos/results/{path}', 'viewer'),

@@ -22,6 +22,8 @@ import {
 export interface AgentStart {
   invocation_name: string;
   files: FileRef[];
+  /** execute: the board's labels when it started (the runner's MM_BOARD_LABELS). */
+  board_labels?: Record<string, string>;
 }
 
 /** A board's telemetry as the API shows it (`at`: when the server received it). */
@@ -102,6 +104,8 @@ export const boards = pgTable(
     enrollFacts: jsonb('enroll_facts').$type<Record<string, unknown>>(),
     /** The latest telemetry sample the agent sent (`board.telemetry`, stamped on arrival). */
     telemetry: jsonb('telemetry').$type<TelemetrySample>(),
+    /** What the agent found on the board, from its last hello or `board.facts` (fleet/board-facts.ts). */
+    facts: jsonb('facts').$type<Record<string, unknown>>(),
   },
   (t) => [uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId)],
 );

@@ -22,7 +22,7 @@ import { isFinal, type OperationRow } from './operation-object.ts';
 import { OutputReceiver } from './output-receiver.ts';
 import type { StoreContext } from '../store-context.ts';
 import type { OperationLifecycle } from './lifecycle.ts';
-import { findOperation, invocationForStart, saveAgentStart, unfinishedOperations } from './store.ts';
+import { boardLabelsForStart, findOperation, invocationForStart, saveAgentStart, unfinishedOperations } from './store.ts';
 
 const KIND_ORDER: ReadonlyMap<string, number> = new Map<string, number>(INPUT_FILE_KINDS.map((k, i) => [k, i]));
 /** An outcome that could not be settled because the database is away is tried again after this, doubling… */
@@ -68,6 +68,8 @@ export class AgentOperations implements BoardWork {
     const start: AgentStart = {
       invocation_name: inv.name,
       files: inv.files.map((f) => ({ kind: f.kind as FileRef['kind'], filename: f.filename, sha256: f.sha256, size: f.size })),
+      // The runner sees the board's labels as they were when it started (MM_BOARD_LABELS).
+      ...(row.kind === 'execute' ? { board_labels: await boardLabelsForStart(this.ctx.database.db, row.boardId) } : {}),
     };
     const total = start.files.reduce((n, f) => n + f.size, 0);
     // One write: the op.start snapshot and the first progress (the agent reports the rest).
@@ -87,6 +89,7 @@ export class AgentOperations implements BoardWork {
       kind: row.kind,
       invocation: { id: row.invocationId ?? 0, name: row.agentStart?.invocation_name ?? '' },
       files: row.agentStart?.files ?? [],
+      ...(row.agentStart?.board_labels ? { board_labels: row.agentStart.board_labels } : {}),
     });
   }
 

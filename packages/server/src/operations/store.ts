@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { invocationFiles, invocations, operations, type AgentStart } from '../db/schema.ts';
+import { boards, invocationFiles, invocations, operations, type AgentStart } from '../db/schema.ts';
 import { currentActor } from '../auth/request-auth.ts';
 import { isAgentKind } from './kinds.ts';
 import type { OperationError, OperationProgress, OperationRow, OperationStatusName } from './operation-object.ts';
@@ -244,4 +244,42 @@ export async function boardsWithQueuedWork(db: Db): Promise<string[]> {
 
 export async function runningOperations(db: Db): Promise<OperationRow[]> {
   return db.select().from(operations).where(eq(operations.status, 'running')).orderBy(asc(operations.id));
+}
+
+/** The board's labels, for an execute's op.start (`{}` if the board is gone). */
+export async function boardLabelsForStart(db: Db, boardId: string): Promise<Record<string, string>> {
+  const [row] = await db.select({ labels: boards.labels }).from(boards).where(eq(boards.id, boardId));
+  return row?.labels ?? {};
+}
+
+export interface MetricPoint {
+  operation_id: number;
+  board_id: string | null;
+  finished_at: string;
+  value: number;
+}
+
+/**
+ * One metric of an invocation's succeeded execute runs (`result.metrics[name]`), oldest
+ * first: the last `limit` runs that have it.
+ */
+export async function invocationMetricPoints(db: Db, invocationId: number, name: string, limit: number): Promise<MetricPoint[]> {
+  const value = sql`(${operations.result} -> 'metrics' -> ${name})`;
+  const rows = await db
+    .select({ id: operations.id, boardId: operations.boardId, finishedAt: operations.finishedAt, value: sql<number>`${value}::float8`.mapWith(Number) })
+    .from(operations)
+    .where(
+      and(
+        eq(operations.invocationId, invocationId),
+        eq(operations.kind, 'execute'),
+        eq(operations.status, 'succeeded'),
+        sql`jsonb_typeof(${value}) = 'number'`,
+      ),
+    )
+    .orderBy(desc(operations.finishedAt), desc(operations.id))
+    .limit(limit);
+  return rows
+    .filter((r) => r.finishedAt !== null)
+    .reverse()
+    .map((r) => ({ operation_id: r.id, board_id: r.boardId, finished_at: r.finishedAt!.toISOString(), value: r.value }));
 }
