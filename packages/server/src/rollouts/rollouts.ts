@@ -35,6 +35,13 @@ export interface RolloutsDeps extends StoreContext {
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 (64 lower-case hex digits)');
 
+/** Rollouts that change boards (every kind but `execute`) are an admin's to create and steer. */
+function requireAdminFor(kind: string): void {
+  if (kind === 'execute') return;
+  const role = requestAuth().principal.role;
+  if (!roleAllows(role, 'admin')) throw new ForbiddenError(`A ${kind} rollout needs the admin role; you are ${role === 'admin' ? 'an' : 'a'} ${role}.`);
+}
+
 export const rolloutNotFound = (id: unknown) => new NotFoundError('rollout_not_found', `No rollout with id ${String(id)}.`);
 
 /**
@@ -91,8 +98,7 @@ export class Rollouts {
     const params = input.params ?? {};
     const field = (name: string, message: string) => new ValidationError([{ field: `params.${name}`, message }]);
     if (input.kind !== 'execute') {
-      const role = requestAuth().principal.role;
-      if (!roleAllows(role, 'admin')) throw new ForbiddenError(`A ${input.kind} rollout needs the admin role; you are ${role === 'admin' ? 'an' : 'a'} ${role}.`);
+      requireAdminFor(input.kind);
       if (input.invocation_id !== undefined) throw new ValidationError([{ field: 'invocation_id', message: `only for execute rollouts` }]);
     }
     switch (input.kind) {
@@ -216,6 +222,9 @@ export class Rollouts {
 
   private async move(id: number, from: RolloutStatus[], to: RolloutStatus): Promise<void> {
     const db = this.ctx.database.db;
+    const current = await findRolloutRow(db, id);
+    if (!current) throw rolloutNotFound(id);
+    requireAdminFor(current.kind);
     const moved = await changeStatus(db, id, from, to);
     if (moved) {
       this.ctx.bus.publish('rollout.changed', id, { rolloutId: id });
