@@ -2,6 +2,7 @@
  * Rollouts end to end (docs/rollouts.md): a real control plane on PostgreSQL (embedded when
  * there is none) and four real simulated agents; each step is an ordinary operation.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
@@ -46,6 +47,7 @@ describe('rollouts over four simulated boards', () => {
     expect(badKind.status).toBe(400);
     expect((await json(await server.api('/api/rollouts/'))).total).toBe(0);
     expect((await server.api('/api/rollouts/999/')).status).toBe(404);
+    expect((await server.api(`/api/rollouts/999/boards/${boards[0]!.id}/output/`)).status).toBe(404);
   });
 
   it('an execute rollout runs on every board at once and collects each result', async () => {
@@ -66,6 +68,11 @@ describe('rollouts over four simulated boards', () => {
       // Each step is an ordinary operation named to its board.
       const op = await json(await server.api(`/api/operations/${b.operation_id}/`));
       expect(op).toMatchObject({ kind: 'execute', status: 'succeeded', board_id: b.board_id, invocation_id: invocationId });
+      // Each board's output is downloadable, though the invocation keeps only the last one.
+      const video = await server.api(`/api/rollouts/${created.id}/boards/${b.board_id}/output/`);
+      expect(video.status).toBe(200);
+      const bytes = Buffer.from(await video.arrayBuffer());
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(op.result.output_video.sha256);
     }
     const seen = await events;
     expect(seen[0]!.event).toBe('status');

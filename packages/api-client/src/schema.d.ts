@@ -840,6 +840,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rollouts/{id}/boards/{board_id}/output/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One board's output video of an execute rollout (Range honoured) */
+        get: operations["getRolloutsIdBoardsBoardIdOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rollouts/{id}/events/": {
         parameters: {
             query?: never;
@@ -6160,6 +6177,70 @@ export interface operations {
             };
             /** @description `rollout_finished` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRolloutsIdBoardsBoardIdOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                board_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The video */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the file (its sha256, quoted) */
+                    ETag?: string;
+                    /** @description When the file was stored */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp4": string;
+                };
+            };
+            /** @description A range of it */
+            206: {
+                headers: {
+                    /** @description Strong entity tag of the file (its sha256, quoted) */
+                    ETag?: string;
+                    /** @description When the file was stored */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp4": string;
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rollout_not_found`, `board_not_in_rollout`, `output_not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -85,6 +85,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/rollouts/', 'viewer'),
   R('GET', '/api/rollouts/{id}/', 'viewer'),
   R('GET', '/api/rollouts/{id}/events/', 'viewer'),
+  R('GET', '/api/rollouts/{id}/boards/{board_id}/output/', 'viewer'),
 
   // Operators: invocations and their files, transfers and runs, PAC queries, driving scripts.
   R('POST', '/api/invocations/create/', 'operator', 'invocation.create'),

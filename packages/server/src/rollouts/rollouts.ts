@@ -190,6 +190,25 @@ export class Rollouts {
     return { rollouts: rows.map((r) => toRolloutObject(r, boards.get(r.id) ?? [])), total };
   }
 
+  /** The output video one board's `execute` step produced (kept per board, services/invocation-files.ts). */
+  async outputOf(id: number, boardId: string): Promise<{ sha256: string; size: number; filename: string; contentType: string; at: Date }> {
+    const rollout = await this.require(id);
+    const step = rollout.boards.find((b) => b.board_id === boardId);
+    if (!step) throw new NotFoundError('board_not_in_rollout', `Board ${boardId} is not one of rollout ${id}'s boards.`);
+    const op = step.operation_id === null ? undefined : await this.ctx.operations.get(step.operation_id);
+    const video = (op?.result as { output_video?: { sha256?: unknown; size?: unknown; filename?: unknown; content_type?: unknown } } | null)?.output_video;
+    if (!op || rollout.kind !== 'execute' || !video || typeof video.sha256 !== 'string' || typeof video.size !== 'number' || !(await this.ctx.files.has(video.sha256))) {
+      throw new NotFoundError('output_not_found', `Board ${boardId} has no output video in rollout ${id}.`);
+    }
+    return {
+      sha256: video.sha256,
+      size: video.size,
+      filename: typeof video.filename === 'string' ? video.filename : 'output.mp4',
+      contentType: typeof video.content_type === 'string' ? video.content_type : 'video/mp4',
+      at: new Date(op.finished_at ?? op.created_at),
+    };
+  }
+
   /** Holds the next phase (steps already started go on). */
   async pause(id: number): Promise<RolloutObject> {
     await this.move(id, ['running'], 'paused');

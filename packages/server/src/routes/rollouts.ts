@@ -7,6 +7,8 @@ import { requireJson } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
 import { ROLLOUT_STATUSES, RolloutCreateSchema, RolloutListSchema, RolloutSchema } from '../rollouts/rollout-object.ts';
 import { rolloutNotFound } from '../rollouts/rollouts.ts';
+import { serveFile } from '../http/file-response.ts';
+import { contentSource } from '../services/invocation-files.ts';
 
 const RolloutIdParams = z.object({
   id: z
@@ -86,6 +88,19 @@ const pauseRoute = command('pause', 'Pause: the next phase waits (steps already 
 const resumeRoute = command('resume', 'Resume a paused rollout', '`rollout_not_paused` or `rollout_finished`');
 const cancelRoute = command('cancel', 'Cancel: boards not started are skipped, queued steps cancelled; running ones finish', '`rollout_finished`');
 
+const outputRoute = createRoute({
+  method: 'get',
+  path: '/api/rollouts/{id}/boards/{board_id}/output/',
+  tags: ['rollouts'],
+  summary: "One board's output video of an execute rollout (Range honoured)",
+  request: { params: RolloutIdParams.extend({ board_id: z.string().uuid().openapi({ param: { name: 'board_id', in: 'path' } }) }) },
+  responses: {
+    200: { description: 'The video', content: { 'video/mp4': { schema: z.string().openapi({ format: 'binary' }) } } },
+    206: { description: 'A range of it' },
+    404: { description: '`rollout_not_found`, `board_not_in_rollout`, `output_not_found`' },
+  },
+});
+
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
@@ -113,6 +128,19 @@ export function rolloutRoutes(ctx: Services) {
   app.openapi(pauseRoute, async (c) => c.json(await ctx.rollouts.pause(c.req.valid('param').id), 202));
   app.openapi(resumeRoute, async (c) => c.json(await ctx.rollouts.resume(c.req.valid('param').id), 202));
   app.openapi(cancelRoute, async (c) => c.json(await ctx.rollouts.cancel(c.req.valid('param').id), 202));
+
+  app.openapi(outputRoute, async (c) => {
+    const { id, board_id } = c.req.valid('param');
+    const video = await ctx.rollouts.outputOf(id, board_id);
+    return serveFile(c, {
+      size: video.size,
+      etag: `"${video.sha256}"`,
+      lastModified: video.at,
+      contentType: video.contentType,
+      disposition: { type: 'attachment', filename: video.filename },
+      ...contentSource(ctx, video.sha256),
+    }) as never;
+  });
 
   app.openAPIRegistry.registerPath({
     method: 'get',
