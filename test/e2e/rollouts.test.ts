@@ -3,7 +3,10 @@
  * there is none) and four real simulated agents; each step is an ordinary operation.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { cliHome } from '../support/cli.ts';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import type { TestServer } from '../support/test-server.ts';
@@ -161,5 +164,31 @@ describe('rollouts over four simulated boards', () => {
     // A finished rollout's stream says so at once.
     const events = await followRollout(server, created.id);
     expect(events.map((e) => e.event)).toEqual(['status', 'end']);
+  });
+  it('mm run --all runs on every board, prints the table and saves each output; mm rollouts ls/show', async () => {
+    const home = await cliHome();
+    try {
+      const work = path.join(home.dir, 'work');
+      await fs.writeFile(path.join(work, 'p.json'), JSON.stringify({ duration_s: 0.2 }));
+      const env = { MM_SERVER_URL: server.url };
+      const r = await home.run(['run', '--all', '--name', 'fleet', '--parameter', 'p.json'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/BOARD\s+STATUS\s+TIME/);
+      for (const b of ['b1', 'b2', 'b3', 'b4']) expect(r.stdout).toMatch(new RegExp(`^${b}\\s+succeeded\\s+\\d+\\.\\d\\d s`, 'm'));
+      const saved = (await fs.readdir(work)).filter((f) => f.endsWith('.mp4')).sort();
+      expect(saved).toHaveLength(4);
+      expect(saved[0]).toMatch(/^fleet-\d+-b1\.mp4$/);
+
+      const ls = await home.run(['rollouts', 'ls', '--kind', 'execute'], env);
+      expect(ls.code, ls.stderr).toBe(0);
+      const newest = Number(/^(\d+)/.exec(ls.stdout)![1]);
+      const show = await home.run(['--json', 'rollouts', 'show', String(newest)], env);
+      expect(JSON.parse(show.stdout)).toMatchObject({ id: newest, status: 'succeeded', counts: { succeeded: 4 } });
+      const bad = await home.run(['rollouts', 'create', 'pac_activate', '--label', 'camera=yes', '--pac', SAMPLE_PAC], env);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/No registered board matches/);
+    } finally {
+      await home.cleanup();
+    }
   });
 });

@@ -12,6 +12,9 @@ import { checkLocalFiles, hashFiles, type LocalFile, sendFiles } from '../send-f
 import { cacheDir } from '../settings.ts';
 import { stateFile } from '../state-file.ts';
 import { withContext } from './shared.ts';
+import type { Labels } from '@mm/api-client';
+import { collectLabel } from './rollouts.ts';
+import { runOnAll } from './run-on-all.ts';
 
 interface RunOptions {
   name?: string;
@@ -23,6 +26,9 @@ interface RunOptions {
   board?: string;
   output?: string;
   detach?: boolean;
+  /** `--all`: on every board the labels match at once (a rollout, run-on-all.ts). */
+  all?: boolean;
+  label?: Labels;
 }
 
 /** An interrupted `mm run` (same server, name and files) continues with the invocation it created. */
@@ -43,6 +49,8 @@ export function registerRun(program: Command): void {
     .option('--board <board>', "the board's name or id (may be left out when exactly one is registered)")
     .option('-o, --output <file>', 'where to save the output video (default: <name>-<id>.mp4)')
     .option('--detach', 'start the run and return at once (follow it with `mm ops logs <id> -f`)')
+    .option('--label <k=v>', 'with --all: boards whose labels hold this pair (repeatable)', collectLabel, {})
+    .option('--all', 'run on every matching board at once (a rollout); outputs saved as <name>-<id>-<board>.mp4')
     .addHelpText(
       'after',
       '\nAn interrupted run (Ctrl-C during the upload) continues where it stopped when the same\ncommand is run again. Ctrl-C while following leaves the run going on the board.',
@@ -60,8 +68,9 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   await checkLocalFiles(files);
   const name = (opts.name ?? path.parse(opts.weights ?? opts.input ?? opts.parameter ?? opts.bitstream ?? 'run').name).trim();
   if (!name) throw new UsageError('The invocation name must not be empty (--name).');
+  if (opts.all && opts.board !== undefined) throw new UsageError('--all runs on every matching board: leave out --board.');
   // Nothing is created before the request is known to be valid: the board first.
-  const board = await runBoard(api, opts.board);
+  const board = opts.all ? undefined : await runBoard(api, opts.board);
   const started = Date.now();
 
   const hashed = await hashFiles(files, progress, signal);
@@ -98,6 +107,10 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
     throw err;
   }
   const uploadMs = Date.now() - uploadStart;
+  if (opts.all || !board) {
+    await runOnAll(ctx, { id, name, labels: opts.label ?? {}, detach: Boolean(opts.detach), files: sent, clearPending: () => pending.set(runKey, undefined) });
+    return;
+  }
 
   const op = (await api.call(
     api.client.POST('/api/invocations/{id}/execute/', {
