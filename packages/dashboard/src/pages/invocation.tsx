@@ -7,6 +7,7 @@ import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { OperationsTable } from '../components/operations-table.tsx';
+import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
@@ -123,6 +124,7 @@ export function InvocationPage({ id }: { id: number }) {
               </button>
             </div>
           )}
+          <RunOnBoards kind="execute" invocationId={inv.id} />
           <p id="run-blocked" class="small muted" data-testid="run-blocked">
             {blocked}
           </p>
