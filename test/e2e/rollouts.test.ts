@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { gzip, realPacEntries, tarArchive } from '../../packages/agent/test/pac-test-support.ts';
+import { upload } from '../faults/fault-support.ts';
 import { cliHome } from '../support/cli.ts';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
@@ -165,6 +167,28 @@ describe('rollouts over four simulated boards', () => {
     const events = await followRollout(server, created.id);
     expect(events.map((e) => e.event)).toEqual(['status', 'end']);
   });
+  it('a pac_install rollout sends the one stored archive to every board over its link', async () => {
+    const missing = await post(server, '/api/rollouts/', { kind: 'pac_install', board_selector: {}, params: { archive_sha256: 'a'.repeat(64) } });
+    expect(missing.status).toBe(404);
+    expect(await json(missing)).toMatchObject({ code: 'content_not_found' });
+
+    // Uploaded once (resumably, by sha256), kept by the server as any file it holds.
+    const archive = gzip(await tarArchive(realPacEntries('fleet_pac', 'zcu104-fleet-cfg1')));
+    const holder = await json(await post(server, '/api/invocations/create/', { name: 'pac archive', description: '' }));
+    expect((await upload(server.url, holder.id, 'bitstream', 'fleet_pac.tar.gz', archive)).status).toBe(201);
+    const sha256 = createHash('sha256').update(archive).digest('hex');
+
+    const created = await createRollout(server, { kind: 'pac_install', board_selector: {}, params: { archive_sha256: sha256, filename: 'fleet_pac.tar.gz' }, batch_size: 2 });
+    const done = await waitForRollout(server, created.id, (r) => r.finished_at !== null, 90_000);
+    expect(done.status).toBe('succeeded');
+    for (const b of boards) {
+      const q = await json(await post(server, '/api/pacs/query/', { board_id: b.id }));
+      expect(q.pacs.map((p: { name: string }) => p.name)).toContain('zcu104-fleet-cfg1');
+    }
+    // Still stored for the next rollout.
+    expect((await server.api(`/api/invocations/${holder.id}/files/bitstream/`)).status).toBe(200);
+  });
+
   it('mm run --all runs on every board, prints the table and saves each output; mm rollouts ls/show', async () => {
     const home = await cliHome();
     try {
