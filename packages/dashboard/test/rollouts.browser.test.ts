@@ -51,6 +51,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: rollouts', () => {
     await page.goto(`${base}/invocations/${id}`);
     await page.getByRole('button', { name: 'Run on boards…' }).click();
     await page.getByLabel('Boards per phase').fill('2');
+    await fs.mkdir(SHOTS, { recursive: true });
+    await page.getByTestId('run-on-boards-form').screenshot({ path: path.join(SHOTS, 'run-on-boards-dialog.png') });
     await page.getByRole('button', { name: 'Start' }).click();
     await page.getByRole('heading', { name: /Rollout #\d+/ }).waitFor();
     expect(page.url()).toMatch(/\/rollouts\/\d+$/);
