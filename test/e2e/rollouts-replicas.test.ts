@@ -53,19 +53,27 @@ describe.skipIf(!realDatabaseUrl)('a rollout when a replica dies', () => {
     await fs.rm(sharedDir, { recursive: true, force: true });
   });
 
-  it('created on A, A killed during the first phase: the rollout finishes on B', async () => {
-    const invocationId = await newInvocation(A, 'survives', 3);
-    const created = await createRollout(A, { kind: 'execute', board_selector: {}, invocation_id: invocationId, batch_size: 1 });
-    expect(created.boards.map((b) => b.status)).toEqual([expect.stringMatching(/queued|running/), 'pending']);
-    await waitForRollout(B, created.id, (r) => r.boards[0]!.status === 'running');
-    await clusters[0]!.current().kill();
+  it('created on the replica that holds the first board, killed during the first phase: the rollout finishes on the other', async () => {
+    // The replica the first board (r1, by name) is linked to: the one whose death matters most.
+    const { boards } = await json(await A.api('/api/boards/'));
+    const r1 = boards.find((b: { name: string }) => b.name === 'r1').id as string;
+    const holds = (s: ServerProcess) => s.output.lines.some((l) => l.msg === 'agent online' && l.board_id === r1);
+    const [doomed, survivor] = holds(A) ? [0, B] : [1, A];
+    const victim = clusters[doomed]!.current();
+    expect(holds(victim)).toBe(true);
 
-    const done = await waitForRollout(B, created.id, (r) => r.finished_at !== null, 120_000);
+    const invocationId = await newInvocation(victim, 'survives', 3);
+    const created = await createRollout(victim, { kind: 'execute', board_selector: {}, invocation_id: invocationId, batch_size: 1 });
+    expect(created.boards.map((b) => b.status)).toEqual([expect.stringMatching(/queued|running/), 'pending']);
+    await waitForRollout(survivor, created.id, (r) => r.boards[0]!.status === 'running');
+    await victim.kill();
+
+    const done = await waitForRollout(survivor, created.id, (r) => r.finished_at !== null, 120_000);
     expect(done.status).toBe('succeeded');
     expect(done.boards.map((b) => b.status)).toEqual(['succeeded', 'succeeded']);
     // The second phase was started once: one operation per board.
     for (const b of done.boards) {
-      const ops = await json(await B.api(`/api/operations/?kind=execute&board_id=${b.board_id}`));
+      const ops = await json(await survivor.api(`/api/operations/?kind=execute&board_id=${b.board_id}`));
       expect(ops.total).toBe(1);
     }
   });
