@@ -788,6 +788,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rollouts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List rollouts, newest first */
+        get: operations["getRollouts"];
+        put?: never;
+        /**
+         * Apply one operation kind to every board a selector matches, in phases, with an automatic abort
+         * @description The matching boards are fixed now. Each board's step is an ordinary operation named to that board. Without `batch_size` every board starts at once; with it, in phases of that size, the next when the previous has ended and `batch_interval_s` passed. With `abort`, once `min_finished` boards have finished and the failed share reaches `failure_percent`, the rollout is `aborted`: boards not started are `skipped`, running ones finish. `execute` needs the operator role, the other kinds admin.
+         */
+        post: operations["postRollouts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A rollout: its status, counts and every board with its step */
+        get: operations["getRolloutsId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause: the next phase waits (steps already started go on) */
+        post: operations["postRolloutsIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts/{id}/resume/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused rollout */
+        post: operations["postRolloutsIdResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: boards not started are skipped, queued steps cancelled; running ones finish */
+        post: operations["postRolloutsIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts/{id}/boards/{board_id}/output/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One board's output video of an execute rollout (Range honoured) */
+        get: operations["getRolloutsIdBoardsBoardIdOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts/{id}/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The rollout's events (server-sent events)
+         * @description First a `status` event with the whole rollout; then `board` (one board's step changed: the board and `counts`), `status` (the rollout's status changed: the whole rollout) and, once it has finished, `end` (the final rollout) and the stream closes. A reconnecting client starts again from the whole rollout.
+         */
+        get: operations["getRolloutsIdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login/": {
         parameters: {
             query?: never;
@@ -1535,6 +1661,129 @@ export interface components {
         AgentUpdate: {
             /** @description Default: the newest version the control plane serves */
             version?: string;
+        };
+        Rollout: {
+            id: number;
+            /** @enum {string} */
+            kind: "execute" | "pac_install" | "pac_activate" | "script_deploy" | "agent_update";
+            /** @enum {string} */
+            status: "running" | "paused" | "succeeded" | "failed" | "aborted" | "cancelled";
+            board_selector: {
+                [key: string]: string;
+            };
+            invocation_id: number | null;
+            params: {
+                [key: string]: unknown;
+            };
+            batch_size: number | null;
+            batch_interval_s: number;
+            abort: {
+                /**
+                 * @description Abort once the failed share of finished boards reaches this (percent)
+                 * @example 50
+                 */
+                failure_percent: number;
+                /**
+                 * @description …but only once this many boards have finished
+                 * @example 2
+                 */
+                min_finished: number;
+            } | null;
+            created_by: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            finished_at: string | null;
+            counts: {
+                pending: number;
+                queued: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                cancelled: number;
+                skipped: number;
+            };
+            boards: {
+                board_id: string | null;
+                board_name: string;
+                operation_id: number | null;
+                /** @enum {string} */
+                status: "pending" | "queued" | "running" | "succeeded" | "failed" | "cancelled" | "skipped";
+                /** @description Its phase (0 first) */
+                phase: number;
+                /** @description The step's run time: `result.metrics.run_ms`, else the run's `duration_ms` */
+                run_ms: number | null;
+                /** @description The step operation's `result.metrics` */
+                metrics: {
+                    [key: string]: number;
+                } | null;
+            }[];
+        };
+        /**
+         * @example {
+         *       "kind": "pac_activate",
+         *       "board_selector": {
+         *         "mm/board-model": "kv260"
+         *       },
+         *       "params": {
+         *         "pac": "kv260-cfg1"
+         *       },
+         *       "batch_size": 1,
+         *       "abort": {
+         *         "failure_percent": 50,
+         *         "min_finished": 2
+         *       }
+         *     }
+         */
+        RolloutCreate: {
+            /** @enum {string} */
+            kind: "execute" | "pac_install" | "pac_activate" | "script_deploy" | "agent_update";
+            /**
+             * @example {
+             *       "mm/board-model": "kv260",
+             *       "camera": "yes"
+             *     }
+             */
+            board_selector: {
+                [key: string]: string;
+            };
+            /** @description `execute`: the invocation to run on every board */
+            invocation_id?: number;
+            /**
+             * @description `pac_install`: `{ archive_sha256 }`; `pac_activate`: `{ pac }`; `script_deploy`: `{ script_id }`; `agent_update`: `{ version? }`
+             * @example {
+             *       "pac": "kv260-cfg1"
+             *     }
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /** @description Boards per phase; without it every board starts at once */
+            batch_size?: number;
+            /** @description Wait between the end of one phase and the start of the next */
+            batch_interval_s?: number;
+            abort?: {
+                /**
+                 * @description Abort once the failed share of finished boards reaches this (percent)
+                 * @example 50
+                 */
+                failure_percent: number;
+                /**
+                 * @description …but only once this many boards have finished
+                 * @example 2
+                 */
+                min_finished: number;
+            };
+        };
+        RolloutList: {
+            rollouts: components["schemas"]["Rollout"][];
+            total: number;
         };
         User: {
             /** Format: uuid */
@@ -5798,6 +6047,442 @@ export interface operations {
             };
             /** @description `board_offline` */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRollouts: {
+        parameters: {
+            query?: {
+                status?: "running" | "paused" | "succeeded" | "failed" | "aborted" | "cancelled";
+                kind?: string;
+                limit?: number;
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rollouts and the number of all matches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RolloutList"];
+                };
+            };
+            /** @description Bad filter (`validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postRollouts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RolloutCreate"];
+            };
+        };
+        responses: {
+            /** @description The rollout, its first phase started */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollout"];
+                };
+            };
+            /** @description `validation_failed`, `no_matching_board`, `kind_not_supported` (`script_deploy` on a control plane without it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A kind other than `execute` needs the admin role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invocation_not_found`, `content_not_found` (`pac_install`: the archive is not stored), `agent_version_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRolloutsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rollout */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollout"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such rollout (problem+json, `rollout_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postRolloutsIdPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rollout as it is now */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollout"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such rollout (problem+json, `rollout_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rollout_not_running` or `rollout_finished` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postRolloutsIdResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rollout as it is now */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollout"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such rollout (problem+json, `rollout_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rollout_not_paused` or `rollout_finished` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postRolloutsIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rollout as it is now */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollout"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such rollout (problem+json, `rollout_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rollout_finished` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRolloutsIdBoardsBoardIdOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                board_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The video */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the file (its sha256, quoted) */
+                    ETag?: string;
+                    /** @description When the file was stored */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp4": string;
+                };
+            };
+            /** @description A range of it */
+            206: {
+                headers: {
+                    /** @description Strong entity tag of the file (its sha256, quoted) */
+                    ETag?: string;
+                    /** @description When the file was stored */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp4": string;
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rollout_not_found`, `board_not_in_rollout`, `output_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRolloutsIdEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such rollout (problem+json, `rollout_not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

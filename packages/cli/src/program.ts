@@ -5,6 +5,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerLogin } from './commands/login.ts';
 import { registerRun } from './commands/run.ts';
 import { registerScripts } from './commands/scripts.ts';
+import { registerRollouts } from './commands/rollouts.ts';
 import { interrupt } from './context.ts';
 import { CliError, EXIT, InterruptedError } from './errors.ts';
 
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerPac(program);
   registerScripts(program);
   registerKeys(program);
+  registerRollouts(program);
   for (const c of allCommands(program)) c.exitOverride().showHelpAfterError('(run with --help for usage)');
   return program;
 }

@@ -31,6 +31,8 @@ const TokensPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.Toke
 const UsersPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.UsersPage));
 const AuditPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.AuditPage));
 const ProvisioningKeysPage = lazyPage(() => import('./pages/provisioning-keys.tsx').then((m) => m.ProvisioningKeysPage));
+const RolloutsPage = lazyPage(() => import('./pages/rollouts.tsx').then((m) => m.RolloutsPage));
+const RolloutPage = lazyPage(() => import('./pages/rollouts.tsx').then((m) => m.RolloutPage));
 const AccountPage = lazyPage(() => import('./pages/account.tsx').then((m) => m.AccountPage));
 
 /** Every page: the router, the menu, the titles and the role checks all read this one table. */
@@ -41,6 +43,8 @@ export const ROUTES: Route[] = [
   { path: '/boards/:id', title: 'Board', page: (p) => <BoardPage id={p.id!} /> },
   { path: '/operations', title: 'Operations', page: () => <OperationsPage />, menu: true },
   { path: '/operations/:id', title: 'Operation', page: (p) => <OperationPage id={Number(p.id)} /> },
+  { path: '/rollouts', title: 'Rollouts', page: () => <RolloutsPage />, menu: true },
+  { path: '/rollouts/:id', title: 'Rollout', page: (p) => <RolloutPage id={Number(p.id)} /> },
   { path: '/videos', title: 'Videos', page: () => <VideosPage />, menu: true },
   { path: '/device-scripts', title: 'Device scripts', page: () => <DeviceScriptsPage />, menu: true },
   { path: '/device-scripts/:id', title: 'Device script', page: (p) => <DeviceScriptPage id={p.id!} /> },

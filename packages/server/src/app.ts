@@ -34,6 +34,7 @@ import { agentEnrollRoutes } from './routes/agent-enroll.ts';
 import { boardApprovalRoutes } from './routes/board-approval.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { agentUpdateRoutes } from './routes/agent-update.ts';
+import { rolloutRoutes } from './routes/rollouts.ts';
 import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
 import { tusResumableOnEveryAnswer } from './http/tus-resumable.ts';
 import { conformOpenApiDocument } from './http/openapi-conformance.ts';
@@ -73,6 +74,7 @@ export function createApp(ctx: Services) {
   app.route('/', provisioningKeyRoutes(ctx));
   app.route('/', downloadRoutes(ctx));
   app.route('/', agentUpdateRoutes(ctx));
+  app.route('/', rolloutRoutes(ctx));
   app.route('/', authRoutes(ctx.auth));
   app.route('/', userRoutes(ctx.auth));
   app.route('/', tokenRoutes(ctx.auth));

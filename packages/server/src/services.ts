@@ -22,6 +22,8 @@ import { BoardCalls } from './replicas/board-calls.ts';
 import { BoardSessions } from './replicas/board-sessions.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
 import { registerAgentUpdateKind } from './agent-update/agent-update-kind.ts';
+import { Rollouts } from './rollouts/rollouts.ts';
+import { RolloutEventStreams } from './rollouts/rollout-event-streams.ts';
 import { RetentionPruner } from './retention/retention-pruner.ts';
 import { BoardTelemetryService } from './telemetry/board-telemetry.ts';
 import { pruneTelemetryBatch, TELEMETRY_KEEP_MS } from './telemetry/telemetry-store.ts';
@@ -65,6 +67,10 @@ export interface Services extends StoreContext {
   telemetry: BoardTelemetryService;
   /** The Prometheus registry and its instruments (`GET /api/metrics/`). */
   metrics: ServerMetrics;
+  /** Rollouts: one operation kind on many boards, in phases, with an automatic abort (docs/rollouts.md). */
+  rollouts: Rollouts;
+  /** The rollouts' SSE streams (`GET /api/rollouts/<id>/events/`). */
+  rolloutStreams: RolloutEventStreams;
   /** Removes old finished operations and unrecorded content (MM_RETENTION_DAYS), hourly. */
   retention: RetentionPruner;
   /**
@@ -118,6 +124,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   const archives = new ArchiveUploads({
     uploads,
     discard: (sha256) => discardIngestedContent(store, sha256),
+    has: (sha256) => files.has(sha256),
     events,
     getOperation: (id) => operations.get(id),
     log,
@@ -156,6 +163,9 @@ export async function createServices(config: Config, database: Database, log: Lo
       }, 15_000)
     : undefined;
   orphanWatch?.unref();
+  const rollouts = new Rollouts({ ...store, operations, kinds: operationKinds, agents, bus, clock });
+  const rolloutStreams = new RolloutEventStreams({ rollouts, bus }, { clock, ...DEFAULT_OPERATION_STREAM_OPTIONS });
+  rollouts.start();
   const resumableUploads = new ResumableUploads(store);
   resumableUploads.start();
   const auth = new AuthService(config, database, log);
@@ -182,6 +192,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     operationKinds,
     operations,
     operationStreams,
+    rollouts,
+    rolloutStreams,
     archives,
     deviceRelay,
     resumableUploads,
@@ -199,6 +211,9 @@ export async function createServices(config: Config, database: Database, log: Lo
       // Event streams end first, so the server does not wait for their connections to close.
       deviceRelay.close();
       operationStreams.close();
+      rolloutStreams.close();
+      step('rollouts');
+      await rollouts.stop();
       clock.clearInterval(orphanWatch);
       operations.stop();
       // Links close with 1001 so agents reconnect to the next server; then what was held back is stored.

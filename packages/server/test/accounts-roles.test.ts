@@ -50,6 +50,9 @@ function contractRole(method: string, path: string): Access {
   if (method === 'GET' || method === 'HEAD') return 'viewer';
   if (path.startsWith('/api/invocations/')) return 'operator';
   if (path === '/api/operations/{id}/cancel/' || path === '/api/pacs/query/') return 'operator';
+  // Rollouts: an operator may run an invocation on many boards; the kinds that change boards
+  // need an admin, which the service checks (it depends on the body or the rollout).
+  if (path.startsWith('/api/rollouts/')) return 'operator';
   return 'admin';
 }
 

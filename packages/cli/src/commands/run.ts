@@ -14,6 +14,7 @@ import { stateFile } from '../state-file.ts';
 import { metricLines } from '../metrics-format.ts';
 import { collectLabel } from './board-fleet.ts';
 import { withContext } from './shared.ts';
+import { runOnAll } from './run-on-all.ts';
 
 interface RunOptions {
   name?: string;
@@ -27,6 +28,8 @@ interface RunOptions {
   label: Record<string, string>;
   output?: string;
   detach?: boolean;
+  /** `--all`: on every board the labels match at once (a rollout, run-on-all.ts). */
+  all?: boolean;
 }
 
 /** An interrupted `mm run` (same server, name and files) continues with the invocation it created. */
@@ -45,9 +48,10 @@ export function registerRun(program: Command): void {
     .option('--weights <file>', 'model weights file')
     .option('--input <file>', 'input video file')
     .option('--board <board>', "the board's name or id (may be left out when exactly one is registered)")
-    .option('--label <k=v>', 'run on any idle board with this label (repeatable: all must match; mm/board-model=kv260 ...)', collectLabel, {})
+    .option('--label <k=v>', 'run on any idle board with this label (repeatable: all must match; mm/board-model=kv260 ...); with --all: on every matching board', collectLabel, {})
     .option('-o, --output <file>', 'where to save the output video (default: <name>-<id>.mp4)')
     .option('--detach', 'start the run and return at once (follow it with `mm ops logs <id> -f`)')
+    .option('--all', 'run on every matching board at once (a rollout); outputs saved as <name>-<id>-<board>.mp4')
     .addHelpText(
       'after',
       '\nAn interrupted run (Ctrl-C during the upload) continues where it stopped when the same\ncommand is run again. Ctrl-C while following leaves the run going on the board.',
@@ -65,11 +69,12 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   await checkLocalFiles(files);
   const name = (opts.name ?? path.parse(opts.weights ?? opts.input ?? opts.parameter ?? opts.bitstream ?? 'run').name).trim();
   if (!name) throw new UsageError('The invocation name must not be empty (--name).');
+  if (opts.all && opts.board !== undefined) throw new UsageError('--all runs on every matching board: leave out --board.');
   // Nothing is created before the request is known to be valid: the board first.
-  const selector = Object.keys(opts.label).length ? opts.label : undefined;
+  const selector = !opts.all && Object.keys(opts.label).length ? opts.label : undefined;
   if (selector && opts.board !== undefined) throw new UsageError('Give either --board or --label, not both.', '--board names one board; --label runs on any board whose labels match.');
-  // With --label the server picks the board (and answers 400 no_matching_board if none could ever serve it).
-  const board = selector ? undefined : await runBoard(api, opts.board);
+  // With --label the server picks the board (and answers 400 no_matching_board if none could ever serve it); --all is a rollout.
+  const board = opts.all || selector ? undefined : await runBoard(api, opts.board);
   const started = Date.now();
 
   const hashed = await hashFiles(files, progress, signal);
@@ -106,6 +111,10 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
     throw err;
   }
   const uploadMs = Date.now() - uploadStart;
+  if (opts.all) {
+    await runOnAll(ctx, { id, name, labels: opts.label, detach: Boolean(opts.detach), files: sent, clearPending: () => pending.set(runKey, undefined) });
+    return;
+  }
 
   const op = (await api.call(
     api.client.POST('/api/invocations/{id}/execute/', {

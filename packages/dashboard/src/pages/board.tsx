@@ -1,3 +1,4 @@
+import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
 import { BoardOperations } from '../components/board-operations.tsx';
@@ -166,6 +167,7 @@ export function BoardPage({ id }: { id: string }) {
                         action={() => activate(p.name)}
                       />
                     )}
+                    <RunOnBoards kind="pac_activate" params={{ pac: p.name }} label={`Roll out ${p.name}…`} />
                   </td>
                 </tr>
               ))}

@@ -1,3 +1,4 @@
+import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type DeviceScript } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
@@ -222,6 +223,7 @@ export function DeviceScriptPage({ id }: { id: string }) {
       <p class="small muted">
         {script.device_type} · version {script.version} · port {script.port} · <code>{script.remote_dir}/{script.script_filename}</code>
       </p>
+      <RunOnBoards kind="script_deploy" params={{ script_id: script.id }} />
       {boards && boards.length > 1 && <BoardPicker id="script-board" boards={boards} value={boardId} onChange={setBoardId} />}
       {boards && boards.length === 0 && (
         <p>

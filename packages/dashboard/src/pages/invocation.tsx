@@ -12,6 +12,7 @@ import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { OperationsTable } from '../components/operations-table.tsx';
+import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
@@ -146,6 +147,7 @@ export function InvocationPage({ id }: { id: number }) {
               </button>
             </div>
           )}
+          <RunOnBoards kind="execute" invocationId={inv.id} />
           <p id="run-blocked" class="small muted" data-testid="run-blocked">
             {blocked}
           </p>

@@ -84,6 +84,10 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/device-scripts/', 'viewer'),
   R('GET', '/api/device-scripts/{id}/', 'viewer'),
   R('GET', '/api/device-scripts/{id}/stream/', 'viewer'),
+  R('GET', '/api/rollouts/', 'viewer'),
+  R('GET', '/api/rollouts/{id}/', 'viewer'),
+  R('GET', '/api/rollouts/{id}/events/', 'viewer'),
+  R('GET', '/api/rollouts/{id}/boards/{board_id}/output/', 'viewer'),
 
   // Operators: invocations and their files, transfers and runs, PAC queries, driving scripts.
   R('POST', '/api/invocations/create/', 'operator', 'invocation.create'),
@@ -95,6 +99,11 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('POST', '/api/invocations/{id}/execute/', 'operator', 'invocation.execute'),
   R('POST', '/api/operations/{id}/cancel/', 'operator', 'operation.cancel'),
   R('POST', '/api/pacs/query/', 'operator', 'pac.query'),
+  // Rollouts: execute ones need an operator; the other kinds admin (checked by the service, it depends on the body).
+  R('POST', '/api/rollouts/', 'operator', 'rollout.create'),
+  R('POST', '/api/rollouts/{id}/pause/', 'operator', 'rollout.pause'),
+  R('POST', '/api/rollouts/{id}/resume/', 'operator', 'rollout.resume'),
+  R('POST', '/api/rollouts/{id}/cancel/', 'operator', 'rollout.cancel'),
   R(PROXY_METHODS, '/api/device-scripts/{id}/proxy/{path}', 'operator', 'device_script.proxy'),
   R(TUS_COLLECTION_METHODS, '/api/uploads/', 'operator'),
   R(TUS_UPLOAD_METHODS, '/api/uploads/{id}/', 'operator'),

@@ -455,3 +455,58 @@ export const relayEvents = pgTable(
   },
   (t) => [index('relay_events_stream_idx').on(t.boardId, t.scriptId, t.id), index('relay_events_created_idx').on(t.createdAt)],
 );
+
+/**
+ * Rollouts (docs/rollouts.md): one operation kind applied to every board a selector matched
+ * at creation, in phases, with an automatic abort. Advanced by whichever replica looks
+ * (rollouts/rollout-engine.ts); every step is claimed with a conditional UPDATE.
+ */
+export const rollouts = pgTable(
+  'rollouts',
+  {
+    id: serial('id').primaryKey(),
+    kind: text('kind').notNull(),
+    /** running | paused | succeeded | failed | aborted | cancelled */
+    status: text('status').notNull().default('running'),
+    boardSelector: jsonb('board_selector').$type<Record<string, string>>().notNull(),
+    invocationId: integer('invocation_id').references(() => invocations.id, { onDelete: 'set null' }),
+    params: jsonb('params').$type<Record<string, unknown>>().notNull().default({}),
+    batchSize: integer('batch_size'),
+    batchIntervalS: integer('batch_interval_s').notNull().default(0),
+    abort: jsonb('abort').$type<{ failure_percent: number; min_finished: number } | null>(),
+    /** How many phases have been started (0: none yet). */
+    phasesStarted: integer('phases_started').notNull().default(0),
+    /** When every started phase had ended (the batch interval counts from here); null while one runs. */
+    phaseEndedAt: ts('phase_ended_at'),
+    createdBy: text('created_by'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    /** Set once the status is final and no step is queued or running any more. */
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('rollouts_status_idx').on(t.status, t.id), index('rollouts_kind_idx').on(t.kind, t.id)],
+);
+
+/** One board of a rollout: its phase, its step operation and the step's outcome. */
+export const rolloutBoards = pgTable(
+  'rollout_boards',
+  {
+    rolloutId: integer('rollout_id')
+      .notNull()
+      .references(() => rollouts.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    boardId: uuid('board_id').references(() => boards.id, { onDelete: 'set null' }),
+    /** The board's name when the rollout was created (the board may be renamed or deleted later). */
+    boardName: text('board_name').notNull(),
+    phase: integer('phase').notNull(),
+    /** pending | starting | queued | running | succeeded | failed | cancelled | skipped */
+    status: text('status').notNull().default('pending'),
+    /** `starting`: the replica creating the step operation, and since when. */
+    claimedBy: text('claimed_by'),
+    claimedAt: ts('claimed_at'),
+    operationId: integer('operation_id').references(() => operations.id, { onDelete: 'set null' }),
+    runMs: integer('run_ms'),
+    metrics: jsonb('metrics').$type<Record<string, number>>(),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [primaryKey({ columns: [t.rolloutId, t.position] }), index('rollout_boards_operation_idx').on(t.operationId)],
+);

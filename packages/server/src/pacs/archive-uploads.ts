@@ -1,4 +1,4 @@
-import type { UploadRegistry } from '../agent-link/uploads.ts';
+import type { UploadHandle, UploadRegistry } from '../agent-link/uploads.ts';
 import type { Logger } from '../logger.ts';
 import type { OperationEventLog } from '../operations/event-log.ts';
 import { isFinal, type OperationObject } from '../operations/operation-object.ts';
@@ -19,6 +19,8 @@ export class ArchiveUploads {
       uploads: UploadRegistry;
       /** Gives ingested content back to the store (unpin and collect). */
       discard: (sha256: string) => Promise<void>;
+      /** Whether the blob store holds the content. */
+      has: (sha256: string) => Promise<boolean>;
       events: OperationEventLog;
       getOperation: (id: number) => Promise<OperationObject | undefined>;
       log: Logger;
@@ -33,6 +35,19 @@ export class ArchiveUploads {
       await this.deps.discard(sha256);
     });
     return handle.id;
+  }
+
+  /**
+   * Offers stored content to one board without taking it over (a rollout's `pac_install`
+   * step: the same archive goes to every board, and stays stored for the next one).
+   */
+  offerStored(boardId: string, sha256: string): UploadHandle {
+    return this.deps.uploads.registerBlob(sha256, { boardId });
+  }
+
+  /** Whether the blob store still holds the content. */
+  isStored(sha256: string): Promise<boolean> {
+    return this.deps.has(sha256);
   }
 
   /** Ends the offer and removes the archive; later calls for the same id do nothing. */

@@ -96,8 +96,14 @@ kinds.register('pac_activate', {
 kinds.register('pac_install', {
   async run(op, h): Promise<PacInstallAnswer> {
     const params = InstallParams.parse(op.params);
+    // A rollout's step (no upload id): the archive stays stored for the other boards; offered to this one for this run.
+    const offered = params.upload_id === undefined ? deps.archives.offerStored(h.boardId, params.sha256) : undefined;
+    const uploadId = params.upload_id ?? offered!.id;
     try {
-      if (!deps.archives.isHeld(params.upload_id)) {
+      if (offered && !(await deps.archives.isStored(params.sha256))) {
+        throw new OperationFailure('upload_gone', 'The server no longer holds the PAC archive; upload it again.');
+      }
+      if (!offered && !deps.archives.isHeld(uploadId)) {
         // Only after a server restart: the archive was not kept.
         throw new OperationFailure('upload_gone', 'The uploaded archive is no longer held by the server (it restarted); upload it again.');
       }
@@ -105,7 +111,7 @@ kinds.register('pac_install', {
       await h.log(`installing ${params.filename} (${params.size} bytes)\n`);
       let installed;
       try {
-        installed = await h.call('pac.install', { upload_id: params.upload_id }, { timeoutMs: installTimeoutMs(params.size) });
+        installed = await h.call('pac.install', { upload_id: uploadId }, { timeoutMs: installTimeoutMs(params.size) });
       } catch (err) {
         if (err instanceof ApiError) await h.log(`${agentMessage(err)}\n`, 'stderr');
         throw asOperationFailure(err);
@@ -115,7 +121,8 @@ kinds.register('pac_install', {
       await h.log(`installed ${installed.pac}\n${describePacs(installed.pacs, installed.active)}`);
       return { board_id: h.boardId, pac: installed.pac, pacs: installed.pacs, active: installed.active };
     } finally {
-      await deps.archives.release(params.upload_id);
+      if (offered) offered.release();
+      else await deps.archives.release(uploadId);
     }
   },
 });

@@ -36,7 +36,8 @@ export const ActivateParams = z.object({ pac: PacName });
 
 /** The params a `pac_install` operation is created with. */
 export const InstallParams = z.object({
-  upload_id: z.string().min(1),
+  /** Absent for a rollout's step: the run offers the stored archive (`sha256`) to its board itself. */
+  upload_id: z.string().min(1).optional(),
   sha256: z.string(),
   size: z.number().int().nonnegative(),
   filename: z.string(),

@@ -1,6 +1,7 @@
-import { and, eq, gt, inArray, notExists, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, notExists, sql, type SQLWrapper } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
 import type { StoreContext } from '../store-context.ts';
-import { contents, invocationFiles, invocations } from '../db/schema.ts';
+import { contents, invocationFiles, invocations, operations, rolloutBoards } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
 import { accelRedirectPath, type ServedFile } from '../http/file-response.ts';
@@ -119,6 +120,7 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
             .where(eq(invocationFiles.sha256, sha256))
             .limit(1);
           if (used) return false;
+          if (await keptAsRolloutOutput(tx, sha256)) return false;
           await tx.delete(contents).where(eq(contents.sha256, sha256));
           await removeBytes();
           return true;
@@ -130,6 +132,25 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
     }
   }
   return collected;
+}
+
+/**
+ * The output video of a rollout's `execute` step (its operation's `result.output_video`):
+ * every board's run attaches its output to the one invocation, each replacing the one
+ * before, so a rollout keeps each board's output this way (downloadable per board) for as
+ * long as the operation is kept.
+ */
+function rolloutOutputsOf(db: Pick<Db, 'select'>, sha256: SQLWrapper | string) {
+  return db
+    .select({ one: sql`1` })
+    .from(rolloutBoards)
+    .innerJoin(operations, eq(operations.id, rolloutBoards.operationId))
+    .where(sql`${operations.kind} = 'execute' and ${operations.result} -> 'output_video' ->> 'sha256' = ${sha256}`);
+}
+
+async function keptAsRolloutOutput(tx: Pick<Db, 'select'>, sha256: string): Promise<boolean> {
+  const [kept] = await rolloutOutputsOf(tx, sha256).limit(1);
+  return kept !== undefined;
 }
 
 /**
@@ -170,7 +191,13 @@ export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOp
     const page = await db
       .select({ sha256: contents.sha256 })
       .from(contents)
-      .where(and(gt(contents.sha256, after), notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256)))))
+      .where(
+        and(
+          gt(contents.sha256, after),
+          notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))),
+          notExists(rolloutOutputsOf(db, contents.sha256)),
+        ),
+      )
       .orderBy(contents.sha256)
       .limit(500);
     if (!page.length) break;

@@ -1,0 +1,164 @@
+import type { Labels } from '@mm/api-client';
+import type { Command } from 'commander';
+import { boardIdOf } from '../board-choice.ts';
+import { type CommandContext, say } from '../context.ts';
+import { CliError, EXIT, UsageError } from '../errors.ts';
+import { when } from '../format.ts';
+import { followRollout, rolloutSummary, rolloutTable, type Rollout } from '../rollout-follow.ts';
+import { collectLabel } from './board-fleet.ts';
+import { positiveId, withContext } from './shared.ts';
+
+const KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update'] as const;
+type Kind = (typeof KINDS)[number];
+
+interface CreateOptions {
+  label: Labels;
+  invocation?: string;
+  pac?: string;
+  archiveSha256?: string;
+  script?: string;
+  version?: string;
+  batchSize?: string;
+  interval?: string;
+  abortPercent?: string;
+  abortMin?: string;
+  follow?: boolean;
+}
+
+const whole = (v: string | undefined, what: string, min = 0): number | undefined => {
+  if (v === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(v) || Number(v) < min) throw new UsageError(`${what} must be a whole number${min > 0 ? ` of at least ${min}` : ''}.`);
+  return Number(v);
+};
+
+/** Prints the rollout (or its JSON); exit 1 when it did not succeed and `strict`. */
+function show(ctx: CommandContext, r: Rollout, strict = false): void {
+  ctx.result(r, () => {
+    say(rolloutSummary(r));
+    say(rolloutTable(r));
+  });
+  if (strict && r.status !== 'succeeded') throw new CliError(EXIT.failed, `Rollout ${r.id} ended ${r.status}.`, `See it: mm rollouts show ${r.id}`, { rollout_id: r.id });
+}
+
+async function create(ctx: CommandContext, kind: Kind, opts: CreateOptions): Promise<Rollout> {
+  const params: Record<string, unknown> = {};
+  if (opts.pac !== undefined) params.pac = opts.pac;
+  if (opts.archiveSha256 !== undefined) params.archive_sha256 = opts.archiveSha256;
+  if (opts.script !== undefined) params.script_id = opts.script;
+  if (opts.version !== undefined) params.version = opts.version;
+  const batchSize = whole(opts.batchSize, '--batch-size', 1);
+  const interval = whole(opts.interval, '--interval');
+  if ((opts.abortPercent === undefined) !== (opts.abortMin === undefined)) throw new UsageError('--abort-percent and --abort-min go together.');
+  const abortPercent = whole(opts.abortPercent, '--abort-percent');
+  const abortMin = whole(opts.abortMin, '--abort-min', 1);
+  return ctx.api.call(
+    ctx.api.client.POST('/api/rollouts/', {
+      body: {
+        kind,
+        board_selector: opts.label,
+        ...(opts.invocation !== undefined ? { invocation_id: positiveId(opts.invocation, 'invocation id') } : {}),
+        ...(Object.keys(params).length > 0 ? { params } : {}),
+        ...(batchSize !== undefined ? { batch_size: batchSize } : {}),
+        ...(interval !== undefined ? { batch_interval_s: interval } : {}),
+        ...(abortPercent !== undefined && abortMin !== undefined ? { abort: { failure_percent: abortPercent, min_finished: abortMin } } : {}),
+      },
+      signal: ctx.signal,
+    }),
+  );
+}
+
+/** `mm rollouts …` and `mm agent update` (docs/rollouts.md). */
+export function registerRollouts(program: Command): void {
+  const rollouts = program.command('rollouts').description('one change or one run across many boards, in phases');
+  rollouts
+    .command('ls')
+    .description('list rollouts, newest first')
+    .option('--status <status>', 'running, paused, succeeded, failed, aborted or cancelled')
+    .option('--kind <kind>', KINDS.join(', '))
+    .action(
+      withContext(async (ctx, opts: { status?: string; kind?: string }) => {
+        const page = await ctx.api.call(
+          ctx.api.client.GET('/api/rollouts/', { params: { query: { ...(opts.status ? { status: opts.status as Rollout['status'] } : {}), ...(opts.kind ? { kind: opts.kind } : {}) } } }),
+        );
+        ctx.result(page, () => {
+          for (const r of page.rollouts) {
+            say(`${String(r.id).padEnd(5)} ${r.kind.padEnd(13)} ${r.status.padEnd(10)} ${r.counts.succeeded}/${r.boards.length} ok, ${r.counts.failed} failed  ${when(r.created_at)}`);
+          }
+          if (page.rollouts.length === 0) say('No rollouts.');
+        });
+      }),
+    );
+  rollouts
+    .command('show <id>')
+    .description('a rollout: its status and every board (status, time, metrics)')
+    .action(withContext(async (ctx, _opts, id: string) => show(ctx, await ctx.api.call(ctx.api.client.GET('/api/rollouts/{id}/', { params: { path: { id: positiveId(id, 'rollout id') } } })))));
+  rollouts
+    .command('create <kind>')
+    .description(`start a rollout (${KINDS.join(', ')}) on every board the labels match`)
+    .option('--label <k=v>', 'boards whose labels hold this pair (repeatable; none: every board)', collectLabel, {})
+    .option('--invocation <id>', 'execute: the invocation to run')
+    .option('--pac <name>', 'pac_activate: the PAC')
+    .option('--archive-sha256 <sha256>', 'pac_install: the stored archive')
+    .option('--script <id>', 'script_deploy: the device script')
+    .option('--version <version>', 'agent_update: the version (default: the newest served)')
+    .option('--batch-size <n>', 'boards per phase (default: all at once)')
+    .option('--interval <s>', 'seconds between phases')
+    .option('--abort-percent <p>', 'abort once this share of finished boards failed…')
+    .option('--abort-min <n>', '…and at least this many have finished')
+    .option('--follow', 'follow it to the end')
+    .action(
+      withContext(async (ctx, opts: CreateOptions, kind: string) => {
+        if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`The kind is one of ${KINDS.join(', ')} (got ${JSON.stringify(kind)}).`);
+        const r = await create(ctx, kind as Kind, opts);
+        if (!opts.follow) return show(ctx, r);
+        ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board(s)`);
+        show(ctx, await followRollout(ctx, r.id), true);
+      }),
+    );
+  for (const [name, what] of [
+    ['pause', 'hold the next phase'],
+    ['resume', 'let a paused rollout go on'],
+    ['cancel', 'skip the boards not started and cancel queued steps'],
+  ] as const) {
+    rollouts
+      .command(`${name} <id>`)
+      .description(what)
+      .action(
+        withContext(async (ctx, _opts, id: string) => {
+          const path = `/api/rollouts/{id}/${name}/` as const;
+          show(ctx, await ctx.api.call(ctx.api.client.POST(path, { params: { path: { id: positiveId(id, 'rollout id') } } })));
+        }),
+      );
+  }
+
+  const agent = program.command('agent').description("the boards' agent");
+  agent
+    .command('update [board]')
+    .description('update one board\'s agent, or (--label) every matching board\'s as a rollout')
+    .option('--label <k=v>', 'boards whose labels hold this pair (repeatable)', collectLabel, {})
+    .option('--version <version>', 'default: the newest the control plane serves')
+    .option('--batch-size <n>', 'with --label: boards per phase')
+    .option('--abort-percent <p>', 'with --label: abort once this share of finished boards failed…')
+    .option('--abort-min <n>', '…and at least this many have finished')
+    .action(
+      withContext(async (ctx, opts: CreateOptions, board: string | undefined) => {
+        const byLabel = Object.keys(opts.label).length > 0;
+        if ((board === undefined) === !byLabel) throw new UsageError('Name one board, or select boards with --label k=v (not both).');
+        if (board !== undefined) {
+          const id = (await boardIdOf(ctx.api, board))!;
+          const op = await ctx.api.call(
+            ctx.api.client.POST('/api/boards/{id}/agent-update/', {
+              params: { path: { id } },
+              body: opts.version !== undefined ? { version: opts.version } : {},
+              signal: ctx.signal,
+            }),
+          );
+          ctx.result(op, () => say(`Agent of ${board} updated (operation ${op.id}, ${op.status}).`));
+          return;
+        }
+        const r = await create(ctx, 'agent_update', opts);
+        ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board(s)`);
+        show(ctx, await followRollout(ctx, r.id), true);
+      }),
+    );
+}
