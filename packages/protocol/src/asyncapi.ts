@@ -41,6 +41,7 @@ export const messageSummaries: Record<MessageType, string> = {
   'sse.unsubscribe': 'Relay: stop following the event stream of a subscription.',
   'sse.event': 'Relay: one event of a followed stream (id, event name, data).',
   'sse.status': 'Relay: a followed stream opened, or dropped (the agent keeps retrying).',
+  'scripts.state': 'The states of every device script deployed on the board, whole, whenever one changes (to a server that takes `device.scripts`).',
 };
 
 type JsonSchema = Record<string, unknown>;

@@ -24,6 +24,12 @@ export const LinkFeature = {
    * (frames.ts kind 2) when that moves the file faster (docs/compression.md).
    */
   streamCompression: 'stream.compress',
+  /**
+   * Named by both sides: the agent deploys and supervises device scripts (`script.*` RPC
+   * methods), reports their states in `hello.scripts` and, to a server that named it too,
+   * in `scripts.state` whenever one changes.
+   */
+  deviceScripts: 'device.scripts',
 } as const;
 
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */

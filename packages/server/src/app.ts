@@ -32,6 +32,7 @@ import { agentEnrollRoutes } from './routes/agent-enroll.ts';
 import { boardApprovalRoutes } from './routes/board-approval.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { agentUpdateRoutes } from './routes/agent-update.ts';
+import { deviceScriptProgramRoutes } from './routes/device-script-programs.ts';
 import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
 import { tusResumableOnEveryAnswer } from './http/tus-resumable.ts';
 import { conformOpenApiDocument } from './http/openapi-conformance.ts';
@@ -59,6 +60,7 @@ export function createApp(ctx: Services) {
   app.route('/', videoRoutes(ctx));
   app.route('/', deviceScriptsRoutes(ctx));
   app.route('/', deviceScriptRelayRoutes(ctx));
+  app.route('/', deviceScriptProgramRoutes(ctx));
   app.route('/', boardRoutes(ctx));
   app.route('/', operationRoutes(ctx));
   app.route('/', invocationOperationRoutes(ctx));

@@ -22,6 +22,7 @@ import { BoardCalls } from './replicas/board-calls.ts';
 import { BoardSessions } from './replicas/board-sessions.ts';
 import { registerPacKinds } from './pacs/pac-operations.ts';
 import { registerAgentUpdateKind } from './agent-update/agent-update-kind.ts';
+import { registerScriptOperations } from './device-scripts/script-operations.ts';
 import { RetentionPruner } from './retention/retention-pruner.ts';
 import { discardIngestedContent, sweepContentStore, sweepOrphanContent } from './services/invocation-files.ts';
 import type { StoreContext } from './store-context.ts';
@@ -122,6 +123,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   registerAgentUpdateKind(operationKinds, { db: database.db, agents, uploads, packagesDir: config.packagesDir, timeoutMs: config.agentUpdateTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus, clock });
+  registerScriptOperations(operationKinds, { db: database.db, hub, uploads, healthTimeoutS: config.scriptHealthTimeoutS, log });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const metrics = new ServerMetrics(
     {

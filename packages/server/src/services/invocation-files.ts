@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray, notExists, sql } from 'drizzle-orm';
 import type { StoreContext } from '../store-context.ts';
-import { contents, invocationFiles, invocations } from '../db/schema.ts';
+import { contents, deviceScriptPrograms, invocationFiles, invocations } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
 import { accelRedirectPath, type ServedFile } from '../http/file-response.ts';
@@ -119,6 +119,9 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
             .where(eq(invocationFiles.sha256, sha256))
             .limit(1);
           if (used) return false;
+          // A device script's program (docs/device-scripts.md) keeps its content too.
+          const [program] = await tx.select({ one: sql<number>`1` }).from(deviceScriptPrograms).where(eq(deviceScriptPrograms.sha256, sha256)).limit(1);
+          if (program) return false;
           await tx.delete(contents).where(eq(contents.sha256, sha256));
           await removeBytes();
           return true;
@@ -170,7 +173,13 @@ export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOp
     const page = await db
       .select({ sha256: contents.sha256 })
       .from(contents)
-      .where(and(gt(contents.sha256, after), notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256)))))
+      .where(
+        and(
+          gt(contents.sha256, after),
+          notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))),
+          notExists(db.select({ one: sql`1` }).from(deviceScriptPrograms).where(eq(deviceScriptPrograms.sha256, contents.sha256))),
+        ),
+      )
       .orderBy(contents.sha256)
       .limit(500);
     if (!page.length) break;
