@@ -19,6 +19,10 @@ import { RpcRegistry } from './rpc/rpc-registry.ts';
 import { agentUpdateHandler, confirmUpdate } from './update/agent-update.ts';
 import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
 import { AGENT_VERSION } from './version.ts';
+import { ChildSupervisor } from './scripts/child-supervisor.ts';
+import { ScriptManager } from './scripts/script-manager.ts';
+import { registerScriptMethods } from './scripts/script-rpc-handlers.ts';
+import { SystemdSupervisor } from './scripts/systemd-supervisor.ts';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -58,6 +62,11 @@ export class Agent {
   readonly operations: OperationManager;
   /** Device-script relay: proxied requests and followed event streams (device-relay/). */
   readonly deviceRelay: LocalScriptRelay;
+  /** Device scripts deployed on the board, supervised (scripts/). */
+  readonly scripts: ScriptManager;
+  /** The connection whose server takes `scripts.state` (named `device.scripts` in its welcome). */
+  private scriptsLink: ControlPlaneLink | undefined;
+  private scriptsReport: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly config: AgentConfig,
@@ -80,8 +89,9 @@ export class Agent {
       ...(opts.clock ? { clock: opts.clock } : {}),
       handlers: {
         buildHello: () => this.buildHello(),
-        onReady: (connection, _welcome, hello) => {
+        onReady: (connection, welcome, hello) => {
           this.operations.onLinkReady(connection, hello);
+          this.scriptsLink = welcome.features?.includes(LinkFeature.deviceScripts) ? connection : undefined;
           void confirmUpdate(config.agentDir, log).catch((err: unknown) => log.warn({ err }, 'could not confirm the agent update'));
         },
         onMessage: (message, connection) => this.dispatch(message, connection),
@@ -103,7 +113,7 @@ export class Agent {
       ...(config.runnerUser ? { runAs: config.runnerUser } : {}),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
-    this.rpc.register('agent.info', agentInfoHandler(board));
+    this.rpc.register('agent.info', agentInfoHandler(board, config.scriptsRoot.root));
     const requestRestart = opts.requestRestart;
     if (requestRestart) this.rpc.register('agent.update', agentUpdateHandler({ agentDir: config.agentDir, log: log.child({ component: 'update' }), requestRestart }));
     registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
@@ -111,6 +121,31 @@ export class Agent {
     // which loopback ports the relay reaches; the catalogue cannot widen them.
     this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), [...config.scriptPorts, ...(driver.scriptPorts?.() ?? [])], opts.clock);
     driver.onAgentReboot?.((downMs) => this.rebootInProcess(downMs));
+    const scriptLog = log.child({ component: 'device-scripts' });
+    this.scripts = new ScriptManager({
+      agentDir: config.agentDir,
+      scripts: config.scriptsRoot,
+      supervisor: config.simulate ? new ChildSupervisor(scriptLog) : new SystemdSupervisor(scriptLog),
+      log: scriptLog,
+      allowPort: (port) => this.deviceRelay.allowPort(port),
+    });
+    this.scripts.onChange(() => this.reportScripts());
+    registerScriptMethods(this.rpc, this.scripts);
+  }
+
+  /** Sends the scripts' states to a server that takes them, a moment after a change (changes come in bursts). */
+  private reportScripts(): void {
+    if (this.scriptsReport) return;
+    this.scriptsReport = setTimeout(() => {
+      this.scriptsReport = undefined;
+      const link = this.scriptsLink;
+      if (!link?.isReady) return;
+      this.scripts
+        .states()
+        .then((scripts) => link.sendMessage({ type: 'scripts.state', scripts }))
+        .catch((err: unknown) => this.log.warn({ err }, "could not report the device scripts' states"));
+    }, 100);
+    this.scriptsReport.unref();
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
@@ -128,6 +163,7 @@ export class Agent {
     const cache = new ContentCache(paths.cache, config.cacheMaxBytes, paths.invocations, log.child({ component: 'cache' }));
     await cache.init();
     const agent = new Agent(config, log, board, cache, journal, driver, opts);
+    await agent.scripts.init();
     // Outputs awaiting acknowledgement are pinned by now; trim to the cap.
     await cache.ensureSpace(0);
     return agent;
@@ -143,6 +179,8 @@ export class Agent {
 
   async stop(): Promise<void> {
     this.deviceRelay.close();
+    if (this.scriptsReport) clearTimeout(this.scriptsReport);
+    await this.scripts.close();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
     await this.driver.stop();
   }
@@ -162,7 +200,8 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
-      features: this.config.linkCompression ? [LinkFeature.streamCompression] : [],
+      features: [LinkFeature.deviceScripts, ...(this.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      scripts: await this.scripts.states(),
     };
   }
 
