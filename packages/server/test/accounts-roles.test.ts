@@ -50,6 +50,8 @@ function contractRole(method: string, path: string): Access {
   if (method === 'GET' || method === 'HEAD') return 'viewer';
   if (path.startsWith('/api/invocations/')) return 'operator';
   if (path === '/api/operations/{id}/cancel/' || path === '/api/pacs/query/') return 'operator';
+  // Device scripts on the board: operators start, stop and restart them (admins deploy).
+  if (/^\/api\/device-scripts\/\{id\}\/(start|stop|restart)\/$/.test(path)) return 'operator';
   return 'admin';
 }
 
