@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { cliHome, type CliHome } from '../support/cli.ts';
 import { eventually, freePort, startSimulatedAgent, type SimulatedAgent } from './device-scripts-support.ts';
 
 /** A small HTTP device script: answers its version on `/`, says so on stdout, exits on `POST /crash`. */
@@ -133,6 +134,34 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
     expect(again.pid).not.toBe(pid);
     expect(await (await server.api(`/api/device-scripts/${scriptId}/logs/?board_id=${board.id}`)).text()).toContain('crashing on request');
   });
+
+  it('mm scripts upload/deploy/stop/start/restart/logs/states --board from the command line', async () => {
+    const cli: CliHome = await cliHome();
+    try {
+      const env = { MM_SERVER_URL: server.url };
+      const program = path.join(cli.dir, 'work', 'http-script.mjs');
+      await fs.writeFile(program, httpScript('1.0.0'));
+      const uploaded = await cli.run(['scripts', 'upload', 'e2e http', program], env);
+      expect(uploaded.code, uploaded.stderr).toBe(0);
+      expect(uploaded.stdout).toContain(sha256(httpScript('1.0.0')));
+      const deployed = await cli.run(['scripts', 'deploy', 'e2e http', '--board', 'sim-scripts'], env);
+      expect(deployed.code, deployed.stderr).toBe(0);
+      expect(deployed.stdout).toContain(`e2e http 1.0.0: running on port ${scriptPort}`);
+      const noBoard = await cli.run(['scripts', 'stop', 'e2e http'], env);
+      expect(noBoard.code).toBe(2);
+      expect((await cli.run(['scripts', 'stop', 'e2e http', '--board', 'sim-scripts'], env)).code).toBe(0);
+      const states = await cli.run(['scripts', 'states', '--board', 'sim-scripts'], env);
+      expect(states.stdout).toMatch(/e2e http\s+1\.0\.0\s+\d+\s+stopped/);
+      expect((await cli.run(['scripts', 'start', 'e2e http', '--board', 'sim-scripts'], env)).code).toBe(0);
+      expect((await cli.run(['scripts', 'restart', 'e2e http', '--board', 'sim-scripts'], env)).code).toBe(0);
+      const logs = await cli.run(['scripts', 'logs', 'e2e http', '--board', 'sim-scripts'], env);
+      expect(logs.code, logs.stderr).toBe(0);
+      expect(logs.stdout).toContain(`script 1.0.0 listening on ${scriptPort}`);
+      expect((await json(await answer())).version).toBe('1.0.0');
+    } finally {
+      await cli.cleanup();
+    }
+  }, 120_000);
 
   it('a version that does not come up is rolled back: script_unhealthy, the old one still answers', async () => {
     expect((await send(`/api/device-scripts/${scriptId}/`, 'PATCH', { version: '1.1.0' })).status).toBe(200);
