@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
+import { BoardScripts } from '../components/board-scripts.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { DataTable } from '../components/table-box.tsx';
@@ -123,6 +124,7 @@ export function BoardPage({ id }: { id: string }) {
         <dt>Active PAC</dt>
         <dd data-testid="active-pac">{board.active_pac ?? '—'}</dd>
       </dl>
+      <BoardScripts boardId={board.id} online={online} />
 
       <h2>PACs</h2>
       {!canOperate.value ? (
