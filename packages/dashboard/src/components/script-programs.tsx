@@ -157,7 +157,7 @@ export function ScriptPrograms({ script }: { script: DeviceScript }) {
           </form>
           <div class="row">
             {boards && boards.length > 1 && <BoardPicker id="deploy-board" boards={boards} value={boardId} onChange={setBoardId} />}
-            <button type="button" class="primary" disabled={!current || !target || !!deploying} onClick={() => void deploy()}>
+            <button type="button" class="primary" disabled={!current || !target || (!!deploying && (deploying.status === 'queued' || deploying.status === 'running'))} onClick={() => void deploy()}>
               Deploy {script.version}
               {boards?.length === 1 ? ` to ${boards[0]!.name}` : ''}
             </button>
@@ -170,10 +170,7 @@ export function ScriptPrograms({ script }: { script: DeviceScript }) {
         <OperationLive
           key={deploying.id}
           operation={deploying}
-          onEnd={() => {
-            setDeploying(null);
-            reload();
-          }}
+          onEnd={() => reload()}
         />
       )}
     </div>
