@@ -217,4 +217,16 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
       await fs.rm(outside, { recursive: true, force: true });
     }
   });
+
+  it('an agent that restarts starts its deployed scripts again and reports them in its hello', async () => {
+    const agentDir = agent.agentDir;
+    await agent.stop();
+    await eventually(async () => expect((await json(await server.api(`/api/boards/${board.id}/`))).status).toBe('offline'), 30_000);
+    // The simulated board's scripts end with its agent.
+    expect((await answer()).status).toBe(503);
+    agent = await startSimulatedAgent(server.url, board.token, { gpioPort: await freePort(), agentDir });
+    await eventually(async () => expect((await json(await server.api(`/api/boards/${board.id}/`))).status).toBe('online'), 30_000);
+    await eventually(async () => expect(await ours()).toMatchObject({ version: '1.0.0', state: 'running', restarts: 0 }), 15_000);
+    await eventually(async () => expect((await json(await answer())).version).toBe('1.0.0'), 15_000);
+  }, 90_000);
 });

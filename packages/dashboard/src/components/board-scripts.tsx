@@ -75,6 +75,7 @@ export function BoardScripts({ boardId, online }: { boardId: string; online: boo
           No device script is deployed on this board. Deploy one from the <Link href="/device-scripts">device scripts</Link> page.
         </p>
       )}
+      {scripts && scripts.length > 0 && !online && <p class="muted small">The board is offline: these are the states it last reported.</p>}
       {scripts && scripts.length > 0 && (
         <DataTable label="Device scripts on this board" columns={['Script', 'Version', 'Port', 'State', 'Since', 'Restarts', '']}>
           {scripts.map((s) => (
