@@ -100,3 +100,49 @@ describe('launchArgv and OutputRing', () => {
     expect(ring.text()).toBe('3456789abc');
   });
 });
+
+describe('SystemdSupervisor (a real board), against a stand-in systemctl', () => {
+  it('writes the instance settings, drives systemctl, reads state and restarts relative to its start', async () => {
+    const { SystemdSupervisor } = await import('../src/scripts/systemd-supervisor.ts');
+    const dir = await tempDir();
+    const stateDir = path.join(dir, 'state');
+    await fs.mkdir(stateDir);
+    // The stand-in: `restart|stop <unit>` record the call and set the state; `show <unit>` prints it.
+    const fake = path.join(dir, 'systemctl');
+    await fs.writeFile(
+      fake,
+      `#!/bin/sh
+echo "$*" >> "${dir}/calls"
+case "$1" in
+  restart) echo active > "${stateDir}/$2"; echo 3 > "${stateDir}/$2.n" ;;
+  stop) echo inactive > "${stateDir}/$2" ;;
+  show) echo "ActiveState=$(cat "${stateDir}/$2" 2>/dev/null || echo inactive)"; echo "NRestarts=$(cat "${stateDir}/$2.n" 2>/dev/null || echo 0)"; echo "StateChangeTimestamp=Fri 2026-11-27 04:00:00 UTC" ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    const envDir = path.join(dir, 'units');
+    const sup = new SystemdSupervisor(log, { systemctl: [fake], journalctl: ['echo', 'journal'], envDir });
+    try {
+      const file = path.join(dir, 'app.py');
+      await fs.writeFile(file, 'print(1)\n');
+      await sup.start({ scriptId: 'abc', name: 'App "one"', port: 9100, file });
+      const settings = await fs.readFile(path.join(envDir, 'abc.env'), 'utf8');
+      expect(settings).toContain(`MM_SCRIPT_PATH=${file}`);
+      expect(settings).toContain('MM_SCRIPT_INTERPRETER=python3');
+      expect(settings).toContain('PORT=9100');
+      expect(await sup.status('abc')).toEqual({ state: 'running', since: '2026-11-27T04:00:00.000Z', restarts: 0 });
+      expect(await sup.alive('abc')).toBe(true);
+      // systemd restarted it twice more since the start.
+      await fs.writeFile(path.join(stateDir, 'mm-device-script@abc.service.n'), '5');
+      expect((await sup.status('abc')).restarts).toBe(2);
+      expect(await sup.alive('abc')).toBe(false);
+      expect(await sup.logs('abc')).toContain('-u mm-device-script@abc.service');
+      await sup.stop('abc');
+      expect((await sup.status('abc')).state).toBe('stopped');
+      expect(await fs.readFile(path.join(dir, 'calls'), 'utf8')).toMatch(/^restart mm-device-script@abc\.service$/m);
+    } finally {
+      await sup.close();
+    }
+  });
+});

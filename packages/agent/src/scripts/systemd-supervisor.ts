@@ -119,7 +119,8 @@ export class SystemdSupervisor implements ScriptSupervisor {
     // `show` needs no privileges: plain systemctl when it is behind sudo.
     const argv = cmd === 'sudo' ? args.filter((a) => a !== '-n') : [cmd, ...args];
     const [showCmd, ...showArgs] = argv as [string, ...string[]];
-    const { stdout } = await run(showCmd, [...showArgs, 'show', unit(scriptId), '-p', 'ActiveState', '-p', 'NRestarts', '-p', 'StateChangeTimestamp']);
+    // TZ=UTC: timestamps as `Fri 2026-11-27 04:00:00 UTC`, which Date.parse reads (a local zone name it may not).
+    const { stdout } = await run(showCmd, [...showArgs, 'show', unit(scriptId), '-p', 'ActiveState', '-p', 'NRestarts', '-p', 'StateChangeTimestamp'], { env: { ...process.env, TZ: 'UTC' } });
     const props = new Map(stdout.split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
     const since = Date.parse(props.get('StateChangeTimestamp') ?? '');
     return {
