@@ -129,6 +129,10 @@ fi
 
 # 5. The unit.
 install_unit "$HERE/mm-agent.service" mm-agent.service "$NODE"
+# Device scripts (docs/device-scripts.md): their template unit and folders.
+install_unit "$HERE/mm-device-script@.service" mm-device-script@.service "$NODE"
+mkdir -p "$(in_root /opt/model-manager/device-scripts)" "$(in_root /var/lib/mm-agent/device-script-units)"
+[ "$LIVE" -eq 0 ] || chown mm-agent:mm-agent "$(in_root /opt/model-manager/device-scripts)" "$(in_root /var/lib/mm-agent/device-script-units)"
 
 # 6. Start it (a restart picks up a new bundle), unless there is nothing to connect with yet.
 systemctl_live daemon-reload

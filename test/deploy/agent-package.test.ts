@@ -59,6 +59,8 @@ describe.skipIf(!has('dpkg-deb'))('the agent packages (dpkg-deb)', () => {
     const unit = fs.readFileSync(path.join(root, 'usr/lib/systemd/system/mm-agent.service'), 'utf8');
     expect(unit).toMatch(/^ExecStart=\/opt\/mm-agent\/bin\/mm-agent-start$/m);
     expect(unit).toMatch(/^EnvironmentFile=\/etc\/mm-agent\/mm-agent.env$/m);
+    // Device scripts' template unit (docs/device-scripts.md).
+    expect(fs.readFileSync(path.join(root, 'usr/lib/systemd/system/mm-device-script@.service'), 'utf8')).toMatch(/^EnvironmentFile=\/var\/lib\/mm-agent\/device-script-units\/%i\.env$/m);
   });
 
   it.skipIf(process.arch !== 'x64')('amd64: the start script runs the bundle with the packaged Node', () => {

@@ -130,7 +130,10 @@ describe('deploy/agent/install.sh', () => {
     const sudoers = fs.readFileSync(sudoersPath, 'utf8');
     expect(sudoers).toContain('/usr/bin/xlnx-config -q, /usr/bin/xlnx-config -a *');
     expect(sudoers).toContain(`${reboot[2]} reboot`);
-    expect(sudoers).toMatch(/^mm-agent ALL=\(root\) NOPASSWD: MM_AGENT_PAC, MM_AGENT_REBOOT$/m);
+    expect(sudoers).toMatch(/^mm-agent ALL=\(root\) NOPASSWD: MM_AGENT_PAC, MM_AGENT_REBOOT, MM_AGENT_SCRIPTS$/m);
+    expect(sudoers).toContain(`${reboot[2]} restart mm-device-script@*.service`);
+    expect(fs.readFileSync(r('etc/systemd/system/mm-device-script@.service'), 'utf8')).toContain('EnvironmentFile=/var/lib/mm-agent/device-script-units/%i.env');
+    expect(fs.statSync(r('opt/model-manager/device-scripts')).isDirectory()).toBe(true);
     if (has('visudo')) expect(spawnSync('visudo', ['-cf', sudoersPath]).status).toBe(0);
 
     // The admin's drop-in: a template that grants nothing until edited.
@@ -151,7 +154,7 @@ describe('deploy/agent/install.sh', () => {
     // Folders.
     expect(mode(r('var/lib/mm-agent'))).toBe(0o750);
     expect(fs.statSync(r('usr/local/share/xlnx-config')).isDirectory()).toBe(true);
-    expect(fs.readdirSync(r('opt')).sort()).toEqual(['mm-agent']); // no staging left behind
+    expect(fs.readdirSync(r('opt')).sort()).toEqual(['mm-agent', 'model-manager']); // no staging left behind (model-manager: the device scripts' folder)
   });
 
   it('is idempotent: a re-run replaces the bundle and keeps an edited env file and local sudo rights', () => {
@@ -181,7 +184,7 @@ describe('deploy/agent/install.sh', () => {
     expect(fs.existsSync(r('opt/mm-agent/left-over.mjs'))).toBe(false);
     expect(sha(r('opt/mm-agent/mm-agent.mjs'))).toBe(sha(path.join(agentDist, 'mm-agent.mjs')));
     expect(fs.readFileSync(r('var/lib/mm-agent/journal.json'), 'utf8')).toBe('{}');
-    expect(fs.readdirSync(r('opt')).sort()).toEqual(['mm-agent']);
+    expect(fs.readdirSync(r('opt')).sort()).toEqual(['mm-agent', 'model-manager']);
   });
 
   it('refuses an xlnx-config path that sudoers could read as syntax, and a missing bundle', () => {

@@ -168,6 +168,7 @@ async function buildOne({ arch, version, bundleDir, runtimeDir, out, workDir }) 
   await writeFile(path.join(opt, 'bin/mm-agent-start'), await fs.readFile(path.join(agentDeploy, 'mm-agent-start')), 0o755);
   await writeFile(path.join(root, 'etc/mm-agent/mm-agent.env'), await settingsFile(), 0o600);
   await writeFile(path.join(root, 'usr/lib/systemd/system/mm-agent.service'), await unitFile());
+  await writeFile(path.join(root, 'usr/lib/systemd/system/mm-device-script@.service'), await fs.readFile(path.join(agentDeploy, 'mm-device-script@.service')));
   await writeFile(path.join(root, 'usr/share/mm-agent/sudoers'), await fs.readFile(path.join(agentDeploy, 'sudoers')));
   await writeFile(path.join(root, 'usr/share/mm-agent/xlnx-config-sudo'), await fs.readFile(path.join(agentDeploy, 'xlnx-config-sudo')));
   await writeFile(path.join(root, 'usr/share/lintian/overrides/mm-agent'), await fs.readFile(path.join(here, 'lintian-overrides')));

@@ -22,6 +22,10 @@ import { agentUpdateHandler, confirmUpdate } from './update/agent-update.ts';
 import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
 import { TelemetrySampler } from './telemetry/telemetry-sampler.ts';
 import { AGENT_VERSION } from './version.ts';
+import { ChildSupervisor } from './scripts/child-supervisor.ts';
+import { ScriptManager } from './scripts/script-manager.ts';
+import { registerScriptMethods } from './scripts/script-rpc-handlers.ts';
+import { SystemdSupervisor } from './scripts/systemd-supervisor.ts';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -65,6 +69,11 @@ export class Agent {
   readonly telemetry: TelemetrySampler;
   /** The board's facts: in hello, and `board.facts` when they change. */
   readonly facts: FactsReporter;
+  /** Device scripts deployed on the board, supervised (scripts/). */
+  readonly scripts: ScriptManager;
+  /** The connection whose server takes `scripts.state` (named `device.scripts` in its welcome). */
+  private scriptsLink: ControlPlaneLink | undefined;
+  private scriptsReport: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly config: AgentConfig,
@@ -110,6 +119,7 @@ export class Agent {
           this.operations.onLinkReady(connection, hello);
           void this.telemetry.sendNow();
           this.facts.onReady(connection, welcome, hello);
+          this.scriptsLink = welcome.features?.includes(LinkFeature.deviceScripts) ? connection : undefined;
           void confirmUpdate(config.agentDir, log).catch((err: unknown) => log.warn({ err }, 'could not confirm the agent update'));
         },
         onMessage: (message, connection) => this.dispatch(message, connection),
@@ -133,7 +143,7 @@ export class Agent {
       onEnded: () => void this.facts.recheck(),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
-    this.rpc.register('agent.info', agentInfoHandler(board));
+    this.rpc.register('agent.info', agentInfoHandler(board, config.scriptsRoot.root));
     const requestRestart = opts.requestRestart;
     if (requestRestart) this.rpc.register('agent.update', agentUpdateHandler({ agentDir: config.agentDir, log: log.child({ component: 'update' }), requestRestart }));
     registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
@@ -141,6 +151,31 @@ export class Agent {
     // which loopback ports the relay reaches; the catalogue cannot widen them.
     this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), [...config.scriptPorts, ...(driver.scriptPorts?.() ?? [])], opts.clock);
     driver.onAgentReboot?.((downMs) => this.rebootInProcess(downMs));
+    const scriptLog = log.child({ component: 'device-scripts' });
+    this.scripts = new ScriptManager({
+      agentDir: config.agentDir,
+      scripts: config.scriptsRoot,
+      supervisor: config.simulate ? new ChildSupervisor(scriptLog) : new SystemdSupervisor(scriptLog),
+      log: scriptLog,
+      allowPort: (port) => this.deviceRelay.allowPort(port),
+    });
+    this.scripts.onChange(() => this.reportScripts());
+    registerScriptMethods(this.rpc, this.scripts);
+  }
+
+  /** Sends the scripts' states to a server that takes them, a moment after a change (changes come in bursts). */
+  private reportScripts(): void {
+    if (this.scriptsReport) return;
+    this.scriptsReport = setTimeout(() => {
+      this.scriptsReport = undefined;
+      const link = this.scriptsLink;
+      if (!link?.isReady) return;
+      this.scripts
+        .states()
+        .then((scripts) => link.sendMessage({ type: 'scripts.state', scripts }))
+        .catch((err: unknown) => this.log.warn({ err }, "could not report the device scripts' states"));
+    }, 100);
+    this.scriptsReport.unref();
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
@@ -158,6 +193,7 @@ export class Agent {
     const cache = new ContentCache(paths.cache, config.cacheMaxBytes, paths.invocations, log.child({ component: 'cache' }));
     await cache.init();
     const agent = new Agent(config, log, board, cache, journal, driver, opts);
+    await agent.scripts.init();
     // Outputs awaiting acknowledgement are pinned by now; trim to the cap.
     await cache.ensureSpace(0);
     return agent;
@@ -176,6 +212,8 @@ export class Agent {
     this.deviceRelay.close();
     this.telemetry.stop();
     this.facts.stop();
+    if (this.scriptsReport) clearTimeout(this.scriptsReport);
+    await this.scripts.close();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
     await this.driver.stop();
   }
@@ -196,8 +234,9 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
-      features: [LinkFeature.boardFacts, ...(this.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.config.linkCompression ? [LinkFeature.streamCompression] : [])],
       ...(facts ? { facts } : {}),
+      scripts: await this.scripts.states(),
     };
   }
 

@@ -27,6 +27,8 @@ Settings (environment):
   MM_RUN_TIMEOUT_S           how long a run may take (default 3600)
   MM_RUNNER_USER             run the runner as this user (as root: its uid/gid; otherwise sudo -n -u USER)
   MM_SCRIPT_PORTS            loopback ports the device-script relay may reach (default 8765)
+  MM_SCRIPTS_ROOT            device scripts are written only inside this folder
+                             (default /opt/model-manager/device-scripts; kept in MM_AGENT_DIR with --simulate)
   MM_CACHE_MAX_BYTES         size cap of the cache (default 20 GiB)
   MM_XLNX_CONFIG             the xlnx-config executable (default xlnx-config)
   MM_REBOOT                  the reboot command (default systemctl reboot)

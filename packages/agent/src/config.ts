@@ -11,6 +11,9 @@ const GiB = 1024 ** 3;
 /** The GPIO motor script's port (its catalogue entry's): what the relay reaches by default. */
 export const DEFAULT_SCRIPT_PORTS: readonly number[] = [8765];
 
+/** MM_SCRIPTS_ROOT's default: the folder the agent package creates for device scripts. */
+export const DEFAULT_SCRIPTS_ROOT = '/opt/model-manager/device-scripts';
+
 /** Empty strings in the environment mean "unset", as a shell `FOO=` line suggests. */
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
 const optionalString = z.preprocess(unsetIfEmpty, z.string().optional());
@@ -97,6 +100,8 @@ export const agentEnvSchema = z.object({
   /** The ports of the board's loopback the device-script relay may reach (the catalogue cannot widen this). */
   MM_SCRIPT_PORTS: portList,
   MM_AGENT_DIR: optionalString,
+  /** Where device scripts may be written: a catalogue entry's remote_dir must lie inside it (docs/device-scripts.md). */
+  MM_SCRIPTS_ROOT: optionalString,
   MM_RUNNER: commandLine,
   MM_RUN_TIMEOUT_S: positiveSeconds.default(3600),
   MM_CACHE_MAX_BYTES: int(1, Number.MAX_SAFE_INTEGER).default(20 * GiB),
@@ -143,6 +148,11 @@ export interface AgentConfig {
   scriptPorts: number[];
   /** Cache, work folders, journal, invocation folders. */
   agentDir: string;
+  /**
+   * MM_SCRIPTS_ROOT: the folder device scripts' remote_dir must lie in (`root`), and where that
+   * folder is on disk (`disk`: the same on a real board; with --simulate, `<agent dir>/device-scripts`).
+   */
+  scriptsRoot: { root: string; disk: string };
   /** The runner's argv; undefined only with --simulate (the simulated board brings its own). */
   runner: string[] | undefined;
   runTimeoutMs: number;
@@ -270,6 +280,10 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     serverUrl: e.MM_SERVER_URL,
     connectUrl: connectUrlFor(e.MM_SERVER_URL),
     boardToken,
+    scriptsRoot: {
+      root: path.resolve(e.MM_SCRIPTS_ROOT ?? DEFAULT_SCRIPTS_ROOT),
+      disk: opts.simulate ? path.join(agentDir, 'device-scripts') : path.resolve(e.MM_SCRIPTS_ROOT ?? DEFAULT_SCRIPTS_ROOT),
+    },
     enrollment: enrollWith !== undefined && tokenFile !== undefined ? { key: enrollWith, tokenFile: path.resolve(tokenFile), machineIdFiles } : undefined,
     runnerUser,
     scriptPorts: [...(e.MM_SCRIPT_PORTS ?? DEFAULT_SCRIPT_PORTS)],

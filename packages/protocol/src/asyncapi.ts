@@ -43,6 +43,7 @@ export const messageSummaries: Record<MessageType, string> = {
   'sse.event': 'Relay: one event of a followed stream (id, event name, data).',
   'sse.status': 'Relay: a followed stream opened, or dropped (the agent keeps retrying).',
   'board.telemetry': 'The board’s temperatures, power, memory, load and free disk, every MM_TELEMETRY_INTERVAL_S (only to a server that takes `board.telemetry`).',
+  'scripts.state': 'The states of every device script deployed on the board, whole, whenever one changes (to a server that takes `device.scripts`).',
 };
 
 type JsonSchema = Record<string, unknown>;

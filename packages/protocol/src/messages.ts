@@ -63,6 +63,20 @@ export const OperationOutcome = z.object({
 });
 export type OperationOutcome = z.infer<typeof OperationOutcome>;
 
+/** One device script deployed on the board, as the agent supervises it (docs/device-scripts.md). */
+export const ScriptState = z.object({
+  script_id: z.string().min(1),
+  name: z.string(),
+  version: z.string(),
+  port: z.number().int().min(1).max(65535),
+  state: z.enum(['running', 'stopped', 'failed']),
+  /** When it entered this state (ISO 8601 UTC). */
+  since: z.string(),
+  /** Restarts by the supervisor since the last deploy or start. */
+  restarts: z.number().int().nonnegative(),
+});
+export type ScriptState = z.infer<typeof ScriptState>;
+
 // ── link ────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -106,6 +120,8 @@ export const Hello = z.object({
   features: z.array(z.string()).optional(),
   /** What the agent found on the board (feature `board.facts`); absent from older agents. */
   facts: BoardFacts.optional(),
+  /** The device scripts deployed on the board and their states (`device.scripts` feature); absent from older agents. */
+  scripts: z.array(ScriptState).optional(),
 });
 
 /**
@@ -375,6 +391,15 @@ export type TelemetryReading = z.infer<typeof TelemetryReading>;
 /** A→S, the board's latest reading, every MM_TELEMETRY_INTERVAL_S. Never answered. */
 export const BoardTelemetry = z.object({ type: z.literal('board.telemetry'), reading: TelemetryReading });
 
+// ── device scripts on the board ─────────────────────────────────────────────────────
+
+
+/**
+ * A→S, the states of every deployed script, whole, whenever one changes (only to a server
+ * that named the `device.scripts` feature in its welcome).
+ */
+export const ScriptsState = z.object({ type: z.literal('scripts.state'), scripts: z.array(ScriptState) });
+
 /** Every message of the catalog, by type. Add a message here and to its side's union below. */
 export const catalog = {
   hello: Hello,
@@ -403,6 +428,7 @@ export const catalog = {
   'sse.event': SseEvent,
   'sse.status': SseStatus,
   'board.telemetry': BoardTelemetry,
+  'scripts.state': ScriptsState,
 } as const;
 
 export type MessageType = keyof typeof catalog;
@@ -431,6 +457,7 @@ export const AgentMessage = z.discriminatedUnion('type', [
   SseEvent,
   SseStatus,
   BoardTelemetry,
+  ScriptsState,
 ]);
 export type AgentMessage = z.infer<typeof AgentMessage>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ScriptPort, ScriptState, Sha256 } from './messages.ts';
 
 /** One PAC configuration as `xlnx-config -q` lists it (docs/api.md, "PACs"). */
 export const PacRecord = z.object({
@@ -23,7 +24,8 @@ export const rpcMethods = {
     params: z.object({}),
     // `arch` (Debian's name: arm64, amd64): which agent package fits the board. Optional, so
     // agents from before it still answer.
-    result: z.object({ agent_version: z.string(), boot_id: z.string(), uptime_s: z.number(), arch: z.string().optional() }),
+    // `scripts_root` (MM_SCRIPTS_ROOT): where device scripts may be written; absent from older agents.
+    result: z.object({ agent_version: z.string(), boot_id: z.string(), uptime_s: z.number(), arch: z.string().optional(), scripts_root: z.string().optional() }),
   },
   /**
    * An agent update (docs/packages.md): the agent pulls the package (stream.pull, source
@@ -52,6 +54,39 @@ export const rpcMethods = {
   'pac.install': {
     params: z.object({ upload_id: z.string().min(1) }),
     result: PacList.extend({ pac: z.string().min(1) }),
+  },
+  /**
+   * Deploys a device script's program (docs/device-scripts.md): the agent takes it from its
+   * cache or pulls it (source `{ kind: 'upload', upload_id }`), checks the sha256, refuses a
+   * `remote_dir` outside MM_SCRIPTS_ROOT (`script_dir_refused`, nothing written), writes
+   * `remote_dir/filename`, (re)starts it supervised with PORT set and waits until the port
+   * answers; if it does not within `health_timeout_s`, the previous version comes back
+   * (files and process) and the call fails `script_unhealthy`.
+   */
+  'script.deploy': {
+    params: z.object({
+      script_id: z.string().min(1),
+      name: z.string(),
+      version: z.string().min(1),
+      filename: z.string().min(1),
+      remote_dir: z.string().min(1),
+      port: ScriptPort,
+      sha256: Sha256,
+      size: z.number().int().nonnegative(),
+      upload_id: z.string().min(1),
+      health_timeout_s: z.number().positive(),
+    }),
+    result: z.object({ script: ScriptState, path: z.string(), pulled: z.boolean(), previous_version: z.string().nullable() }),
+  },
+  /** Starts, stops or restarts a deployed script (start/restart wait for its port, as deploy does). */
+  'script.control': {
+    params: z.object({ script_id: z.string().min(1), action: z.enum(['start', 'stop', 'restart']), health_timeout_s: z.number().positive() }),
+    result: z.object({ script: ScriptState }),
+  },
+  /** The script's recent output (a bounded buffer on the agent). */
+  'script.logs': {
+    params: z.object({ script_id: z.string().min(1) }),
+    result: z.object({ text: z.string() }),
   },
   /** The agent answers first, then runs its reboot command (MM_REBOOT). */
   'board.reboot': {

@@ -36,6 +36,12 @@ export const LinkFeature = {
    * `board.facts` when they change, only to a server whose welcome names it.
    */
   boardFacts: 'board.facts',
+  /**
+   * Named by both sides: the agent deploys and supervises device scripts (`script.*` RPC
+   * methods), reports their states in `hello.scripts` and, to a server that named it too,
+   * in `scripts.state` whenever one changes.
+   */
+  deviceScripts: 'device.scripts',
 } as const;
 
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */

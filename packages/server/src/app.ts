@@ -35,6 +35,7 @@ import { boardApprovalRoutes } from './routes/board-approval.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { agentUpdateRoutes } from './routes/agent-update.ts';
 import { rolloutRoutes } from './routes/rollouts.ts';
+import { deviceScriptProgramRoutes } from './routes/device-script-programs.ts';
 import { provisioningKeyRoutes } from './routes/provisioning-keys.ts';
 import { tusResumableOnEveryAnswer } from './http/tus-resumable.ts';
 import { conformOpenApiDocument } from './http/openapi-conformance.ts';
@@ -62,6 +63,7 @@ export function createApp(ctx: Services) {
   app.route('/', videoRoutes(ctx));
   app.route('/', deviceScriptsRoutes(ctx));
   app.route('/', deviceScriptRelayRoutes(ctx));
+  app.route('/', deviceScriptProgramRoutes(ctx));
   app.route('/', boardRoutes(ctx));
   app.route('/', boardTelemetryRoutes(ctx));
   app.route('/', operationRoutes(ctx));

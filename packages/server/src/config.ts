@@ -112,6 +112,11 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(300),
+  /** A deployed or started device script must answer on its port within this, or its previous version comes back (docs/device-scripts.md). */
+  MM_SCRIPT_HEALTH_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(20),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -207,6 +212,8 @@ export interface Config {
   packagesDir: string;
   /** `MM_AGENT_UPDATE_TIMEOUT_S` in ms. */
   agentUpdateTimeoutMs: number;
+  /** `MM_SCRIPT_HEALTH_TIMEOUT_S` in seconds. */
+  scriptHealthTimeoutS: number;
 }
 
 export class ConfigError extends Error {
@@ -275,5 +282,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retentionMs: Math.round(e.MM_RETENTION_DAYS * 86_400_000),
     packagesDir: path.resolve(e.MM_PACKAGES_DIR),
     agentUpdateTimeoutMs: Math.max(1000, Math.round(e.MM_AGENT_UPDATE_TIMEOUT_S * 1000)),
+    scriptHealthTimeoutS: e.MM_SCRIPT_HEALTH_TIMEOUT_S,
   };
 }

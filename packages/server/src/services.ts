@@ -24,6 +24,7 @@ import { registerPacKinds } from './pacs/pac-operations.ts';
 import { registerAgentUpdateKind } from './agent-update/agent-update-kind.ts';
 import { Rollouts } from './rollouts/rollouts.ts';
 import { RolloutEventStreams } from './rollouts/rollout-event-streams.ts';
+import { registerScriptOperations } from './device-scripts/script-operations.ts';
 import { RetentionPruner } from './retention/retention-pruner.ts';
 import { BoardTelemetryService } from './telemetry/board-telemetry.ts';
 import { pruneTelemetryBatch, TELEMETRY_KEEP_MS } from './telemetry/telemetry-store.ts';
@@ -133,6 +134,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   registerAgentUpdateKind(operationKinds, { db: database.db, agents, uploads, packagesDir: config.packagesDir, timeoutMs: config.agentUpdateTimeoutMs });
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus, clock });
+  registerScriptOperations(operationKinds, { db: database.db, hub, uploads, healthTimeoutS: config.scriptHealthTimeoutS, log });
   const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
   const telemetry = new BoardTelemetryService({ db: database.db, hub, log: log.child({ component: 'telemetry' }), clock });
   const metrics = new ServerMetrics(

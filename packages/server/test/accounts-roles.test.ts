@@ -53,6 +53,8 @@ function contractRole(method: string, path: string): Access {
   // Rollouts: an operator may run an invocation on many boards; the kinds that change boards
   // need an admin, which the service checks (it depends on the body or the rollout).
   if (path.startsWith('/api/rollouts/')) return 'operator';
+  // Device scripts on the board: operators start, stop and restart them (admins deploy).
+  if (/^\/api\/device-scripts\/\{id\}\/(start|stop|restart)\/$/.test(path)) return 'operator';
   return 'admin';
 }
 

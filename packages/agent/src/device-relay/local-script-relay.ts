@@ -15,12 +15,19 @@ export type RelayRequestMessage = MessageOf<'http.request'> | MessageOf<'http.ab
 export class LocalScriptRelay {
   private readonly http: HttpRelay;
   private readonly sse: SseRelay;
+  private readonly ports: Set<number>;
 
   /** `allowedPorts`: the only loopback ports it reaches (the board's setting, whatever the catalogue says). */
   constructor(log: Logger, allowedPorts: Iterable<number>, clock?: Clock) {
-    const ports: ScriptPortPolicy = new Set(allowedPorts);
+    this.ports = new Set(allowedPorts);
+    const ports: ScriptPortPolicy = this.ports;
     this.http = new HttpRelay(log, ports, clock);
     this.sse = new SseRelay(log, ports, clock);
+  }
+
+  /** A port the board itself deployed a device script on (docs/device-scripts.md): reachable from now on. */
+  allowPort(port: number): void {
+    this.ports.add(port);
   }
 
   /** The `stream.pull` sources this relay serves (the rest are the operations'). */

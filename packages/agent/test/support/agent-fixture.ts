@@ -50,6 +50,7 @@ export function testConfig(serverUrl: string, agentDir: string, overrides: Parti
     runnerUser: undefined,
     scriptPorts: [8765],
     agentDir,
+    scriptsRoot: { root: path.join(agentDir, 'device-scripts'), disk: path.join(agentDir, 'device-scripts') },
     runner: ['/bin/sh', '-c', 'exit 0'],
     runTimeoutMs: 60_000,
     cacheMaxBytes: 1024 ** 3,

@@ -1,10 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { type Api, apiPath } from '../api.ts';
 import { boardIdOf } from '../board-choice.ts';
 import { type CommandContext, say } from '../context.ts';
 import { describeCommand, describeEvent } from '../device-state.ts';
 import { CliError, EXIT, UsageError } from '../errors.ts';
-import { sseEvents } from '../follow.ts';
+import { followOperation, sseEvents } from '../follow.ts';
+import { InterruptedError } from '../errors.ts';
 import { table } from '../format.ts';
 import { withContext } from './shared.ts';
 
@@ -35,8 +38,48 @@ async function proxy(ctx: CommandContext, opts: { script?: string; board?: strin
   ctx.result(state, () => say(describeCommand(state)));
 }
 
+/** A catalogue entry named by its id, its name (any case) or the start of its id. */
+async function resolveScript(api: Api, given: string): Promise<{ id: string; name: string; version: string }> {
+  const page = await api.call(api.client.GET('/api/device-scripts/', { params: { query: { limit: 1000 } } }));
+  const lower = given.toLowerCase();
+  const byId = page.scripts.filter((s) => s.id === lower);
+  const byName = byId.length ? byId : page.scripts.filter((s) => s.name === given || s.name.toLowerCase() === lower);
+  const found = byName.length ? byName : lower.length >= 4 ? page.scripts.filter((s) => s.id.startsWith(lower)) : [];
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1) throw new UsageError(`Several device scripts match ${JSON.stringify(given)}: ${found.map((s) => `${s.name} (${s.id})`).join(', ')}.`, 'Name one by its id.');
+  throw new UsageError(`No device script is named ${JSON.stringify(given)}.`, 'See `mm scripts ls`.');
+}
+
+type ScriptAction = 'deploy' | 'start' | 'stop' | 'restart';
+
+/** Starts the operation (`--board` required: one board), follows it and says how it ended. */
+async function scriptOperation(ctx: CommandContext, action: ScriptAction, given: string, board: string | undefined): Promise<void> {
+  if (!board) throw new UsageError(`mm scripts ${action} needs --board <board> (the board's name or id).`);
+  const script = await resolveScript(ctx.api, given);
+  const boardId = await boardIdOf(ctx.api, board);
+  const res = await ctx.api.fetchRaw(ctx.api.url(`/api/device-scripts/${script.id}/${action}/`), {
+    method: 'POST',
+    expectJson: true,
+    signal: ctx.signal,
+    headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+    body: JSON.stringify({ board_id: boardId }),
+  });
+  if (!res.ok) throw await ctx.api.problemOf(res);
+  const op = (await res.json()) as { id: number };
+  ctx.progress.note(`${action} ${script.name}${action === 'deploy' ? ` ${script.version}` : ''} (operation ${op.id})`);
+  const final = await followOperation(ctx.api, op.id, { log: (_s, d) => ctx.progress.note(d.trimEnd()) }, ctx.signal).catch((err: unknown) => {
+    if (err instanceof InterruptedError) throw new InterruptedError(`Stopped following operation ${op.id}; it keeps going.`, `Follow it again with: mm ops logs ${op.id} -f`);
+    throw err;
+  });
+  if (final.status !== 'succeeded') {
+    throw new CliError(EXIT.failed, `${action} of ${script.name} ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}.`, `See: mm ops logs ${op.id}`, { operation: final });
+  }
+  const state = (final.result as { state?: { state?: string; port?: number; version?: string } } | null)?.state;
+  ctx.result(final, () => say(`${script.name}${state?.version ? ` ${state.version}` : ''}: ${state?.state ?? 'done'}${state?.port ? ` on port ${state.port}` : ''} (operation ${op.id}).`));
+}
+
 export function registerScripts(program: Command): void {
-  const scripts = program.command('scripts').description('the device-script catalogue');
+  const scripts = program.command('scripts').description('the device-script catalogue, and scripts deployed on boards');
   scripts
     .command('ls')
     .description('list device scripts')
@@ -44,6 +87,66 @@ export function registerScripts(program: Command): void {
       withContext(async (ctx) => {
         const page = await ctx.api.call(ctx.api.client.GET('/api/device-scripts/'));
         ctx.result(page, () => say(table(['ID', 'NAME', 'TYPE', 'PORT', 'VERSION'], page.scripts.map((s) => [s.id, s.name, s.device_type, s.port, s.version]))));
+      }),
+    );
+
+  scripts
+    .command('upload <script> <file>')
+    .description("set the program of the script's current version (admin)")
+    .action(
+      withContext(async (ctx, _opts: object, given: string, file: string) => {
+        const script = await resolveScript(ctx.api, given);
+        const bytes = await fs.promises.readFile(file);
+        const form = new FormData();
+        form.append('file', new Blob([bytes]), path.basename(file));
+        const res = await ctx.api.fetchRaw(ctx.api.url(`/api/device-scripts/${script.id}/file/`), { method: 'PUT', body: form, expectJson: true, signal: ctx.signal });
+        if (!res.ok) throw await ctx.api.problemOf(res);
+        const program = (await res.json()) as { version: string; size: number; sha256: string };
+        ctx.result(program, () => say(`${script.name} ${program.version}: ${program.size} bytes, sha256 ${program.sha256}.`));
+      }),
+    );
+
+  for (const [action, what] of [
+    ['deploy', "deploy the script's current program to a board: written, started, health-checked (admin)"],
+    ['start', 'start the script deployed on a board'],
+    ['stop', 'stop the script deployed on a board'],
+    ['restart', 'restart the script deployed on a board'],
+  ] as const) {
+    scripts
+      .command(`${action} <script>`)
+      .description(what)
+      .option('--board <board>', "the board's name or id")
+      .action(withContext(async (ctx, opts: { board?: string }, given: string) => scriptOperation(ctx, action, given, opts.board)));
+  }
+
+  scripts
+    .command('logs <script>')
+    .description("print the script's recent output on a board")
+    .option('--board <board>', "the board's name or id")
+    .action(
+      withContext(async (ctx, opts: { board?: string }, given: string) => {
+        if (!opts.board) throw new UsageError('mm scripts logs needs --board <board> (the board\'s name or id).');
+        const script = await resolveScript(ctx.api, given);
+        const res = await ctx.api.fetchRaw(ctx.api.url(`/api/device-scripts/${script.id}/logs/`, { board_id: await boardIdOf(ctx.api, opts.board) }), { signal: ctx.signal });
+        if (!res.ok) throw await ctx.api.problemOf(res);
+        const text = await res.text();
+        if (ctx.settings.json) say(JSON.stringify({ script_id: script.id, logs: text }));
+        else process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+      }),
+    );
+
+  scripts
+    .command('states')
+    .description('the scripts deployed on a board and their states')
+    .option('--board <board>', "the board's name or id")
+    .action(
+      withContext(async (ctx, opts: { board?: string }) => {
+        if (!opts.board) throw new UsageError('mm scripts states needs --board <board>.');
+        const boardId = await boardIdOf(ctx.api, opts.board);
+        const res = await ctx.api.fetchRaw(ctx.api.url(`/api/boards/${boardId}/scripts/`), { expectJson: true, signal: ctx.signal });
+        if (!res.ok) throw await ctx.api.problemOf(res);
+        const page = (await res.json()) as { scripts: Array<{ script_id: string; name: string; version: string; port: number; state: string; since: string; restarts: number }> };
+        ctx.result(page, () => say(table(['NAME', 'VERSION', 'PORT', 'STATE', 'SINCE', 'RESTARTS'], page.scripts.map((s) => [s.name, s.version, s.port, s.state, s.since, s.restarts]))));
       }),
     );
 

@@ -1,11 +1,11 @@
 import { authHeaders } from '../api/client.ts';
 import { ApiProblem } from '../api/problem.ts';
 
-/** A multipart POST with real upload progress (fetch has none in browsers; XHR has). */
-export function postFormWithProgress<T>(url: string, form: FormData, onProgress: (loaded: number, total: number) => void): Promise<T> {
+/** A multipart POST (or PUT) with real upload progress (fetch has none in browsers; XHR has). */
+export function postFormWithProgress<T>(url: string, form: FormData, onProgress: (loaded: number, total: number) => void, method: 'POST' | 'PUT' = 'POST'): Promise<T> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', url);
+    xhr.open(method, url);
     for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.total);
     xhr.onerror = () => reject(ApiProblem.network(new Error('the connection dropped')));

@@ -5,6 +5,7 @@ import { BoardOperations } from '../components/board-operations.tsx';
 import { BoardFleetPanel } from '../components/board-fleet-panel.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { BoardTelemetry } from '../components/board-telemetry.tsx';
+import { BoardScripts } from '../components/board-scripts.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { DataTable } from '../components/table-box.tsx';
@@ -131,6 +132,7 @@ export function BoardPage({ id }: { id: string }) {
 
       {/* The page is a column of sections: more panels (labels, health, scripts) slot in here. */}
       <BoardTelemetry board={board} />
+      <BoardScripts boardId={board.id} online={online} />
       <BoardOperations boardId={board.id} />
 
       <h2>PACs</h2>

@@ -7,6 +7,7 @@ import { ErrorBox } from '../components/error-box.tsx';
 import { DataTable } from '../components/table-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad, ServoSlider } from '../components/motor-pad.tsx';
+import { ScriptPrograms, ScriptRunsOn } from '../components/script-programs.tsx';
 import { formatTime } from '../lib/format.ts';
 import { relayTo } from '../lib/relay.ts';
 import { followEvents } from '../lib/sse.ts';
@@ -41,7 +42,7 @@ export function DeviceScriptsPage() {
         <p>No device script is in the catalogue yet.{isAdmin.value ? ' Add one with “Add a script” above: its name, port and where it lives on the board.' : ' An administrator adds them.'}</p>
       )}
       {scripts && scripts.length > 0 && (
-        <DataTable label="Device scripts" columns={['Name', 'Type', 'Version', 'On the board', 'Port', 'Updated', isAdmin.value && '']}>
+        <DataTable label="Device scripts" columns={['Name', 'Type', 'Version', 'On the board', 'Port', 'Runs on', 'Updated', isAdmin.value && '']}>
           {scripts.map((s) => (
             <tr key={s.id}>
               <td>
@@ -56,6 +57,9 @@ export function DeviceScriptsPage() {
                 </code>
               </td>
               <td>{s.port}</td>
+              <td>
+                <ScriptRunsOn id={s.id} />
+              </td>
               <td>{formatTime(s.updated_at)}</td>
               {isAdmin.value && (
                 <td>
@@ -224,6 +228,7 @@ export function DeviceScriptPage({ id }: { id: string }) {
         {script.device_type} · version {script.version} · port {script.port} · <code>{script.remote_dir}/{script.script_filename}</code>
       </p>
       <RunOnBoards kind="script_deploy" params={{ script_id: script.id }} />
+      <ScriptPrograms script={script} />
       {boards && boards.length > 1 && <BoardPicker id="script-board" boards={boards} value={boardId} onChange={setBoardId} />}
       {boards && boards.length === 0 && (
         <p>

@@ -1,3 +1,4 @@
+import { recordBoardScripts } from '../services/device-script-programs.ts';
 import fsp from 'node:fs/promises';
 import { HandshakeGate } from './handshake-gate.ts';
 import type WebSocket from 'ws';
@@ -224,8 +225,12 @@ export class AgentHub {
       board_name: row.name,
       server_version: SERVER_VERSION,
       protocol_version: PROTOCOL_VERSION,
-      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
     });
+    // The board's device scripts as it runs them (an older agent sends none: what is stored stays).
+    if (hello.scripts) {
+      await recordBoardScripts(db, conn.boardId, hello.scripts).catch((err: unknown) => conn.log.warn({ err }, "could not record the board's scripts"));
+    }
     conn.log.info(
       { agent_version: hello.agent_version, boot_id: hello.boot_id, running: hello.running, finished: hello.finished.map((f) => f.op_id) },
       'agent online',

@@ -510,3 +510,45 @@ export const rolloutBoards = pgTable(
   },
   (t) => [primaryKey({ columns: [t.rolloutId, t.position] }), index('rollout_boards_operation_idx').on(t.operationId)],
 );
+
+/**
+ * The program of each version of a device script (docs/device-scripts.md): stored content
+ * by sha256, one row per (script, version), kept when the entry moves to a newer version.
+ */
+export const deviceScriptPrograms = pgTable(
+  'device_script_programs',
+  {
+    scriptId: uuid('script_id')
+      .notNull()
+      .references(() => deviceScripts.id, { onDelete: 'cascade' }),
+    version: text('version').notNull(),
+    sha256: text('sha256')
+      .notNull()
+      .references(() => contents.sha256),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    /** The name it was uploaded as (the board writes it as the entry's script_filename). */
+    filename: text('filename').notNull(),
+    uploadedAt: ts('uploaded_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.scriptId, t.version] }), index('device_script_programs_sha256_idx').on(t.sha256)],
+);
+
+/** The device scripts deployed on each board and their states, as its agent last reported them. */
+export const boardScripts = pgTable(
+  'board_scripts',
+  {
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    /** The catalogue entry's id (not a foreign key: the board keeps running a script whose entry was deleted). */
+    scriptId: text('script_id').notNull(),
+    name: text('name').notNull(),
+    version: text('version').notNull(),
+    port: integer('port').notNull(),
+    state: text('state').notNull(),
+    since: ts('since').notNull(),
+    restarts: integer('restarts').notNull().default(0),
+    reportedAt: ts('reported_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.boardId, t.scriptId] })],
+);

@@ -6,6 +6,7 @@ import { endToEndHeaders, pairsOfRawHeaders } from '../device-relay/http-headers
 import { BadRequestError, boardOffline, notFound } from '../errors.ts';
 import { resolveBoardId } from '../operations/board-selection.ts';
 import { getDeviceScript } from '../services/device-scripts.ts';
+import { deployedPort } from '../services/device-script-programs.ts';
 import { DEVICE_SCRIPT_ID_PATTERN } from '../services/device-scripts-schema.ts';
 import { ScriptPath } from '@mm/protocol';
 
@@ -41,7 +42,9 @@ async function scriptAndBoard(ctx: Services, scriptId: string, boardId: string |
   const [script, board] = await Promise.allSettled([getDeviceScript(ctx.database.db, scriptId), connectedBoard(ctx, boardId, anywhere)]);
   if (script.status === 'rejected') throw script.reason;
   if (board.status === 'rejected') throw board.reason;
-  return { script: script.value, boardId: board.value };
+  // The port the board deployed the script on, when it did (docs/device-scripts.md); else the catalogue's.
+  const port = (await deployedPort(ctx.database.db, board.value, script.value.id)) ?? script.value.port;
+  return { script: { ...script.value, port }, boardId: board.value };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { and, eq, gt, inArray, notExists, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import type { StoreContext } from '../store-context.ts';
-import { contents, invocationFiles, invocations, operations, rolloutBoards } from '../db/schema.ts';
+import { contents, deviceScriptPrograms, invocationFiles, invocations, operations, rolloutBoards } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
 import { accelRedirectPath, type ServedFile } from '../http/file-response.ts';
@@ -121,6 +121,9 @@ export async function collectUnusedContent(ctx: StoreContext, shas: Iterable<str
             .limit(1);
           if (used) return false;
           if (await keptAsRolloutOutput(tx, sha256)) return false;
+          // A device script's program (docs/device-scripts.md) keeps its content too.
+          const [program] = await tx.select({ one: sql<number>`1` }).from(deviceScriptPrograms).where(eq(deviceScriptPrograms.sha256, sha256)).limit(1);
+          if (program) return false;
           await tx.delete(contents).where(eq(contents.sha256, sha256));
           await removeBytes();
           return true;
@@ -196,6 +199,7 @@ export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOp
           gt(contents.sha256, after),
           notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))),
           notExists(rolloutOutputsOf(db, contents.sha256)),
+          notExists(db.select({ one: sql`1` }).from(deviceScriptPrograms).where(eq(deviceScriptPrograms.sha256, contents.sha256))),
         ),
       )
       .orderBy(contents.sha256)

@@ -1,0 +1,120 @@
+import path from 'node:path';
+import { z } from 'zod';
+import type { ScriptState } from '@mm/protocol';
+import type { AgentHub } from '../agent-link/hub.ts';
+import type { UploadRegistry } from '../agent-link/uploads.ts';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import { OperationFailure, type OperationKindRegistry } from '../operations/kinds.ts';
+import { getDeviceScript } from '../services/device-scripts.ts';
+import { recordBoardScripts, scriptProgramOf } from '../services/device-script-programs.ts';
+
+/** The operation kinds of device scripts on a board (docs/device-scripts.md). */
+export const SCRIPT_CONTROL_KINDS = { start: 'script_start', stop: 'script_stop', restart: 'script_restart' } as const;
+export type ScriptAction = keyof typeof SCRIPT_CONTROL_KINDS;
+
+export const ScriptOperationParams = z.object({ script_id: z.string().uuid() });
+
+/** Receiving the program and waiting for its port: the transfer gets this on top of the health timeout. */
+const TRANSFER_ALLOWANCE_MS = 120_000;
+
+export interface ScriptOperationDeps {
+  db: Db;
+  hub: AgentHub;
+  uploads: UploadRegistry;
+  healthTimeoutS: number;
+  log: Logger;
+}
+
+/** Where the board's scripts may go: `dir` equal to `root` or inside it, both already normalised. */
+export function isInsideRoot(dir: string, root: string): boolean {
+  const rel = path.posix.relative(root, dir);
+  return rel === '' || (!rel.startsWith('..') && !path.posix.isAbsolute(rel));
+}
+
+/**
+ * A `remote_dir` the server will send to a board: absolute, without `.`/`..` segments (a
+ * catalogue edit cannot climb out of the board's scripts root), and, when the board names
+ * its MM_SCRIPTS_ROOT, inside it. Undefined when fine; otherwise why not.
+ */
+export function remoteDirRefusal(remoteDir: string, scriptsRoot: string | undefined): string | undefined {
+  const segments = remoteDir.split('/');
+  if (!remoteDir.startsWith('/') || segments.some((s) => s === '..' || s === '.')) {
+    return `remote_dir ${JSON.stringify(remoteDir)} must be an absolute path without "." or ".." segments.`;
+  }
+  const normal = path.posix.normalize(remoteDir);
+  if (scriptsRoot !== undefined && !isInsideRoot(normal, path.posix.normalize(scriptsRoot))) {
+    return `remote_dir ${JSON.stringify(remoteDir)} is outside the board's scripts folder ${scriptsRoot} (MM_SCRIPTS_ROOT): nothing was written.`;
+  }
+  return undefined;
+}
+
+/**
+ * Registers `script_deploy`, `script_start`, `script_stop` and `script_restart`: each holds
+ * the board's queue slot and makes one `script.*` call over the board's link; the program
+ * travels by sha256 as an upload the agent pulls unless its cache holds it. Also stores the
+ * script states the agents report (`scripts.state`).
+ */
+export function registerScriptOperations(kinds: OperationKindRegistry, deps: ScriptOperationDeps): void {
+  const healthTimeoutMs = deps.healthTimeoutS * 1000;
+
+  deps.hub.handleMessages(['scripts.state'], (conn, message) => {
+    if (message.type !== 'scripts.state') return;
+    recordBoardScripts(deps.db, conn.boardId, message.scripts).catch((err: unknown) => conn.log.warn({ err }, "could not record the board's scripts"));
+  });
+
+  kinds.register('script_deploy', {
+    async run(op, h) {
+      const { script_id } = ScriptOperationParams.parse(op.params);
+      const script = await getDeviceScript(deps.db, script_id);
+      const program = await scriptProgramOf(deps.db, script_id, script.version);
+      if (!program) {
+        throw new OperationFailure('script_program_not_found', `${script.name} has no program for version ${script.version}: upload one first (PUT /api/device-scripts/${script_id}/file/).`);
+      }
+      h.progress({ phase: 'check', bytes_done: 0, bytes_total: program.size });
+      const info = await h.call('agent.info', {});
+      const refusal = remoteDirRefusal(script.remote_dir, info.scripts_root);
+      if (refusal) throw new OperationFailure('script_dir_refused', refusal);
+      await h.log(`deploying ${script.name} ${script.version} (${program.size} bytes, sha256 ${program.sha256}) to ${script.remote_dir}/${script.script_filename}, port ${script.port}\n`);
+      h.progress({ phase: 'deploy', bytes_done: 0, bytes_total: program.size });
+      const handle = deps.uploads.registerBlob(program.sha256, { boardId: h.boardId });
+      try {
+        const r = await h.call(
+          'script.deploy',
+          {
+            script_id,
+            name: script.name,
+            version: script.version,
+            filename: script.script_filename,
+            remote_dir: script.remote_dir,
+            port: script.port,
+            sha256: program.sha256,
+            size: program.size,
+            upload_id: handle.id,
+            health_timeout_s: deps.healthTimeoutS,
+          },
+          { timeoutMs: healthTimeoutMs * 2 + TRANSFER_ALLOWANCE_MS },
+        );
+        await h.log(`${r.pulled ? 'sent the program' : 'the board held the program already'}; ${script.name} ${r.script.version} is ${r.script.state} on port ${r.script.port}\n`);
+        h.progress({ phase: 'done', bytes_done: program.size, bytes_total: program.size });
+        return { board_id: h.boardId, script_id, version: script.version, path: r.path, previous_version: r.previous_version, state: r.script };
+      } catch (err) {
+        await h.log(`deploy failed: ${err instanceof Error ? err.message : String(err)}\n`, 'stderr');
+        throw err;
+      } finally {
+        handle.release();
+      }
+    },
+  });
+
+  for (const [action, kind] of Object.entries(SCRIPT_CONTROL_KINDS) as Array<[ScriptAction, string]>) {
+    kinds.register(kind, {
+      async run(op, h) {
+        const { script_id } = ScriptOperationParams.parse(op.params);
+        const r = await h.call('script.control', { script_id, action, health_timeout_s: deps.healthTimeoutS }, { timeoutMs: healthTimeoutMs * 2 + 30_000 });
+        await h.log(`${action}: ${r.script.name} ${r.script.version} is ${r.script.state}\n`);
+        return { board_id: h.boardId, script_id, state: r.script satisfies ScriptState };
+      },
+    });
+  }
+}
