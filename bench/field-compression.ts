@@ -63,11 +63,14 @@ interface Moved {
   /** The stream alone (pull → last byte written), when the agent logged it. */
   streamMs: number | undefined;
   cpu: { server: number; agent: number };
+  /** The sender's compression decision and where its time went, from its log line. */
+  decision?: unknown;
 }
 
 const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-field-bench-'));
 const held = holdFreedPagesForRun();
-const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'info' });
+// Debug: the server's 'stream to the agent sent' lines carry the compression decision (printed per transfer).
+const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'debug' });
 let server: ServerProcess;
 const cleanups: Array<() => Promise<unknown>> = [];
 /** Peak RSS of each board's agent (VmHWM) and of the server so far, after the board's runs. */
@@ -111,6 +114,7 @@ async function transfer(board: Board, file: string, what: string): Promise<Moved
   await upload(server.url, inv, 'parameter', file, path.basename(file));
   const bytes = (await fs.stat(file)).size;
   const linesBefore = board.agent.output.lines.length;
+  const serverLinesBefore = server.output.lines.length;
   const cpu0 = { server: await cpuOf(server.pid), agent: await cpuOf(board.agent.pid) };
   const t0 = performance.now();
   const res = await post(`/api/invocations/${inv}/transfer/`, { board_id: board.id });
@@ -121,7 +125,10 @@ async function transfer(board: Board, file: string, what: string): Promise<Moved
   if ((await sha256File(arrived)) !== (await sha256File(file))) throw new Error(`${what}: the board's copy differs`);
   const pulled = board.agent.output.lines.slice(linesBefore).find((l) => l.msg === 'pull from the server done' && l.bytes === bytes);
   await server.api(`/api/invocations/${inv}/`, { method: 'DELETE' });
-  return { what, bytes, wireBytes: res.body.result.wire_bytes as number, opMs, streamMs: pulled ? Number(pulled.ms) : undefined, cpu };
+  const served = server.output.lines.slice(serverLinesBefore).find((l) => l.msg === 'stream to the agent sent' && l.bytes === bytes);
+  const decision = served ? { ms: served.ms, credit_wait_ms: served.credit_wait_ms, socket_wait_ms: served.socket_wait_ms, compress_ms: served.compress_ms, ...(served.compression as object) } : undefined;
+  const agentSide = pulled ? { write_ms: pulled.write_ms, writes: pulled.writes } : {};
+  return { what, bytes, wireBytes: res.body.result.wire_bytes as number, opMs, streamMs: pulled ? Number(pulled.ms) : undefined, cpu, decision: { ...decision, ...agentSide } };
 }
 
 /** An execute whose runner leaves a copy of files.video: timed from its last line to the 200. */
@@ -199,6 +206,7 @@ try {
           const m = await transfer(board, file, what);
           out.push(row(label, board, m, shape.rateBytesPerS));
           console.log(out.at(-1));
+          console.log(`  sender: ${JSON.stringify(m.decision)}`);
         }
         const v = await outputBack(board);
         out.push(row(label, board, v, shape.rateBytesPerS));

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import zlib from 'node:zlib';
 import { STREAM_CHUNK_BYTES } from './limits.ts';
 
@@ -123,6 +124,12 @@ export interface CompressionHints {
 export const MIN_COMPRESSION_RATIO = 1.1;
 /** Compressing must beat raw by this factor (estimates are rough; raw is the safe choice). */
 const REQUIRED_GAIN = 1.15;
+/**
+ * Frames a sender compresses at once: its read-ahead (streams.ts), within the cores it has.
+ * A call's rate is measured alone (the samples) or beside the others (the frames, each then
+ * slower), so this many of them is about what the sender's CPU does in all.
+ */
+const COMPRESS_PARALLEL = Math.max(1, Math.min(4, os.availableParallelism()));
 /** QUALITY_DENSE must beat QUALITY_FAST's pace by this factor: it costs the sender ~2.5× the CPU. */
 const DENSE_GAIN = 1.1;
 /** A file that looked incompressible is probed again once per this many frames (32 MiB). */
@@ -231,8 +238,10 @@ export class CompressionDecider {
    */
   private pace(quality: LinkQuality, link: number): number | undefined {
     const e = this.estimates[quality];
-    const compress = this.compressBps(quality);
-    if (e.ratio === undefined || compress === undefined) return undefined;
+    const perCall = this.compressBps(quality);
+    if (e.ratio === undefined || perCall === undefined) return undefined;
+    // The sender compresses up to COMPRESS_PARALLEL frames at once on the thread pool.
+    const compress = perCall * COMPRESS_PARALLEL;
     // The board decodes besides hashing and writing every byte: count on half its decode rate.
     const decode = (this.hints.decodeBps ?? Number.POSITIVE_INFINITY) * e.decodeFactor * DECODE_SHARE;
     return Math.min(compress, decode, link === 0 ? Number.POSITIVE_INFINITY : link * e.ratio);

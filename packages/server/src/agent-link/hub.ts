@@ -168,7 +168,7 @@ export class AgentHub {
     hello: (conn, hello) => this.onHello(conn, hello),
     operationMessage: (conn, m) => this.deps.work.onOperationMessage(conn, m),
     openSource: (conn, pull) => this.openSource(conn, pull),
-    served: (conn, pull, bytes, ok) => this.deps.work.onServed(conn.boardId, pull, bytes, ok),
+    served: (conn, pull, bytes, ok, wireBytes) => this.deps.work.onServed(conn.boardId, pull, bytes, ok, wireBytes),
     closed: (conn, code, reason) => this.onClosed(conn, code, reason),
     other: (conn, message) => {
       const handler = this.extraMessages.get(message.type);
