@@ -51,7 +51,7 @@ export function decompressChunk(payload: Uint8Array, rawLength: number): Promise
       reject(new DecompressError(`a compressed frame claims ${rawLength} bytes, more than a chunk`));
       return;
     }
-    zlib.brotliDecompress(payload, { maxOutputLength: Math.max(1, rawLength) }, (err, out) => {
+    zlib.brotliDecompress(payload, { maxOutputLength: Math.max(1, rawLength), chunkSize: Math.max(64, rawLength) }, (err, out) => {
       if (err) reject(new DecompressError(`a compressed frame does not decompress: ${err.message}`));
       else if (out.byteLength !== rawLength) reject(new DecompressError(`a compressed frame gave ${out.byteLength} bytes, its header said ${rawLength}`));
       else resolve(out);
