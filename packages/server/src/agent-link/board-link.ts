@@ -84,7 +84,7 @@ export class BoardLink {
     private readonly handlers: BoardLinkHandlers,
     log: Logger,
     heartbeat: HeartbeatSettings,
-    opts: { clock?: Clock; sharedWindowBudget?: WindowBudget } = {},
+    opts: { clock?: Clock; sharedWindowBudget?: WindowBudget; onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });
     this.rpc = new RpcClient((m) => this.sendMessage(m), opts.clock);
@@ -97,6 +97,7 @@ export class BoardLink {
       heartbeat,
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.sharedWindowBudget ? { sharedWindowBudget: opts.sharedWindowBudget } : {}),
+      ...(opts.onStreamBytes ? { onStreamBytes: opts.onStreamBytes } : {}),
       handlers: {
         message: (m) => this.onMessage(m),
         closed: (code, reason) => {

@@ -65,6 +65,8 @@ export class AgentHub {
   readonly receiveWindows: WindowBudget;
 
   private readonly clock: Clock;
+  /** Told the file and wire bytes of every file stream of every link when it ends (the Prometheus counters). */
+  countStreamBytes: ((direction: 'sent' | 'received', bytes: number, wireBytes: number) => void) | undefined;
 
   constructor(private readonly deps: AgentHubDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -87,7 +89,11 @@ export class AgentHub {
     const conn = new BoardLink(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
-    }, { sharedWindowBudget: this.receiveWindows, clock: this.clock });
+    }, {
+      sharedWindowBudget: this.receiveWindows,
+      clock: this.clock,
+      onStreamBytes: (direction, bytes, wireBytes) => this.countStreamBytes?.(direction, bytes, wireBytes),
+    });
     this.open.add(conn);
     this.handshakeOf.set(conn, endHandshake);
     conn.log.info('agent connected');
