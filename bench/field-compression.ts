@@ -3,7 +3,7 @@
  * link (issue 33, docs/compression.md).
  *
  *   DATABASE_URL=postgres://… npx tsx bench/field-compression.ts [--bitstream-mb 20] [--weights-mb 200]
- *       [--video-mib 64] [--links 300:10,100:50] [--loopback-mib 256] [--sections wan,loopback] [--no-scp]
+ *       [--video-mib 64] [--links 300:10,100:50] [--loopback-mib 256] [--sections wan,loopback] [--no-scp] [--bundle]
  *
  * A real server and real `mm-agent --simulate` processes; each board reaches the server
  * through bench/wan-proxy.ts with the link's shape (round trip ms : MB/s). Two boards per
@@ -21,10 +21,16 @@
  *
  * `loopback`: the same without a proxy (the LAN: compression must not make it slower).
  * CPU seconds of the server and of the agent per GiB of file moved, from /proc, each way.
+ *
+ * `--bundle`: server and agents as deployed (their bundles on plain node, with the node flags
+ * of deploy/server/Dockerfile and deploy/agent/mm-agent.service); otherwise as `pnpm start`
+ * runs them (the sources through tsx, ~30 MB more RSS each).
  */
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { buildBundle } from '../test/deploy/bundles.ts';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { writeBitstreamLike, writeWeightsLike } from '../test/support/field-data.ts';
 import { repoRoot, serverCluster, startAgent, type AgentProcess, type ServerProcess } from '../test/support/processes.ts';
@@ -45,6 +51,7 @@ const links = arg('links', '300:10,100:50')
   .map(([rttMs, mbPerS]) => ({ rttMs, rateBytesPerS: mbPerS * 1e6 }));
 const sections = arg('sections', 'wan,loopback').split(',');
 const withScp = !process.argv.includes('--no-scp');
+const asDeployed = process.argv.includes('--bundle');
 const OUTPUT_RUNNER = path.join(repoRoot, 'bench/output-runner.mjs');
 const GiB = 1024 ** 3;
 
@@ -68,9 +75,30 @@ interface Moved {
 }
 
 const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-field-bench-'));
+
+/** The server's and the agent's bundles, and the node flags each runs with as deployed. */
+function deployedBundles(work: string) {
+  const serverDir = path.join(repoRoot, 'packages/server/.tmp', `field-bench-${process.pid}`);
+  buildBundle('server', serverDir);
+  const agentDir = path.join(work, 'agent-bundle');
+  buildBundle('agent', agentDir);
+  const dockerfile = readFileSync(path.join(repoRoot, 'deploy/server/Dockerfile'), 'utf8');
+  const unit = readFileSync(path.join(repoRoot, 'deploy/agent/mm-agent.service'), 'utf8');
+  const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
+  const exec = /^ExecStart=@NODE@ (.*)\/opt\/mm-agent\/mm-agent\.mjs$/m.exec(unit);
+  if (!cmd || !exec) throw new Error('no node flags found in deploy/server/Dockerfile or deploy/agent/mm-agent.service');
+  return {
+    serverEntry: path.join(serverDir, 'mm-server.mjs'),
+    serverDir,
+    serverNodeArgs: (JSON.parse(cmd[1]!) as string[]).filter((a) => a.startsWith('--')),
+    agentEntry: path.join(agentDir, 'mm-agent.mjs'),
+    agentNodeArgs: exec[1]!.split(' ').filter((a) => a.startsWith('--')),
+  };
+}
 const held = holdFreedPagesForRun();
 // Debug: the server's 'stream to the agent sent' lines carry the compression decision (printed per transfer).
-const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'debug' });
+const bundles = asDeployed ? deployedBundles(scratch) : undefined;
+const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'debug' }, bundles?.serverNodeArgs ?? [], bundles?.serverEntry);
 let server: ServerProcess;
 const cleanups: Array<() => Promise<unknown>> = [];
 /** Peak RSS of each board's agent (VmHWM) and of the server so far, after the board's runs. */
@@ -90,6 +118,7 @@ async function addBoard(name: string, serverUrl: string, compression: boolean): 
   const agent = await startAgent({
     serverUrl,
     token: body.token,
+    ...(bundles ? { entry: bundles.agentEntry, nodeArgs: bundles.agentNodeArgs } : {}),
     agentDir: path.join(scratch, name),
     env: {
       LOG_LEVEL: 'debug',
@@ -252,4 +281,5 @@ try {
   await cluster.cleanup();
   held.undo();
   await fs.rm(scratch, { recursive: true, force: true });
+  if (bundles) await fs.rm(bundles.serverDir, { recursive: true, force: true });
 }
