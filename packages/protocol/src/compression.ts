@@ -78,6 +78,8 @@ function calibrationSample(bytes: number): Buffer {
 }
 
 let decodeRate: number | undefined;
+/** Bytes of the calibration sample a decode rate is measured on. */
+const CALIBRATION_BYTES = 256 * 1024;
 
 /**
  * This machine's decompression rate (bytes of output per CPU-second, one core), measured once
@@ -87,9 +89,31 @@ let decodeRate: number | undefined;
  */
 export function measuredDecodeRate(): number {
   if (decodeRate !== undefined) return decodeRate;
-  const sample = calibrationSample(256 * 1024);
+  const sample = calibrationSample(CALIBRATION_BYTES);
   decodeRate = decodeCpuRate(compressSync(sample, QUALITY_FAST), sample.byteLength);
   return decodeRate;
+}
+
+let calibrationPacked: Buffer | undefined;
+
+/**
+ * How many times faster `packed` (of `rawBytes`) decodes than the calibration sample, both
+ * decoded here and now, on this thread, the best of three each: a ratio of two timings taken
+ * together, so a loaded machine slows both alike (process CPU time would also count the
+ * thread pool's work for other streams). About 2 ms for a 256 KiB sample.
+ */
+function relativeDecodeSpeed(packed: Buffer, rawBytes: number): number {
+  calibrationPacked ??= compressSync(calibrationSample(CALIBRATION_BYTES), QUALITY_FAST);
+  const bestMs = (p: Buffer) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3; i++) {
+      const from = performance.now();
+      zlib.brotliDecompressSync(p);
+      best = Math.min(best, performance.now() - from);
+    }
+    return Math.max(best, 0.001);
+  };
+  return rawBytes / bestMs(packed) / (CALIBRATION_BYTES / bestMs(calibrationPacked));
 }
 
 function compressSync(chunk: Uint8Array, quality: LinkQuality): Buffer {
@@ -221,7 +245,14 @@ export class CompressionDecider {
    */
   private compressBps(quality: LinkQuality): number | undefined {
     const rates = this.estimates[quality].rates;
-    return rates.length > 0 ? Math.max(...rates) : undefined;
+    const own = rates.length > 0 ? Math.max(...rates) : undefined;
+    // Quality 1 never compresses slower than quality 5: a first sample slowed by a loaded
+    // machine (or the pool's first start) must not hide that, once frames go at 5 only.
+    if (quality === QUALITY_FAST && own !== undefined) {
+      const dense = this.estimates[QUALITY_DENSE].rates;
+      return dense.length > 0 ? Math.max(own, ...dense) : own;
+    }
+    return own;
   }
 
   /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip. */
@@ -322,7 +353,7 @@ export async function sampleCompression(reader: SampledSource, offset: number, s
       const packed = await compressChunk(sample, quality);
       decider.observe(n, packed.byteLength, performance.now() - from, quality);
       if (packed.byteLength > n * MAX_COMPRESSED_SHARE) break;
-      if (first) decider.observeDecode(quality, decodeCpuRate(packed, n) / measuredDecodeRate());
+      if (first) decider.observeDecode(quality, relativeDecodeSpeed(packed, n));
     }
     first = false;
   }

@@ -194,8 +194,8 @@ describe('the sender’s decision (CompressionDecider)', () => {
   });
 });
 
-/** A field-link decider for a board decoding only 20 MB/s: the decoder sets the pace, so quality 5 pays. */
-const slowBoardDecider = () => new CompressionDecider({ decodeBps: 20e6 }, () => 10e6, () => 300);
+/** A field-link decider for a board decoding only 4 MB/s: the decoder sets the pace, so quality 5 pays (even on a loaded test machine). */
+const slowBoardDecider = () => new CompressionDecider({ decodeBps: 4e6 }, () => 10e6, () => 300);
 
 describe('a compressed stream', () => {
   it('delivers every byte from an uncompressed offset, far fewer on the wire, never past the credit', async () => {
@@ -223,6 +223,9 @@ describe('a compressed stream', () => {
     const link = joined({ acceptCompressed: true, window: 2 * MiB });
     const decider = slowBoardDecider();
     await sampleCompression(bufferReader(data), 0, data.length, decider);
+    // Decode speeds as measured on a quiet machine (the sample's own timing is noisy under load).
+    decider.observeDecode(QUALITY_FAST, 2.2);
+    decider.observeDecode(QUALITY_DENSE, 3.2);
     const done = (await Promise.all([link.sender.pumpReader(bufferReader(data), data.length, undefined, decider), link.receiver.done]))[1];
     expect(link.sink.data().equals(data)).toBe(true);
     expect(decider.counts.denseFrames).toBeGreaterThan(10);
