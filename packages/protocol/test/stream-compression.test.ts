@@ -194,8 +194,8 @@ describe('the sender’s decision (CompressionDecider)', () => {
   });
 });
 
-/** A field-link decider for a board decoding only 4 MB/s: the decoder sets the pace, so quality 5 pays (even on a loaded test machine). */
-const slowBoardDecider = () => new CompressionDecider({ decodeBps: 4e6 }, () => 10e6, () => 300);
+/** A 2 MB/s field link to a board decoding only 4 MB/s: the decoder sets the pace, so quality 5 pays (even on a loaded test machine). */
+const slowBoardDecider = () => new CompressionDecider({ decodeBps: 4e6 }, () => 2e6, () => 300);
 
 describe('a compressed stream', () => {
   it('delivers every byte from an uncompressed offset, far fewer on the wire, never past the credit', async () => {
