@@ -323,6 +323,9 @@ export class CompressionDecider {
   }
 }
 
+/** A sample is tried at QUALITY_DENSE only if it shrank at least this much at QUALITY_FAST. */
+const DENSE_SAMPLE_MIN_RATIO = 2;
+
 /** Bytes read from each sampled place of a file. */
 const SAMPLE_BYTES = 256 * 1024;
 
@@ -337,7 +340,8 @@ interface SampledSource {
  * archive's first member and a later one) at both qualities and tells the decider; decodes
  * the first sample at each quality to learn how fast this content decodes against the
  * calibration sample (a few milliseconds in all). A sample that does not compress stops
- * there: incompressible files cost one quick compression per sample. Needs `readAt`; a
+ * there: incompressible files cost one quick compression per sample; one that shrinks less
+ * than 2× (weights) is not tried at quality 5. Needs `readAt`; a
  * source without it is judged by its first frames instead (at QUALITY_FAST only).
  */
 export async function sampleCompression(reader: SampledSource, offset: number, size: number, decider: CompressionDecider): Promise<void> {
@@ -354,6 +358,8 @@ export async function sampleCompression(reader: SampledSource, offset: number, s
       decider.observe(n, packed.byteLength, performance.now() - from, quality);
       if (packed.byteLength > n * MAX_COMPRESSED_SHARE) break;
       if (first) decider.observeDecode(quality, relativeDecodeSpeed(packed, n));
+      // Quality 5 pays on files of long repeats (bitstreams); weights (1.25×) gain nothing from it.
+      if (packed.byteLength * DENSE_SAMPLE_MIN_RATIO > n) break;
     }
     first = false;
   }

@@ -185,6 +185,12 @@ describe('the sender’s decision (CompressionDecider)', () => {
     expect(random.describe().ratio).toBeLessThan(1.1);
     expect(random.describe().dense_ratio).toBeUndefined();
     expect(random.next()).toBeUndefined();
+    // Weights (1.25×) are not worth quality 5's CPU: sampled at quality 1 only.
+    const weights = fieldDecider();
+    const tensor = weightsLikeChunk(2, 2 * MiB);
+    await sampleCompression(bufferReader(tensor), 0, tensor.length, weights);
+    expect(weights.describe().ratio).toBeGreaterThan(1.1);
+    expect(weights.describe().dense_ratio).toBeUndefined();
   });
 
   it('measures this machine’s decode rate once', () => {
