@@ -35,7 +35,7 @@ const brotli = (quality: number): Codec => ({
   compress: (b) => zlib.brotliCompressSync(b, { params: { [Q]: quality, [W]: 19, [H]: b.length } }),
   decompress: (b) => zlib.brotliDecompressSync(b),
 });
-const codecs = [deflate(1), deflate(3), deflate(6), gzip(1), brotli(0), brotli(1), brotli(2), brotli(4)];
+const codecs = [deflate(1), deflate(3), deflate(6), gzip(1), brotli(0), brotli(1), brotli(2), brotli(4), brotli(5), brotli(6)];
 
 const cpu = () => {
   const u = process.cpuUsage();

@@ -3,7 +3,7 @@
  * link (issue 33, docs/compression.md).
  *
  *   DATABASE_URL=postgres://… npx tsx bench/field-compression.ts [--bitstream-mb 20] [--weights-mb 200]
- *       [--video-mib 64] [--links 300:10,100:50] [--loopback-mib 256] [--sections wan,loopback] [--no-scp]
+ *       [--video-mib 64] [--links 300:10,100:50] [--loopback-mib 256] [--sections wan,loopback] [--no-scp] [--bundle]
  *
  * A real server and real `mm-agent --simulate` processes; each board reaches the server
  * through bench/wan-proxy.ts with the link's shape (round trip ms : MB/s). Two boards per
@@ -21,10 +21,16 @@
  *
  * `loopback`: the same without a proxy (the LAN: compression must not make it slower).
  * CPU seconds of the server and of the agent per GiB of file moved, from /proc, each way.
+ *
+ * `--bundle`: server and agents as deployed (their bundles on plain node, with the node flags
+ * of deploy/server/Dockerfile and deploy/agent/mm-agent.service); otherwise as `pnpm start`
+ * runs them (the sources through tsx, ~30 MB more RSS each).
  */
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { buildBundle } from '../test/deploy/bundles.ts';
 import { realDatabaseUrl } from '../test/support/databases.ts';
 import { writeBitstreamLike, writeWeightsLike } from '../test/support/field-data.ts';
 import { repoRoot, serverCluster, startAgent, type AgentProcess, type ServerProcess } from '../test/support/processes.ts';
@@ -45,6 +51,7 @@ const links = arg('links', '300:10,100:50')
   .map(([rttMs, mbPerS]) => ({ rttMs, rateBytesPerS: mbPerS * 1e6 }));
 const sections = arg('sections', 'wan,loopback').split(',');
 const withScp = !process.argv.includes('--no-scp');
+const asDeployed = process.argv.includes('--bundle');
 const OUTPUT_RUNNER = path.join(repoRoot, 'bench/output-runner.mjs');
 const GiB = 1024 ** 3;
 
@@ -63,11 +70,35 @@ interface Moved {
   /** The stream alone (pull → last byte written), when the agent logged it. */
   streamMs: number | undefined;
   cpu: { server: number; agent: number };
+  /** The sender's compression decision and where its time went, from its log line. */
+  decision?: unknown;
 }
 
 const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-field-bench-'));
+
+/** The server's and the agent's bundles, and the node flags each runs with as deployed. */
+function deployedBundles(work: string) {
+  const serverDir = path.join(repoRoot, 'packages/server/.tmp', `field-bench-${process.pid}`);
+  buildBundle('server', serverDir);
+  const agentDir = path.join(work, 'agent-bundle');
+  buildBundle('agent', agentDir);
+  const dockerfile = readFileSync(path.join(repoRoot, 'deploy/server/Dockerfile'), 'utf8');
+  const unit = readFileSync(path.join(repoRoot, 'deploy/agent/mm-agent.service'), 'utf8');
+  const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
+  const exec = /^ExecStart=@NODE@ (.*)\/opt\/mm-agent\/mm-agent\.mjs$/m.exec(unit);
+  if (!cmd || !exec) throw new Error('no node flags found in deploy/server/Dockerfile or deploy/agent/mm-agent.service');
+  return {
+    serverEntry: path.join(serverDir, 'mm-server.mjs'),
+    serverDir,
+    serverNodeArgs: (JSON.parse(cmd[1]!) as string[]).filter((a) => a.startsWith('--')),
+    agentEntry: path.join(agentDir, 'mm-agent.mjs'),
+    agentNodeArgs: exec[1]!.split(' ').filter((a) => a.startsWith('--')),
+  };
+}
 const held = holdFreedPagesForRun();
-const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'info' });
+// Debug: the server's 'stream to the agent sent' lines carry the compression decision (printed per transfer).
+const bundles = asDeployed ? deployedBundles(scratch) : undefined;
+const cluster = await serverCluster(realDatabaseUrl ? 'postgres' : 'embedded', { LOG_LEVEL: 'debug' }, bundles?.serverNodeArgs ?? [], bundles?.serverEntry);
 let server: ServerProcess;
 const cleanups: Array<() => Promise<unknown>> = [];
 /** Peak RSS of each board's agent (VmHWM) and of the server so far, after the board's runs. */
@@ -87,6 +118,7 @@ async function addBoard(name: string, serverUrl: string, compression: boolean): 
   const agent = await startAgent({
     serverUrl,
     token: body.token,
+    ...(bundles ? { entry: bundles.agentEntry, nodeArgs: bundles.agentNodeArgs } : {}),
     agentDir: path.join(scratch, name),
     env: {
       LOG_LEVEL: 'debug',
@@ -111,6 +143,7 @@ async function transfer(board: Board, file: string, what: string): Promise<Moved
   await upload(server.url, inv, 'parameter', file, path.basename(file));
   const bytes = (await fs.stat(file)).size;
   const linesBefore = board.agent.output.lines.length;
+  const serverLinesBefore = server.output.lines.length;
   const cpu0 = { server: await cpuOf(server.pid), agent: await cpuOf(board.agent.pid) };
   const t0 = performance.now();
   const res = await post(`/api/invocations/${inv}/transfer/`, { board_id: board.id });
@@ -121,7 +154,10 @@ async function transfer(board: Board, file: string, what: string): Promise<Moved
   if ((await sha256File(arrived)) !== (await sha256File(file))) throw new Error(`${what}: the board's copy differs`);
   const pulled = board.agent.output.lines.slice(linesBefore).find((l) => l.msg === 'pull from the server done' && l.bytes === bytes);
   await server.api(`/api/invocations/${inv}/`, { method: 'DELETE' });
-  return { what, bytes, wireBytes: res.body.result.wire_bytes as number, opMs, streamMs: pulled ? Number(pulled.ms) : undefined, cpu };
+  const served = server.output.lines.slice(serverLinesBefore).find((l) => l.msg === 'stream to the agent sent' && l.bytes === bytes);
+  const decision = served ? { ms: served.ms, credit_wait_ms: served.credit_wait_ms, socket_wait_ms: served.socket_wait_ms, compress_ms: served.compress_ms, ...(served.compression as object) } : undefined;
+  const agentSide = pulled ? { write_ms: pulled.write_ms, writes: pulled.writes } : {};
+  return { what, bytes, wireBytes: res.body.result.wire_bytes as number, opMs, streamMs: pulled ? Number(pulled.ms) : undefined, cpu, decision: { ...decision, ...agentSide } };
 }
 
 /** An execute whose runner leaves a copy of files.video: timed from its last line to the 200. */
@@ -199,6 +235,7 @@ try {
           const m = await transfer(board, file, what);
           out.push(row(label, board, m, shape.rateBytesPerS));
           console.log(out.at(-1));
+          console.log(`  sender: ${JSON.stringify(m.decision)}`);
         }
         const v = await outputBack(board);
         out.push(row(label, board, v, shape.rateBytesPerS));
@@ -244,4 +281,5 @@ try {
   await cluster.cleanup();
   held.undo();
   await fs.rm(scratch, { recursive: true, force: true });
+  if (bundles) await fs.rm(bundles.serverDir, { recursive: true, force: true });
 }

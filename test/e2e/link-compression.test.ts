@@ -166,7 +166,47 @@ describe('compressed file streams over a field link', () => {
     );
     expect(sent.wire_bytes).toBe(video.length);
     expect((sent.compression as { compressed_frames: number }).compressed_frames).toBe(0);
+    // The result counts the way back too: file bytes received and bytes on the wire, equal when raw.
+    expect(op.result.output_bytes_received).toBeGreaterThanOrEqual(video.length);
+    expect(op.result.output_wire_bytes).toBe(op.result.output_bytes_received);
+    // And the way out: what the server sent of the inputs, file bytes and wire bytes, per pull.
+    expect(op.result.bytes_sent).toBeGreaterThan(0);
+    expect(op.result.wire_bytes_sent).toBeGreaterThan(0);
+    expect(op.result.wire_bytes_sent).toBeLessThanOrEqual(op.result.bytes_sent);
+    for (const pull of op.result.pulls as Array<{ bytes: number; wire_bytes: number }>) expect(pull.wire_bytes).toBeLessThanOrEqual(pull.bytes);
   }, 120_000);
+
+  it('an output that compresses comes back compressed: the execute result reports its wire bytes beside its file bytes', async () => {
+    // A runner that leaves a copy of a bitstream-like file as its "video" (bench/output-runner.mjs).
+    const source = path.join(scratch, 'compressible-output.bin');
+    await writeBitstreamLike(source, 4 * MiB, 21);
+    const outBoard = await newBoard('output-board');
+    const outDir = path.join(scratch, 'output-agent');
+    const runner = `${process.execPath} ${path.join(import.meta.dirname, '../../bench/output-runner.mjs')}`;
+    extraAgents.push(
+      await startAgent({
+        serverUrl: `http://127.0.0.1:${wan.port}`,
+        token: outBoard.token,
+        agentDir: outDir,
+        env: { ...HEARTBEAT, MM_RUNNER: runner, MM_BENCH_OUTPUT_SOURCE: source },
+      }),
+    );
+    await waitOnline(outBoard.id);
+    const inv = await invocationWith('compressible-back', { 'in.mp4': randomBytes(64 * 1024) });
+    const res = await post(`/api/invocations/${inv}/execute/`, { board_id: outBoard.id });
+    expect(res.status).toBe(200);
+    const op = await json(res);
+    expect(op.status).toBe('succeeded');
+    const size = (await fs.stat(source)).size;
+    expect(op.result.output_video.size).toBe(size);
+    const back = Buffer.from(await (await api(`/api/invocations/${inv}/video/`)).arrayBuffer());
+    expect(sha256(back)).toBe(op.result.output_video.sha256);
+    expect(op.result.output_bytes_received).toBeGreaterThanOrEqual(size);
+    expect(op.result.output_wire_bytes).toBeGreaterThan(0);
+    expect(op.result.output_wire_bytes).toBeLessThan(op.result.output_bytes_received / 10);
+    // The input crossed too, raw (random bytes): wire bytes = file bytes on both sides' counts.
+    expect(op.result.wire_bytes).toBe(op.result.bytes_pulled);
+  }, 150_000);
 
   it('an agent that does not name the feature (as an older one) gets files raw, and they arrive whole', async () => {
     const old = await newBoard('old-agent-board');

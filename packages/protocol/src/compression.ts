@@ -1,3 +1,4 @@
+import os from 'node:os';
 import zlib from 'node:zlib';
 import { STREAM_CHUNK_BYTES } from './limits.ts';
 
@@ -14,19 +15,27 @@ import { STREAM_CHUNK_BYTES } from './limits.ts';
  */
 export const LINK_CODEC = 'br';
 
-const BROTLI_OPTIONS = {
-  params: {
-    [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
-    // One frame's window: the decoder on the board needs no more than 512 KiB of history.
-    [zlib.constants.BROTLI_PARAM_LGWIN]: 19,
-    [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_GENERIC,
-  },
+/**
+ * The two brotli qualities a sender picks from, per frame (bench/codec-choice.ts,
+ * docs/compression.md): quality 1 compresses fastest; quality 5 compresses a bitstream
+ * ~15 % smaller and, what matters more on a slow board, its frames decode ~1.5× faster (fewer,
+ * longer copies), for ~2.5× the sender's CPU. Both decode with the same decoder: the
+ * receiver never knows which one was used.
+ */
+export const QUALITY_FAST = 1;
+export const QUALITY_DENSE = 5;
+export type LinkQuality = typeof QUALITY_FAST | typeof QUALITY_DENSE;
+
+const BROTLI_PARAMS = {
+  // One frame's window: the decoder on the board needs no more than 512 KiB of history.
+  [zlib.constants.BROTLI_PARAM_LGWIN]: 19,
+  [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_GENERIC,
 } as const;
 
 /** Compresses one frame's bytes (on the thread pool: the event loop goes on meanwhile). */
-export function compressChunk(chunk: Uint8Array): Promise<Buffer> {
+export function compressChunk(chunk: Uint8Array, quality: LinkQuality = QUALITY_FAST): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const params = { ...BROTLI_OPTIONS.params, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: chunk.byteLength };
+    const params = { ...BROTLI_PARAMS, [zlib.constants.BROTLI_PARAM_QUALITY]: quality, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: chunk.byteLength };
     zlib.brotliCompress(chunk, { params }, (err, out) => (err ? reject(err) : resolve(out)));
   });
 }
@@ -42,7 +51,7 @@ export function decompressChunk(payload: Uint8Array, rawLength: number): Promise
       reject(new DecompressError(`a compressed frame claims ${rawLength} bytes, more than a chunk`));
       return;
     }
-    zlib.brotliDecompress(payload, { maxOutputLength: Math.max(1, rawLength) }, (err, out) => {
+    zlib.brotliDecompress(payload, { maxOutputLength: Math.max(1, rawLength), chunkSize: Math.max(64, rawLength) }, (err, out) => {
       if (err) reject(new DecompressError(`a compressed frame does not decompress: ${err.message}`));
       else if (out.byteLength !== rawLength) reject(new DecompressError(`a compressed frame gave ${out.byteLength} bytes, its header said ${rawLength}`));
       else resolve(out);
@@ -69,6 +78,8 @@ function calibrationSample(bytes: number): Buffer {
 }
 
 let decodeRate: number | undefined;
+/** Bytes of the calibration sample a decode rate is measured on. */
+const CALIBRATION_BYTES = 256 * 1024;
 
 /**
  * This machine's decompression rate (bytes of output per CPU-second, one core), measured once
@@ -78,11 +89,43 @@ let decodeRate: number | undefined;
  */
 export function measuredDecodeRate(): number {
   if (decodeRate !== undefined) return decodeRate;
-  const sample = calibrationSample(256 * 1024);
-  const params = { ...BROTLI_OPTIONS.params, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sample.byteLength };
-  const packed = zlib.brotliCompressSync(sample, { params });
-  // CPU time, not wall time: on a busy machine a wall clock measures the other processes too,
-  // and one slow sample would keep a board from ever taking compressed streams.
+  const sample = calibrationSample(CALIBRATION_BYTES);
+  decodeRate = decodeCpuRate(compressSync(sample, QUALITY_FAST), sample.byteLength);
+  return decodeRate;
+}
+
+let calibrationPacked: Buffer | undefined;
+
+/**
+ * How many times faster `packed` (of `rawBytes`) decodes than the calibration sample, both
+ * decoded here and now, on this thread, the best of three each: a ratio of two timings taken
+ * together, so a loaded machine slows both alike (process CPU time would also count the
+ * thread pool's work for other streams). About 2 ms for a 256 KiB sample.
+ */
+function relativeDecodeSpeed(packed: Buffer, rawBytes: number): number {
+  calibrationPacked ??= compressSync(calibrationSample(CALIBRATION_BYTES), QUALITY_FAST);
+  const bestMs = (p: Buffer) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3; i++) {
+      const from = performance.now();
+      zlib.brotliDecompressSync(p);
+      best = Math.min(best, performance.now() - from);
+    }
+    return Math.max(best, 0.001);
+  };
+  return rawBytes / bestMs(packed) / (CALIBRATION_BYTES / bestMs(calibrationPacked));
+}
+
+function compressSync(chunk: Uint8Array, quality: LinkQuality): Buffer {
+  return zlib.brotliCompressSync(chunk, { params: { ...BROTLI_PARAMS, [zlib.constants.BROTLI_PARAM_QUALITY]: quality, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: chunk.byteLength } });
+}
+
+/**
+ * Bytes of output per CPU-second decoding `packed` (best of three). CPU time, not wall time:
+ * on a busy machine a wall clock measures the other processes too, and one slow sample would
+ * keep a board from ever taking compressed streams.
+ */
+function decodeCpuRate(packed: Buffer, rawBytes: number): number {
   let best = Number.POSITIVE_INFINITY;
   for (let i = 0; i < 3; i++) {
     const from = process.cpuUsage();
@@ -90,8 +133,7 @@ export function measuredDecodeRate(): number {
     const used = process.cpuUsage(from);
     best = Math.min(best, (used.user + used.system) / 1000);
   }
-  decodeRate = Math.round(sample.byteLength / (Math.max(best, 0.05) / 1000));
-  return decodeRate;
+  return Math.round(rawBytes / (Math.max(best, 0.05) / 1000));
 }
 
 /** What the puller tells the sender in `stream.pull.compression`. */
@@ -106,6 +148,14 @@ export interface CompressionHints {
 export const MIN_COMPRESSION_RATIO = 1.1;
 /** Compressing must beat raw by this factor (estimates are rough; raw is the safe choice). */
 const REQUIRED_GAIN = 1.15;
+/**
+ * Frames a sender compresses at once: its read-ahead (streams.ts), within the cores it has.
+ * A call's rate is measured alone (the samples) or beside the others (the frames, each then
+ * slower), so this many of them is about what the sender's CPU does in all.
+ */
+const COMPRESS_PARALLEL = Math.max(1, Math.min(4, os.availableParallelism()));
+/** QUALITY_DENSE must beat QUALITY_FAST's pace by this factor: it costs the sender ~2.5× the CPU. */
+const DENSE_GAIN = 1.1;
 /** A file that looked incompressible is probed again once per this many frames (32 MiB). */
 const PROBE_EVERY_FRAMES = 64;
 /** The share of the puller's decode rate a compressed stream may count on (it also hashes and writes). */
@@ -119,33 +169,52 @@ export const FIELD_LINK_RTT_MS = 20;
  */
 export const MAX_COMPRESSED_SHARE = 1 / MIN_COMPRESSION_RATIO;
 
+/** What the sender has measured of one quality on this file. */
+interface QualityEstimate {
+  /** raw ÷ wire, a moving average over samples and frames. */
+  ratio: number | undefined;
+  /** Recent compression rates (bytes in per second of the call); the best of them is what the CPU can do. */
+  rates: number[];
+  /**
+   * How fast this file's frames at this quality decode, relative to the calibration sample
+   * the puller's `decodeBps` was measured on (both decoded on the sender's CPU, from the
+   * samples): bitstreams decode faster than weights, and faster still at QUALITY_DENSE.
+   */
+  decodeFactor: number;
+}
+
 /**
  * The sender's per-stream choice, frame by frame: compress while that moves the file
- * faster than raw, from what it measures.
+ * faster than raw, and at which quality, from what it measures.
  *
- * - the ratio: from a sample (the first and a middle 256 KiB of the file), then every
- *   compressed frame (a moving average, so a file whose middle differs is followed);
- * - its own compression rate (bytes in per second of wall time of the compress call, the
- *   best of the last eight);
- * - the puller's decompression rate (`decodeBps`, measured on the board);
+ * - per quality, the ratio: from a sample (the first and a middle 256 KiB of the file), then
+ *   every frame compressed at it (a moving average, so a file whose middle differs is followed);
+ * - per quality, its own compression rate (bytes in per second of wall time of the compress
+ *   call, the best of the last eight);
+ * - the puller's decompression rate (`decodeBps`, measured on the board on a calibration
+ *   sample), scaled by how much faster this file decodes at that quality than the
+ *   calibration sample does on the sender's CPU (measured on the samples);
  * - the link's rate: measured on this stream while credit held the sender back (then the
  *   link, or the receiver, is the limit), else the last such measurement on this link,
  *   else the puller's hint; with none of these, a link whose ping round trip is at least
  *   FIELD_LINK_RTT_MS is presumed slow (compress) and any other fast (raw) until measured.
  *
- * Compressed, a stream moves at min(compress, decode ÷ 2, link × ratio) (the puller also
- * hashes and writes every byte, so half its decode rate is what it can give to decoding);
- * raw at the link rate.
- * It compresses when the first beats the second by REQUIRED_GAIN, so a LAN (hundreds of
- * MB/s, as fast as the decoder) stays raw and a field link (1–50 MB/s) compresses.
+ * Compressed at quality q, a stream moves at min(compress_q, decode_q ÷ 2, link × ratio_q)
+ * (the puller also hashes and writes every byte, so half its decode rate is what it can give
+ * to decoding); raw at the link rate. It compresses when the better quality beats raw by
+ * REQUIRED_GAIN, so a LAN (hundreds of MB/s, as fast as the decoder) stays raw and a field
+ * link (1–50 MB/s) compresses; QUALITY_DENSE is taken when it is faster by DENSE_GAIN (it
+ * costs the sender more CPU), which is when the board's decoder or the link sets the pace,
+ * not the sender's compressor. A quality never sampled (a source without `readAt`) is not used.
  */
 export class CompressionDecider {
-  private ratio: number | undefined;
-  /** Recent compression rates (bytes in per second of the call); the best of them is what the CPU can do. */
-  private readonly compressRates: number[] = [];
+  private readonly estimates: Record<LinkQuality, QualityEstimate> = {
+    [QUALITY_FAST]: { ratio: undefined, rates: [], decodeFactor: 1 },
+    [QUALITY_DENSE]: { ratio: undefined, rates: [], decodeFactor: 1 },
+  };
   private framesSinceProbe = 0;
-  /** Frames sent compressed / raw, bytes in and on the wire of compressed frames. */
-  readonly counts = { compressedFrames: 0, rawFrames: 0 };
+  /** Frames sent compressed (per quality) and raw. */
+  readonly counts = { compressedFrames: 0, denseFrames: 0, rawFrames: 0 };
 
   constructor(
     private readonly hints: CompressionHints,
@@ -155,21 +224,35 @@ export class CompressionDecider {
     private readonly rttMs: () => number | undefined,
   ) {}
 
-  /** A frame (or a sample) of `raw` bytes compressed to `wire` bytes in `ms`. */
-  observe(raw: number, wire: number, ms: number): void {
+  /** A frame (or a sample) of `raw` bytes compressed at `quality` to `wire` bytes in `ms`. */
+  observe(raw: number, wire: number, ms: number, quality: LinkQuality = QUALITY_FAST): void {
     if (raw <= 0) return;
+    const e = this.estimates[quality];
     const ratio = raw / Math.max(1, wire);
-    this.ratio = this.ratio === undefined ? ratio : this.ratio * 0.75 + ratio * 0.25;
-    this.compressRates.push(raw / (Math.max(ms, 0.05) / 1000));
-    if (this.compressRates.length > 8) this.compressRates.shift();
+    e.ratio = e.ratio === undefined ? ratio : e.ratio * 0.75 + ratio * 0.25;
+    e.rates.push(raw / (Math.max(ms, 0.05) / 1000));
+    if (e.rates.length > 8) e.rates.shift();
+  }
+
+  /** A sample at `quality` decoded `factor` × as fast as the calibration sample (both on the sender's CPU). */
+  observeDecode(quality: LinkQuality, factor: number): void {
+    if (Number.isFinite(factor) && factor > 0) this.estimates[quality].decodeFactor = factor;
   }
 
   /**
-   * The compression rate: the best recent one, since a call's wall time also counts its
-   * wait for a thread of the pool and for the CPU on a loaded machine.
+   * A quality's compression rate: the best recent one, since a call's wall time also counts
+   * its wait for a thread of the pool and for the CPU on a loaded machine.
    */
-  private get compressBps(): number | undefined {
-    return this.compressRates.length > 0 ? Math.max(...this.compressRates) : undefined;
+  private compressBps(quality: LinkQuality): number | undefined {
+    const rates = this.estimates[quality].rates;
+    const own = rates.length > 0 ? Math.max(...rates) : undefined;
+    // Quality 1 never compresses slower than quality 5: a first sample slowed by a loaded
+    // machine (or the pool's first start) must not hide that, once frames go at 5 only.
+    if (quality === QUALITY_FAST && own !== undefined) {
+      const dense = this.estimates[QUALITY_DENSE].rates;
+      return dense.length > 0 ? Math.max(own, ...dense) : own;
+    }
+    return own;
   }
 
   /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip. */
@@ -180,58 +263,104 @@ export class CompressionDecider {
     return rtt !== undefined && rtt >= FIELD_LINK_RTT_MS ? 0 : Number.POSITIVE_INFINITY;
   }
 
-  /** Whether the next frame should be compressed (a probe of an unknown file counts). */
-  compressNext(): boolean {
-    if (this.ratio === undefined || this.compressBps === undefined) return true;
-    if (this.ratio < MIN_COMPRESSION_RATIO) {
-      if (++this.framesSinceProbe < PROBE_EVERY_FRAMES) return false;
+  /**
+   * The file bytes per second a stream compressed at `quality` would move (a link presumed
+   * slow counts as no limit: the CPUs decide), or undefined when the quality is unmeasured.
+   */
+  private pace(quality: LinkQuality, link: number): number | undefined {
+    const e = this.estimates[quality];
+    const perCall = this.compressBps(quality);
+    if (e.ratio === undefined || perCall === undefined) return undefined;
+    // The sender compresses up to COMPRESS_PARALLEL frames at once on the thread pool.
+    const compress = perCall * COMPRESS_PARALLEL;
+    // The board decodes besides hashing and writing every byte: count on half its decode rate.
+    const decode = (this.hints.decodeBps ?? Number.POSITIVE_INFINITY) * e.decodeFactor * DECODE_SHARE;
+    return Math.min(compress, decode, link === 0 ? Number.POSITIVE_INFINITY : link * e.ratio);
+  }
+
+  /** The quality for the next frame, or undefined to send it raw (a probe of an unknown file compresses). */
+  next(): LinkQuality | undefined {
+    const fast = this.estimates[QUALITY_FAST];
+    if (fast.ratio === undefined || this.compressBps(QUALITY_FAST) === undefined) return QUALITY_FAST;
+    if (fast.ratio < MIN_COMPRESSION_RATIO) {
+      if (++this.framesSinceProbe < PROBE_EVERY_FRAMES) return undefined;
       this.framesSinceProbe = 0;
-      return true;
+      return QUALITY_FAST;
     }
     const link = this.linkBps();
-    if (link === 0) return true;
-    // The board decodes besides hashing and writing every byte: count on half its decode rate.
-    const decode = (this.hints.decodeBps ?? Number.POSITIVE_INFINITY) * DECODE_SHARE;
-    const compressed = Math.min(this.compressBps, decode, link * this.ratio);
-    return compressed > link * REQUIRED_GAIN;
+    const fastPace = this.pace(QUALITY_FAST, link)!;
+    const densePace = this.pace(QUALITY_DENSE, link);
+    const best: LinkQuality = densePace !== undefined && densePace > fastPace * DENSE_GAIN ? QUALITY_DENSE : QUALITY_FAST;
+    if (link === 0) return best;
+    return Math.max(fastPace, densePace ?? 0) > link * REQUIRED_GAIN ? best : undefined;
+  }
+
+  /** Whether the next frame should be compressed (at whichever quality). */
+  compressNext(): boolean {
+    return this.next() !== undefined;
   }
 
   /** For logs: the estimates behind the decision. */
   describe(): Record<string, number | undefined> {
     const link = this.linkBps();
+    const mbps = (bps: number | undefined) => (bps === undefined ? undefined : Math.round(bps / 1e6));
+    const round = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 100) / 100);
+    const fast = this.estimates[QUALITY_FAST];
+    const dense = this.estimates[QUALITY_DENSE];
     return {
-      ratio: this.ratio === undefined ? undefined : Math.round(this.ratio * 100) / 100,
-      compress_mbps: this.compressBps === undefined ? undefined : Math.round(this.compressBps / 1e6),
-      decode_mbps: this.hints.decodeBps === undefined ? undefined : Math.round(this.hints.decodeBps / 1e6),
+      ratio: round(fast.ratio),
+      compress_mbps: mbps(this.compressBps(QUALITY_FAST)),
+      dense_ratio: round(dense.ratio),
+      dense_compress_mbps: mbps(this.compressBps(QUALITY_DENSE)),
+      decode_mbps: mbps(this.hints.decodeBps),
+      decode_factor: round(fast.decodeFactor),
+      dense_decode_factor: round(dense.decodeFactor),
       link_mbps: Number.isFinite(link) ? Math.round(link / 1e5) / 10 : undefined,
       compressed_frames: this.counts.compressedFrames,
+      dense_frames: this.counts.denseFrames,
       raw_frames: this.counts.rawFrames,
     };
   }
 }
 
+/** A sample is tried at QUALITY_DENSE only if it shrank at least this much at QUALITY_FAST. */
+const DENSE_SAMPLE_MIN_RATIO = 2;
+
 /** Bytes read from each sampled place of a file. */
 const SAMPLE_BYTES = 256 * 1024;
 
-/**
- * Samples a file before its first frame: compresses 256 KiB at the stream's offset and
- * 256 KiB from the middle of what is left (a bitstream's header and its frames, an
- * archive's first member and a later one) and tells the decider. Needs `readAt`; a
- * source without it is judged by its first frames instead.
- */
 /** What sampling needs of a source: a ChunkReader (streams.ts) that can read at a position. */
 interface SampledSource {
   readAt?(into: Buffer, offset: number, length: number, position: number): Promise<number>;
 }
 
+/**
+ * Samples a file before its first frame: compresses 256 KiB at the stream's offset and
+ * 256 KiB from the middle of what is left (a bitstream's header and its frames, an
+ * archive's first member and a later one) at both qualities and tells the decider; decodes
+ * the first sample at each quality to learn how fast this content decodes against the
+ * calibration sample (a few milliseconds in all). A sample that does not compress stops
+ * there: incompressible files cost one quick compression per sample; one that shrinks less
+ * than 2× (weights) is not tried at quality 5. Needs `readAt`; a
+ * source without it is judged by its first frames instead (at QUALITY_FAST only).
+ */
 export async function sampleCompression(reader: SampledSource, offset: number, size: number, decider: CompressionDecider): Promise<void> {
   if (!reader.readAt || size - offset < 2 * SAMPLE_BYTES) return;
   const buf = Buffer.allocUnsafe(SAMPLE_BYTES);
+  let first = true;
   for (const at of [offset, offset + Math.floor((size - offset) / 2)]) {
     const n = await reader.readAt(buf, 0, SAMPLE_BYTES, at);
     if (n === 0) continue;
-    const from = performance.now();
-    const packed = await compressChunk(buf.subarray(0, n));
-    decider.observe(n, packed.byteLength, performance.now() - from);
+    const sample = buf.subarray(0, n);
+    for (const quality of [QUALITY_FAST, QUALITY_DENSE] as const) {
+      const from = performance.now();
+      const packed = await compressChunk(sample, quality);
+      decider.observe(n, packed.byteLength, performance.now() - from, quality);
+      if (packed.byteLength > n * MAX_COMPRESSED_SHARE) break;
+      if (first) decider.observeDecode(quality, relativeDecodeSpeed(packed, n));
+      // Quality 5 pays on files of long repeats (bitstreams); weights (1.25×) gain nothing from it.
+      if (packed.byteLength * DENSE_SAMPLE_MIN_RATIO > n) break;
+    }
+    first = false;
   }
 }

@@ -61,6 +61,12 @@ export interface LinkPeerOptions<In extends LinkMessage> {
    * (the agent does; its pulls tell the server, and the heartbeat's pings refine it).
    */
   pingOnOpen?: boolean;
+  /**
+   * A file stream of this link ended (finished, failed or cut): `sent` for one this side
+   * served, `received` for one it pulled; its file bytes and the payload bytes that crossed
+   * the wire for them (fewer when frames went compressed). For byte counters.
+   */
+  onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void;
 }
 
 /**
@@ -247,6 +253,11 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.receivers.set(id, receiver);
     const started = performance.now();
     const forget = () => this.receivers.delete(id);
+    const count = this.opts.onStreamBytes;
+    if (count) {
+      const tell = () => count('received', receiver.bytes, receiver.wireBytes);
+      receiver.done.then(tell, tell);
+    }
     receiver.done.then(({ bytes }) => {
       forget();
       const measured = receiver.measured;
@@ -278,6 +289,12 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    * (fewer when frames went compressed) and whether all of them were sent.
    */
   async serve(pull: MessageOf<'stream.pull'>, open: () => Promise<ServedSource>): Promise<{ bytes: number; wireBytes: number; ok: boolean }> {
+    const served = await this.serveStream(pull, open);
+    this.opts.onStreamBytes?.('sent', served.bytes, served.wireBytes);
+    return served;
+  }
+
+  private async serveStream(pull: MessageOf<'stream.pull'>, open: () => Promise<ServedSource>): Promise<{ bytes: number; wireBytes: number; ok: boolean }> {
     const id = pull.stream_id;
     if (this.senders.has(id)) {
       this.sendAny({ type: 'stream.abort', stream_id: id, error: { code: 'stream_in_use', message: `stream ${id} is already open` } });

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { LINK_WINDOW_CAP_BYTES, MAX_WRITE_BATCH_BYTES, SENDER_FRAME_POOL, STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from './limits.ts';
-import { compressChunk, DecompressError, decompressChunk, MAX_COMPRESSED_SHARE, type CompressionDecider } from './compression.ts';
+import { compressChunk, DecompressError, decompressChunk, MAX_COMPRESSED_SHARE, QUALITY_DENSE, type CompressionDecider, type LinkQuality } from './compression.ts';
 import { encodeCompressedFrame, encodeDataHeader, FRAME_HEADER_BYTES, writeDataHeader } from './frames.ts';
 import type { ErrorInfo, MessageOf } from './messages.ts';
 
@@ -191,9 +191,10 @@ export class StreamSender {
         if (this.failure) throw this.failure;
         this.credit -= n;
         const read = frame;
-        compressing = compression?.compressNext() ?? false;
-        const prepared = compressing && compression
-          ? this.compress(read, n, compression).then((packed) => ({ frame: read, n, packed }))
+        const quality = compression?.next();
+        compressing = quality !== undefined;
+        const prepared = quality !== undefined && compression
+          ? this.compress(read, n, compression, quality).then((packed) => ({ frame: read, n, packed }))
           : Promise.resolve({ frame: read, n, packed: undefined });
         // Awaited in order below; a failure of one further ahead must not go unhandled meanwhile.
         prepared.catch(() => {});
@@ -223,15 +224,16 @@ export class StreamSender {
   }
 
   /** The frame's `n` bytes compressed, or undefined when they did not shrink enough to send so. */
-  private async compress(frame: Buffer, n: number, decider: CompressionDecider): Promise<Buffer | undefined> {
+  private async compress(frame: Buffer, n: number, decider: CompressionDecider, quality: LinkQuality): Promise<Buffer | undefined> {
     const from = performance.now();
-    const packed = await compressChunk(frame.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + n));
+    const packed = await compressChunk(frame.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + n), quality);
     const ms = performance.now() - from;
     this.waits.compressMs += ms;
-    decider.observe(n, packed.byteLength, ms);
+    decider.observe(n, packed.byteLength, ms, quality);
     if (this.failure) throw this.failure;
     if (packed.byteLength > n * MAX_COMPRESSED_SHARE) return undefined;
     decider.counts.compressedFrames++;
+    if (quality === QUALITY_DENSE) decider.counts.denseFrames++;
     return packed;
   }
 }
@@ -477,11 +479,20 @@ export interface StreamDone {
   wireBytes: number;
 }
 
-/** A data frame waiting to be written: `rawLength` is set for a compressed one. */
+/** A data frame waiting to be written: `rawLength` is set for a compressed one, `decoded` once its decompression started. */
 interface QueuedFrame {
   payload: Buffer;
   rawLength: number | undefined;
+  decoded?: Promise<Buffer>;
 }
+
+/**
+ * Compressed frames a receiver decompresses ahead of the batch it writes (the thread pool
+ * runs 4): decoding overlaps the write and hash of the batch before, and the frames of a
+ * burst decode as they arrive instead of all at once when their batch is taken. Bounds the
+ * decompressed bytes held beyond the batch being written to 4 × 512 KiB.
+ */
+const DECODE_AHEAD_FRAMES = 4;
 
 export class StreamReceiver {
   readonly done: Promise<StreamDone>;
@@ -566,7 +577,23 @@ export class StreamReceiver {
     this.tuner?.arrived(this.received);
     if (rawLength !== undefined) this.anyCompressed = true;
     this.queue.push({ payload, rawLength });
+    this.decodeAhead();
     this.writeNext();
+  }
+
+  /** Starts decompressing the first DECODE_AHEAD_FRAMES compressed frames of the queue. */
+  private decodeAhead(): void {
+    let started = 0;
+    for (const f of this.queue) {
+      if (started >= DECODE_AHEAD_FRAMES) return;
+      if (f.rawLength === undefined) continue;
+      if (!f.decoded) {
+        f.decoded = decompressChunk(f.payload, f.rawLength);
+        // Awaited when its batch is written; a failure meanwhile must not go unhandled.
+        f.decoded.catch(() => {});
+      }
+      started++;
+    }
   }
 
   /** The sender said `stream.end`; resolves `done` once everything is written. */
@@ -593,6 +620,8 @@ export class StreamReceiver {
       bytes += rawSize(next);
       wire += next.payload.byteLength;
     }
+    // The frames behind this batch decode while it is decoded and written.
+    this.decodeAhead();
     this.writing = true;
     const writeFrom = performance.now();
     this.decodeAndWrite(batch).then(
@@ -615,10 +644,10 @@ export class StreamReceiver {
     );
   }
 
-  /** Decompresses the compressed frames of a batch (on the thread pool, in parallel), then writes it. */
+  /** Decompresses the compressed frames of a batch (on the thread pool, in parallel; some already are), then writes it. */
   private async decodeAndWrite(batch: QueuedFrame[]): Promise<void> {
     const chunks = batch.some((f) => f.rawLength !== undefined)
-      ? await Promise.all(batch.map((f) => (f.rawLength === undefined ? f.payload : decompressChunk(f.payload, f.rawLength))))
+      ? await Promise.all(batch.map((f) => (f.rawLength === undefined ? f.payload : (f.decoded ?? decompressChunk(f.payload, f.rawLength)))))
       : batch.map((f) => f.payload);
     if (this.settled) return;
     await this.writeBatch(chunks);

@@ -13,6 +13,9 @@ import {
   encodeCompressedFrame,
   FIELD_LINK_RTT_MS,
   measuredDecodeRate,
+  QUALITY_DENSE,
+  QUALITY_FAST,
+  sampleCompression,
   StreamError,
   StreamReceiver,
   StreamSender,
@@ -135,12 +138,70 @@ describe('the sender’s decision (CompressionDecider)', () => {
     expect(hinted.compressNext()).toBe(false);
   });
 
+  /** A decider that has measured both qualities: ratios, per-call compression rates (MB/s), how fast each decodes vs the calibration. */
+  const twoQualities = (link: { mbps: number; rttMs: number }, decodeMBps: number, fast: [number, number, number], dense: [number, number, number]) => {
+    const d = new CompressionDecider({ decodeBps: decodeMBps * 1e6 }, () => link.mbps * 1e6, () => link.rttMs);
+    d.observe(MiB, MiB / fast[0], (MiB / (fast[1] * 1e6)) * 1000, QUALITY_FAST);
+    d.observe(MiB, MiB / dense[0], (MiB / (dense[1] * 1e6)) * 1000, QUALITY_DENSE);
+    d.observeDecode(QUALITY_FAST, fast[2]);
+    d.observeDecode(QUALITY_DENSE, dense[2]);
+    return d;
+  };
+
+  it('compresses harder when the board’s decoder sets the pace and the denser frames decode faster', () => {
+    // Bitstream-like figures of this machine (bench/codec-choice.ts): quality 5 is ~15 % smaller
+    // and decodes ~1.5× faster, but compresses ~4× slower. A Cortex-A53-like board: 50 MB/s.
+    const bitstreamFast: [number, number, number] = [65, 800, 2.2];
+    const bitstreamDense: [number, number, number] = [76, 300, 3.2];
+    expect(twoQualities({ mbps: 10, rttMs: 300 }, 50, bitstreamFast, bitstreamDense).next()).toBe(QUALITY_DENSE);
+    expect(twoQualities({ mbps: 50, rttMs: 100 }, 50, bitstreamFast, bitstreamDense).next()).toBe(QUALITY_DENSE);
+    // A sender whose quality-5 compressor is slower than what the board decodes keeps quality 1.
+    expect(twoQualities({ mbps: 50, rttMs: 100 }, 500, bitstreamFast, [76, 20, 3.2]).next()).toBe(QUALITY_FAST);
+    // Weights: no smaller and no faster to decode at quality 5: quality 1 (cheaper), on a slow link.
+    expect(twoQualities({ mbps: 10, rttMs: 300 }, 50, [1.25, 280, 1], [1.26, 120, 1]).next()).toBe(QUALITY_FAST);
+    // A LAN stays raw whatever quality 5 would do.
+    expect(twoQualities({ mbps: 600, rttMs: 0.2 }, 470, bitstreamFast, bitstreamDense).next()).toBeUndefined();
+  });
+
+  it('never picks a quality it has not measured (a source without readAt is judged at quality 1)', () => {
+    const d = new CompressionDecider({ decodeBps: 50e6 }, () => 10e6, () => 300);
+    observeMiB(d, 60, 800);
+    expect(d.next()).toBe(QUALITY_FAST);
+  });
+
+  it('samples a file at both qualities, and an incompressible one at quality 1 only', async () => {
+    const data = bitstream(4 * MiB, 5);
+    const d = fieldDecider({ decodeBps: 50e6 });
+    await sampleCompression(bufferReader(data), 0, data.length, d);
+    const seen = d.describe();
+    expect(seen.ratio).toBeGreaterThan(20);
+    expect(seen.dense_ratio).toBeGreaterThan(seen.ratio!);
+    // Both decode faster than the weights-like calibration sample; quality 5 faster still.
+    expect(seen.dense_decode_factor).toBeGreaterThan(1);
+    expect(seen.dense_compress_mbps).toBeGreaterThan(0);
+    const random = fieldDecider();
+    const noise = randomBytes(2 * MiB);
+    await sampleCompression(bufferReader(noise), 0, noise.length, random);
+    expect(random.describe().ratio).toBeLessThan(1.1);
+    expect(random.describe().dense_ratio).toBeUndefined();
+    expect(random.next()).toBeUndefined();
+    // Weights (1.25×) are not worth quality 5's CPU: sampled at quality 1 only.
+    const weights = fieldDecider();
+    const tensor = weightsLikeChunk(2, 2 * MiB);
+    await sampleCompression(bufferReader(tensor), 0, tensor.length, weights);
+    expect(weights.describe().ratio).toBeGreaterThan(1.1);
+    expect(weights.describe().dense_ratio).toBeUndefined();
+  });
+
   it('measures this machine’s decode rate once', () => {
     const rate = measuredDecodeRate();
     expect(rate).toBeGreaterThan(1e6);
     expect(measuredDecodeRate()).toBe(rate);
   });
 });
+
+/** A 2 MB/s field link to a board decoding only 4 MB/s: the decoder sets the pace, so quality 5 pays (even on a loaded test machine). */
+const slowBoardDecider = () => new CompressionDecider({ decodeBps: 4e6 }, () => 2e6, () => 300);
 
 describe('a compressed stream', () => {
   it('delivers every byte from an uncompressed offset, far fewer on the wire, never past the credit', async () => {
@@ -160,6 +221,21 @@ describe('a compressed stream', () => {
     expect(done.wireBytes).toBe(link.sender.wireBytes);
     expect(done.wireBytes).toBeLessThan(MiB + (data.length - offset - MiB) / 10);
     expect(link.maxInFlight()).toBeLessThanOrEqual(2 * MiB);
+    expect(link.aborts).toEqual([]);
+  });
+
+  it('delivers a stream compressed at quality 5 (the decoder is the same), decompressing ahead of its writes', async () => {
+    const data = bitstream(12 * MiB + 77, 4);
+    const link = joined({ acceptCompressed: true, window: 2 * MiB });
+    const decider = slowBoardDecider();
+    await sampleCompression(bufferReader(data), 0, data.length, decider);
+    // Decode speeds as measured on a quiet machine (the sample's own timing is noisy under load).
+    decider.observeDecode(QUALITY_FAST, 2.2);
+    decider.observeDecode(QUALITY_DENSE, 3.2);
+    const done = (await Promise.all([link.sender.pumpReader(bufferReader(data), data.length, undefined, decider), link.receiver.done]))[1];
+    expect(link.sink.data().equals(data)).toBe(true);
+    expect(decider.counts.denseFrames).toBeGreaterThan(10);
+    expect(done.wireBytes).toBeLessThan(data.length / 20);
     expect(link.aborts).toEqual([]);
   });
 

@@ -146,6 +146,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     { replicaId: config.replicaId },
   );
   const stopCountingEnds = onOperationEnded(bus, (op) => metrics.countOperationEnded(op.kind, op.status));
+  hub.countStreamBytes = (direction, bytes, wireBytes) => metrics.countStreamBytes(direction, bytes, wireBytes);
 
   // The results folder and the content store exist from the start; leftovers of a crash go.
   await fs.mkdir(config.resultsDir, { recursive: true });

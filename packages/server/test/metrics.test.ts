@@ -132,4 +132,31 @@ describe.each(dbKinds)('GET /api/metrics/ (%s database)', (kind) => {
     const closed = await scrape();
     expect(value(closed, 'mm_agent_link_bytes_total', { direction: 'received' })).toBeGreaterThan(100);
   });
+  it('counts the file streams over agent links: file bytes and the bytes on the wire for them', async () => {
+    const board = (await json(await postJson('/api/boards/', { name: 'stream-bytes-board' }))) as { id: string; token: string };
+    const agent = await FakeAgent.online(server.url, board.token);
+    try {
+      const inv = (await json(await postJson('/api/invocations/create/', { name: 'stream-bytes', description: '' }))).id as number;
+      const data = Buffer.alloc(3 * 1024 * 1024 + 17, 'weights ');
+      const form = new FormData();
+      form.set('file_type', 'weights');
+      form.set('file', new Blob([data]), 'w.bin');
+      expect((await api(`/api/invocations/${inv}/upload/`, { method: 'POST', body: form })).status).toBe(201);
+      const before = await scrape();
+      const at = (s: Scrape, measure: string) => value(s, 'mm_agent_link_stream_bytes_total', { direction: 'sent', measure });
+      const transfer = api(`/api/invocations/${inv}/transfer/`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, body: JSON.stringify({ board_id: board.id }) });
+      expect((await transfer).status).toBe(202);
+      const start = await agent.next('op.start');
+      const pulled = await agent.pullContent(start.files[0]!.sha256);
+      expect(pulled.data.equals(data)).toBe(true);
+      await expect.poll(async () => at(await scrape(), 'file') - at(before, 'file'), { timeout: 10_000 }).toBe(data.length);
+      const after = await scrape();
+      const wire = at(after, 'wire') - at(before, 'wire');
+      expect(wire).toBeGreaterThan(0);
+      expect(wire).toBeLessThanOrEqual(data.length);
+      await agent.report(agent.outcome(start.op_id, 'succeeded', { result: {} }));
+    } finally {
+      await agent.close();
+    }
+  });
 });

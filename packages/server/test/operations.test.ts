@@ -106,7 +106,9 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     const done = await getOp(server, accepted.id);
     expect(done).toMatchObject({ status: 'succeeded', error: null });
     expect(done.result).toMatchObject({ skipped: 1, bytes_sent: weights.length });
-    expect(done.result.pulls).toEqual([{ filename: 'model.xmodel', sha256: sha256Of(weights), offset: 0, bytes: weights.length, complete: true }]);
+    expect(done.result.pulls).toEqual([{ filename: 'model.xmodel', sha256: sha256Of(weights), offset: 0, bytes: weights.length, wire_bytes: weights.length, complete: true }]);
+    // The fake agent names no compression: as many bytes on the wire as in the file.
+    expect(done.result.wire_bytes_sent).toBe(weights.length);
     expect(done.progress).toEqual({ phase: 'transfer', bytes_done: weights.length, bytes_total: weights.length + param.length });
     for (const t of ['created_at', 'started_at', 'finished_at']) expect(done[t]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
@@ -143,7 +145,7 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     expect(rest.data.equals(video.subarray(offset))).toBe(true);
     await board.agent.report(board.agent.outcome(start.op_id, 'succeeded'));
     const done = await getOp(server, start.op_id);
-    expect(done.result.pulls).toEqual([{ filename: 'in.mp4', sha256: sha256Of(video), offset, bytes: video.length - offset, complete: true }]);
+    expect(done.result.pulls).toEqual([{ filename: 'in.mp4', sha256: sha256Of(video), offset, bytes: video.length - offset, wire_bytes: video.length - offset, complete: true }]);
     expect(await (await server.api(`/api/operations/${start.op_id}/log/`)).text()).toContain(`sending in.mp4: resuming at byte ${offset} of ${video.length}`);
     await board.agent.close();
   });
@@ -336,6 +338,8 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
       expect(op).toMatchObject({ status: 'succeeded', result: { output_video: { sha256: output.sha256, size: video.length } } });
       expect(sha256Of(stored)).toBe(output.sha256);
       expect(pulls).toEqual([{ kind: 'output', op_id: op.id }]);
+      // One pull, raw (the fake agent names no compression): its bytes, on the wire as in the file.
+      expect(op.result).toMatchObject({ output_bytes_received: video.length, output_wire_bytes: video.length });
     });
 
     it('pulls the reported content by sha256 when the offered bytes differ (the file changed while hashed)', async () => {
@@ -351,6 +355,8 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
         { kind: 'output', op_id: op.id },
         { kind: 'produced', sha256: output.sha256 },
       ]);
+      // Both attempts moved the whole file over the link: both count.
+      expect(op.result).toMatchObject({ output_bytes_received: 2 * output.size, output_wire_bytes: 2 * output.size });
     });
 
     it('pulls the reported content by sha256 when the offer was shorter, or its pull failed', async () => {

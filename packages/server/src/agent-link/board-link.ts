@@ -11,6 +11,7 @@ import {
   type Clock,
   type MessageOf,
   type ServerMessage,
+  type StreamDone,
   type StreamSource,
   type WindowBudget,
 } from '@mm/protocol';
@@ -38,8 +39,8 @@ export interface BoardLinkHandlers {
   operationMessage(link: BoardLink, message: OperationMessage): Promise<void>;
   /** Opens a pulled source from the pull's offset; throws a StreamError (e.g. `not_found`) if it cannot. */
   openSource(link: BoardLink, pull: PullMessage): Promise<OpenedSource>;
-  /** A pull of the agent's finished: for transfer statistics. */
-  served(link: BoardLink, pull: PullMessage, bytes: number, ok: boolean): void;
+  /** A pull of the agent's finished: for transfer statistics (file bytes read, payload bytes on the wire). */
+  served(link: BoardLink, pull: PullMessage, bytes: number, ok: boolean, wireBytes: number): void;
   closed(link: BoardLink, code: number, reason: string): void;
   /** A valid message of a type the link does not handle itself (see AgentHub.handleMessages). */
   other(link: BoardLink, message: RelayMessage): void;
@@ -83,7 +84,7 @@ export class BoardLink {
     private readonly handlers: BoardLinkHandlers,
     log: Logger,
     heartbeat: HeartbeatSettings,
-    opts: { clock?: Clock; sharedWindowBudget?: WindowBudget } = {},
+    opts: { clock?: Clock; sharedWindowBudget?: WindowBudget; onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });
     this.rpc = new RpcClient((m) => this.sendMessage(m), opts.clock);
@@ -96,6 +97,7 @@ export class BoardLink {
       heartbeat,
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.sharedWindowBudget ? { sharedWindowBudget: opts.sharedWindowBudget } : {}),
+      ...(opts.onStreamBytes ? { onStreamBytes: opts.onStreamBytes } : {}),
       handlers: {
         message: (m) => this.onMessage(m),
         closed: (code, reason) => {
@@ -141,10 +143,21 @@ export class BoardLink {
   /**
    * Pulls `source` from the agent into `sink` (from byte 0); resolves when the sender said
    * `stream.end` and everything is written, rejects with a StreamError otherwise. Aborting
-   * `signal` gives up on it (the agent is told) with the signal's reason.
+   * `signal` gives up on it (the agent is told) with the signal's reason. `moved`, when
+   * given, is told the file bytes written and the payload bytes that crossed the link once
+   * the pull settles, whether it succeeded or not (a cut pull's bytes count too).
    */
-  pull(source: StreamSource, sink: ByteSink, opts: { onBytes?: (n: number) => void; signal?: AbortSignal } = {}): Promise<{ bytes: number; size: number }> {
+  pull(
+    source: StreamSource,
+    sink: ByteSink,
+    opts: { onBytes?: (n: number) => void; signal?: AbortSignal; moved?: (bytes: number, wireBytes: number) => void } = {},
+  ): Promise<StreamDone> {
     const receiver = this.peer.pull(source, 0, sink, opts.onBytes ? { onBytes: opts.onBytes } : {});
+    if (opts.moved) {
+      const moved = opts.moved;
+      const tell = () => moved(receiver.bytes, receiver.wireBytes);
+      receiver.done.then(tell, tell);
+    }
     const signal = opts.signal;
     if (!signal) return receiver.done;
     const onAbort = () => {
@@ -192,7 +205,7 @@ export class BoardLink {
             const size = opened.size !== undefined ? { size: opened.size } : {};
             return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
           })
-          .then(({ bytes, ok }) => this.handlers.served(this, m, bytes, ok));
+          .then(({ bytes, wireBytes, ok }) => this.handlers.served(this, m, bytes, ok, wireBytes));
         return;
       case 'rpc.response':
         if (!this.rpc.settle(m)) this.log.debug({ id: m.id }, 'rpc.response for no waiting call');

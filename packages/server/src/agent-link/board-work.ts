@@ -13,6 +13,6 @@ export interface BoardWork {
   mayPullContent(boardId: string, sha256: string): boolean;
   /** The board started pulling a source of `size` bytes from the pull's offset. */
   onServing(boardId: string, pull: PullMessage, size: number): void;
-  /** Bytes the board pulled from us, when the pull ended. */
-  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean): void;
+  /** Bytes the board pulled from us (file bytes, and payload bytes on the wire: fewer when compressed), when the pull ended. */
+  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean, wireBytes?: number): void;
 }

@@ -66,6 +66,8 @@ export class AgentHub {
   readonly receiveWindows: WindowBudget;
 
   private readonly clock: Clock;
+  /** Told the file and wire bytes of every file stream of every link when it ends (the Prometheus counters). */
+  countStreamBytes: ((direction: 'sent' | 'received', bytes: number, wireBytes: number) => void) | undefined;
 
   constructor(private readonly deps: AgentHubDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -95,7 +97,11 @@ export class AgentHub {
     const conn = new BoardLink(socket, board.id, board.name, this.handlers, log.child({ component: 'agent-link' }), {
       intervalMs: config.heartbeatIntervalMs,
       timeoutMs: config.heartbeatTimeoutMs,
-    }, { sharedWindowBudget: this.receiveWindows, clock: this.clock });
+    }, {
+      sharedWindowBudget: this.receiveWindows,
+      clock: this.clock,
+      onStreamBytes: (direction, bytes, wireBytes) => this.countStreamBytes?.(direction, bytes, wireBytes),
+    });
     this.open.add(conn);
     this.handshakeOf.set(conn, endHandshake);
     conn.log.info('agent connected');
@@ -176,7 +182,7 @@ export class AgentHub {
     hello: (conn, hello) => this.onHello(conn, hello),
     operationMessage: (conn, m) => this.deps.work.onOperationMessage(conn, m),
     openSource: (conn, pull) => this.openSource(conn, pull),
-    served: (conn, pull, bytes, ok) => this.deps.work.onServed(conn.boardId, pull, bytes, ok),
+    served: (conn, pull, bytes, ok, wireBytes) => this.deps.work.onServed(conn.boardId, pull, bytes, ok, wireBytes),
     closed: (conn, code, reason) => this.onClosed(conn, code, reason),
     other: (conn, message) => {
       const handler = this.extraMessages.get(message.type);

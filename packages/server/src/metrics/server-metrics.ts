@@ -41,6 +41,7 @@ export class ServerMetrics {
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly operationsEnded: Counter<'kind' | 'status'>;
   private readonly retentionPruned: Counter<'kind'>;
+  private readonly streamBytes: Counter<'direction' | 'measure'>;
   private readonly linkBytes = { received: 0, sent: 0 };
   /** Sockets of the agent links that are open now: their counts are read live at scrape time. */
   private readonly liveLinks = new Set<Socket>();
@@ -111,6 +112,14 @@ export class ServerMetrics {
         for (const b of telemetry()) if (b.power_w !== undefined) this.set({ board: b.board }, b.power_w);
       },
     });
+    this.streamBytes = new Counter({
+      name: 'mm_agent_link_stream_bytes_total',
+      help:
+        'File streams over agent links (transfers, output videos, relayed bodies) once each ended, by direction as seen by the server: ' +
+        'measure="file" counts file bytes, measure="wire" the payload bytes that crossed the link for them (fewer when compressed)',
+      labelNames: ['direction', 'measure'],
+      registers: [this.registry],
+    });
     const linkBytes = (direction: 'received' | 'sent') => this.linkBytesTotal(direction);
     new Counter({
       name: 'mm_agent_link_bytes_total',
@@ -134,6 +143,12 @@ export class ServerMetrics {
   /** One answered request; `route` is the matched route's pattern (or UNMATCHED_ROUTE). */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** A file stream of an agent link ended: its file bytes and the payload bytes on the wire for them. */
+  countStreamBytes(direction: 'received' | 'sent', bytes: number, wireBytes: number): void {
+    this.streamBytes.inc({ direction, measure: 'file' }, bytes);
+    this.streamBytes.inc({ direction, measure: 'wire' }, wireBytes);
   }
 
   /** Retention removed `n` rows or files of a kind. */

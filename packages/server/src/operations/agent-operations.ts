@@ -195,13 +195,16 @@ export class AgentOperations implements BoardWork {
     if (stats) {
       // Measured on this side of the link (since this server process started).
       result.bytes_sent = stats.bytesSent;
+      result.wire_bytes_sent = stats.wireBytesSent;
       result.pulls = stats.pulls;
     }
 
     let received: StoredBlob | undefined;
     if (status === 'succeeded' && outcome.output) {
+      // The output's bytes over the link, both attempts (an early pull and one by sha256) counted.
+      const moved = { bytes: 0, wireBytes: 0 };
       try {
-        received = await this.output.receive(conn, id, this.live.get(id), outcome.output);
+        received = await this.output.receive(conn, id, this.live.get(id), outcome.output, moved);
       } catch (err) {
         if (err instanceof StreamError && err.info.code === 'link_closed') {
           // Not acknowledged: the agent reports it again (hello.finished) when it is back.
@@ -213,6 +216,8 @@ export class AgentOperations implements BoardWork {
         status = 'failed';
         error = { code: 'output_unavailable', message: `Could not receive the output video: ${err instanceof Error ? err.message : String(err)}` };
       }
+      result.output_bytes_received = moved.bytes;
+      result.output_wire_bytes = moved.wireBytes;
       if (status === 'succeeded' && row.kind === 'execute') {
         if (row.invocationId) {
           try {
@@ -302,13 +307,14 @@ export class AgentOperations implements BoardWork {
     void this.ops.appendLog(op.id, 'server', text);
   }
 
-  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean): void {
+  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean, wireBytes = bytes): void {
     if (pull.source.kind !== 'content') return;
     const op = this.live.agentOnBoard(boardId);
     if (op === undefined) return;
-    const s = (op.stats ??= { bytesSent: 0, pulls: [] });
+    const s = (op.stats ??= { bytesSent: 0, wireBytesSent: 0, pulls: [] });
     s.bytesSent += bytes;
-    s.pulls.push({ filename: fileOf(op, pull.source.sha256)?.filename ?? null, sha256: pull.source.sha256, offset: pull.offset, bytes, complete: ok });
+    s.wireBytesSent += wireBytes;
+    s.pulls.push({ filename: fileOf(op, pull.source.sha256)?.filename ?? null, sha256: pull.source.sha256, offset: pull.offset, bytes, wire_bytes: wireBytes, complete: ok });
   }
 }
 

@@ -20,12 +20,22 @@ export interface EarlyOutput {
   pulled: Promise<void>;
   size: number;
   expiry: TimerHandle;
+  /** What the early pull moved so far (filled in when it settles, failed or not). */
+  moved: LinkBytes;
+}
+
+/** File bytes moved over the agent link, and the payload bytes that crossed it for them (fewer when compressed). */
+export interface LinkBytes {
+  bytes: number;
+  wireBytes: number;
 }
 
 /** What the server saw of a transfer (bytes it sent, from which offsets), for the result. */
 export interface TransferStats {
   bytesSent: number;
-  pulls: Array<{ filename: string | null; sha256: string; offset: number; bytes: number; complete: boolean }>;
+  /** Payload bytes on the wire for `bytesSent`. */
+  wireBytesSent: number;
+  pulls: Array<{ filename: string | null; sha256: string; offset: number; bytes: number; wire_bytes: number; complete: boolean }>;
 }
 
 /**

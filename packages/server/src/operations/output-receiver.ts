@@ -3,7 +3,7 @@ import type { BoardLink } from '../agent-link/board-link.ts';
 import type { Config } from '../config.ts';
 import { PayloadTooLargeError } from '../errors.ts';
 import type { BlobStore, BlobWriter, StoredBlob } from '../storage/blob-store.ts';
-import type { EarlyOutput, LiveOperation } from './live-operations.ts';
+import type { EarlyOutput, LinkBytes, LiveOperation } from './live-operations.ts';
 
 export interface OutputReceiverDeps {
   files: BlobStore;
@@ -33,13 +33,14 @@ export class OutputReceiver {
   startEarly(conn: BoardLink, op: LiveOperation, m: MessageOf<'op.output'>): void {
     if (op.agent?.kind !== 'execute' || op.earlyOutput) return;
     const writer = this.deps.files.createWriter({ maxBytes: m.size });
-    const pulled = this.pullInto(conn, m.op_id, { kind: 'output', op_id: m.op_id }, writer, m.size);
+    const moved = { bytes: 0, wireBytes: 0 };
+    const pulled = this.pullInto(conn, m.op_id, { kind: 'output', op_id: m.op_id }, writer, m.size, moved);
     // Its failure is handled where it is awaited (receive) or when it expires.
     pulled.catch(() => {});
     // An op.result that never comes (the operation was cancelled meanwhile, the server is
     // stopping): the written bytes go after the longest an output pull may take.
     const expiry = this.deps.clock.setTimeout(() => this.drop(op), this.deps.config.outputPullTimeoutMs * 2);
-    op.earlyOutput = { writer, pulled, size: m.size, expiry };
+    op.earlyOutput = { writer, pulled, size: m.size, expiry, moved };
   }
 
   /** An early output nobody will take (the operation ended without one): its bytes go. */
@@ -58,18 +59,30 @@ export class OutputReceiver {
    * holds that hash, so an agent cannot claim another invocation's content as its output.
    * Given up after MM_OUTPUT_PULL_TIMEOUT_S in all or MM_OUTPUT_PULL_IDLE_S without a byte,
    * so a stalled agent does not hold the link's message chain. The content stays pinned
-   * until it is attached or discarded.
+   * until it is attached or discarded. `moved` is added what both pulls moved over the link
+   * (file bytes, payload bytes on the wire), failed or not.
    */
-  async receive(conn: BoardLink, opId: number, op: LiveOperation | undefined, output: ProducedFile): Promise<StoredBlob> {
+  async receive(conn: BoardLink, opId: number, op: LiveOperation | undefined, output: ProducedFile, moved?: LinkBytes): Promise<StoredBlob> {
     const early = op?.earlyOutput;
     if (op && early) {
       op.earlyOutput = undefined;
       this.deps.clock.clearTimeout(early.expiry);
-      const kept = await this.keepEarly(conn, opId, early, output);
+      let kept: StoredBlob | undefined;
+      try {
+        kept = await this.keepEarly(conn, opId, early, output);
+      } finally {
+        // Settled by now (keepEarly awaited the early pull).
+        if (moved) addMoved(moved, early.moved);
+      }
       if (kept) return kept;
     }
     const writer = this.deps.files.createWriter({ expectedSha256: output.sha256, maxBytes: output.size });
-    await this.pullInto(conn, opId, { kind: 'produced', sha256: output.sha256 }, writer, output.size);
+    const produced = { bytes: 0, wireBytes: 0 };
+    try {
+      await this.pullInto(conn, opId, { kind: 'produced', sha256: output.sha256 }, writer, output.size, produced);
+    } finally {
+      if (moved) addMoved(moved, produced);
+    }
     // commit() makes it durable, checks and stores once the pull has ended.
     return writer.commit();
   }
@@ -112,7 +125,7 @@ export class OutputReceiver {
    * after MM_OUTPUT_PULL_TIMEOUT_S in all or MM_OUTPUT_PULL_IDLE_S without a byte; on any
    * failure the writer is aborted (nothing is kept).
    */
-  private async pullInto(conn: BoardLink, opId: number, source: StreamSource, writer: BlobWriter, declared: number): Promise<void> {
+  private async pullInto(conn: BoardLink, opId: number, source: StreamSource, writer: BlobWriter, declared: number, moved: LinkBytes): Promise<void> {
     const { giveUp, armIdle, stop } = this.pullTimers(opId);
     let refused = false;
     const sink: ByteSink = {
@@ -128,7 +141,14 @@ export class OutputReceiver {
     };
     armIdle();
     try {
-      await conn.pull(source, sink, { onBytes: armIdle, signal: giveUp.signal });
+      await conn.pull(source, sink, {
+        onBytes: armIdle,
+        signal: giveUp.signal,
+        moved: (bytes, wireBytes) => {
+          moved.bytes += bytes;
+          moved.wireBytes += wireBytes;
+        },
+      });
     } catch (err) {
       await writer.abort();
       if (refused) throw new Error(`the board sent more than the declared ${declared} bytes`);
@@ -159,4 +179,9 @@ export class OutputReceiver {
     };
     return { giveUp, armIdle, stop };
   }
+}
+
+function addMoved(into: LinkBytes, from: LinkBytes): void {
+  into.bytes += from.bytes;
+  into.wireBytes += from.wireBytes;
 }
