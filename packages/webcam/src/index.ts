@@ -22,4 +22,4 @@ export {
   CAPTURE_TIME_HEADER,
   type MjpegPart,
 } from './mjpeg-parts.ts';
-export { TestPattern } from './test-pattern.ts';
+export { TestPattern, decodeJpeg } from './test-pattern.ts';

@@ -123,3 +123,8 @@ function bounce(t: number, max: number): number {
   const p = t % (2 * max);
   return p <= max ? p : 2 * max - p;
 }
+
+/** Decodes a JPEG (tests and benchmarks check frames with it): its size and RGBA pixels. */
+export function decodeJpeg(bytes: Uint8Array): { width: number; height: number; data: Uint8Array } {
+  return jpeg.decode(bytes, { useTArray: true });
+}
