@@ -169,6 +169,7 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       'content-type': `multipart/x-mixed-replace; boundary=${CAMERA_BOUNDARY}`,
       'cache-control': 'no-store',
       'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
     };
     const body = await relay.camera.attach({ boardId, scriptId: script.id, port: script.port }, c.req.raw.signal);
     if (c.req.method === 'HEAD') {
