@@ -1,4 +1,4 @@
-import { boundaryOf, CAPTURE_TIME_HEADER, looksLikeJpeg, MjpegPartReader } from '@mm/webcam';
+import { boundaryOf, CAPTURE_TIME_HEADER, looksLikeJpeg, MjpegPartReader } from '@mm/webcam/frames';
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { BoardLink } from '../agent-link/board-link.ts';
 import { BadGatewayError, boardOffline } from '../errors.ts';

@@ -1,5 +1,5 @@
 import { GPIO_MOTOR_SCRIPT } from '@mm/gpio-motor';
-import { WEBCAM_SCRIPT } from '@mm/webcam';
+import { WEBCAM_SCRIPT } from '@mm/webcam/frames';
 import type { Db } from '../db/database.ts';
 import { deviceScripts, meta } from '../db/schema.ts';
 import { toDeviceScriptColumns } from './device-scripts.ts';
