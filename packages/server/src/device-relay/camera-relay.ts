@@ -265,7 +265,15 @@ class CameraViewer {
       {
         pull: async (controller) => {
           for (;;) {
-            if (this.done) return controller.close();
+            if (this.done) {
+              // Cancelled already (the viewer left) or ended by shutdown: closing may find it closed.
+              try {
+                controller.close();
+              } catch {
+                /* already closed */
+              }
+              return;
+            }
             const frame = this.feed.latest;
             if (frame && frame.seq > this.sent) {
               this.sent = frame.seq;

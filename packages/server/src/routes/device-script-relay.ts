@@ -164,7 +164,11 @@ export function deviceScriptRelayRoutes(ctx: Services) {
   });
 
   app.get('/api/device-scripts/:id/camera/', async (c) => {
-    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'));
+    // Linked to another replica: found (anywhere), then refused with the reason.
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'), true);
+    if (!ctx.agents.connection(boardId)) {
+      throw boardOffline(boardId, "The board is linked to another replica: the camera relay serves boards linked to the replica that answers (send …/camera/ to the board's replica).");
+    }
     const headers = {
       'content-type': `multipart/x-mixed-replace; boundary=${CAMERA_BOUNDARY}`,
       'cache-control': 'no-store',
