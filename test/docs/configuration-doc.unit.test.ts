@@ -80,6 +80,7 @@ const SCHEMA_SECTIONS = {
 const SOURCE_SECTIONS = {
   'The command-line client': { dirs: ['packages/cli/src'], allReadsDocumented: true },
   'The GPIO motor script': { dirs: ['packages/gpio-motor/src'], allReadsDocumented: true },
+  'The webcam script': { dirs: ['packages/webcam/src'], allReadsDocumented: true },
   'The tests': { dirs: ['test', 'packages/server/test', 'packages/agent/test', 'packages/dashboard/test'], allReadsDocumented: false },
 };
 

@@ -381,6 +381,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/device-scripts/{id}/camera/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webcam script's camera, relayed live (MJPEG)
+         * @description The script's `GET /stream.mjpg` (`multipart/x-mixed-replace; boundary=mmframe`, one whole JPEG a part with `Content-Length` and, when the script sends it, `X-Capture-Time` in ms since the epoch) to any number of viewers from one upstream request per board and script, opened with the first viewer and closed MM_CAMERA_LINGER_MS after the last one leaves. A viewer that reads slower than the camera gets the newest whole frame each time it is ready and skips the rest: no delay builds up and the server holds no queue for it. `<img src>` shows it in a browser. The board must be linked to the replica answering.
+         */
+        get: operations["getDeviceScriptsIdCamera"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/device-scripts/{id}/file/": {
         parameters: {
             query?: never;
@@ -4640,6 +4660,119 @@ export interface operations {
             };
             /** @description `board_offline` (or `no_board`): the board is not connected */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getDeviceScriptsIdCamera: {
+        parameters: {
+            query?: {
+                /** @description The board; may be left out when exactly one is registered. */
+                board_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless MJPEG stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "multipart/x-mixed-replace": string;
+                };
+            };
+            /** @description `board_required`: several boards are registered and none is named */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `device_script_not_found` or `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `script_unreachable`: nothing listens on the port on the board; `not_a_camera_stream`: the script does not serve MJPEG there */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `board_offline` (or `no_board`): the board is not connected */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `board_timeout`: the board did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

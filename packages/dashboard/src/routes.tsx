@@ -33,6 +33,7 @@ const AuditPage = lazyPage(() => import('./pages/admin.tsx').then((m) => m.Audit
 const ProvisioningKeysPage = lazyPage(() => import('./pages/provisioning-keys.tsx').then((m) => m.ProvisioningKeysPage));
 const RolloutsPage = lazyPage(() => import('./pages/rollouts.tsx').then((m) => m.RolloutsPage));
 const RolloutPage = lazyPage(() => import('./pages/rollouts.tsx').then((m) => m.RolloutPage));
+const DrivePage = lazyPage(() => import('./pages/drive.tsx').then((m) => m.DrivePage));
 const AccountPage = lazyPage(() => import('./pages/account.tsx').then((m) => m.AccountPage));
 
 /** Every page: the router, the menu, the titles and the role checks all read this one table. */
@@ -48,6 +49,7 @@ export const ROUTES: Route[] = [
   { path: '/videos', title: 'Videos', page: () => <VideosPage />, menu: true },
   { path: '/device-scripts', title: 'Device scripts', page: () => <DeviceScriptsPage />, menu: true },
   { path: '/device-scripts/:id', title: 'Device script', page: (p) => <DeviceScriptPage id={p.id!} /> },
+  { path: '/drive', title: 'Drive', page: () => <DrivePage />, menu: true },
   { path: '/tokens', title: 'My tokens', page: () => <TokensPage />, accounts: true, menu: true },
   { path: '/account', title: 'My account', page: () => <AccountPage />, accounts: true },
   { path: '/admin/users', title: 'Users', page: () => <UsersPage />, role: 'admin', accounts: true, menu: true },

@@ -1,4 +1,4 @@
-export { startMotorServer, STATE_EVENT, type MotorServer, type MotorServerOptions } from './motor-server.ts';
+export { startMotorServer, STATE_EVENT, type MotorServer, type MotorServerOptions, type HoldTimers } from './motor-server.ts';
 export { GPIO_MOTOR_SCRIPT, DEFAULT_MOTOR_PORT } from './script-entry.ts';
 export { SysfsGpio, createSimulatedSysfs, DEFAULT_GPIO_ROOT, type SimulatedSysfs, type SysfsGpioOptions } from './sysfs-gpio.ts';
 export { INITIAL_SERVO_ANGLE, type MotorState } from './motor-controller.ts';

@@ -26,7 +26,20 @@ export interface MotorServerOptions {
   driveTimeoutMs?: number;
   /** One line per notable thing (start, each command, failures). Default: silent. */
   log?: (line: string) => void;
+  /** The timers the dead-man hold runs on (tests pass a fake clock). Default: the global ones. */
+  timers?: HoldTimers;
 }
+
+/** What the dead-man hold needs of a clock. */
+export interface HoldTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const GLOBAL_TIMERS: HoldTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};
 
 export interface MotorServer {
   port: number;
@@ -92,10 +105,11 @@ export async function startMotorServer(opts: MotorServerOptions): Promise<MotorS
   // The dead-man: the drive command now holding the motors, and when its hold runs out. Every
   // motion command bumps `generation`, so a hold armed for an older command never fires.
   const driveTimeoutMs = opts.driveTimeoutMs ?? 0;
-  let held: { motion: Motion; timer: NodeJS.Timeout } | undefined;
+  const timers = opts.timers ?? GLOBAL_TIMERS;
+  let held: { motion: Motion; timer: unknown } | undefined;
   let generation = 0;
   const release = () => {
-    clearTimeout(held?.timer);
+    if (held) timers.clearTimeout(held.timer);
     held = undefined;
   };
   const hold = (motion: Motion, ms: number) => {
@@ -103,7 +117,7 @@ export async function startMotorServer(opts: MotorServerOptions): Promise<MotorS
     const armed = ++generation;
     held = {
       motion,
-      timer: setTimeout(() => {
+      timer: timers.setTimeout(() => {
         if (armed !== generation) return;
         held = undefined;
         generation++;

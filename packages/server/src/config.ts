@@ -36,6 +36,8 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(30),
+  /** Camera relay: how long a board's camera upstream stays open after its last viewer left. */
+  MM_CAMERA_LINGER_MS: int(0, 600_000).default(3000),
   /**
    * A request whose body stops moving for this long is closed (uploads, PAC archives and
    * proxied bodies have no total time limit; a stalled socket still goes).
@@ -169,6 +171,8 @@ export interface Config {
   syncWaitMs: number;
   rebootTimeoutMs: number;
   relayTimeoutMs: number;
+  /** How long a camera upstream outlives its last viewer (MM_CAMERA_LINGER_MS). */
+  cameraLingerMs: number;
   /** How long a request body may stall before its socket is closed (MM_HTTP_IDLE_TIMEOUT_S). */
   httpIdleTimeoutMs: number;
   /** How long a request's headers may take to arrive in all (MM_HTTP_HEADERS_TIMEOUT_S). */
@@ -240,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     syncWaitMs: Math.round(e.MM_SYNC_WAIT_S * 1000),
     rebootTimeoutMs: Math.round(e.MM_REBOOT_TIMEOUT_S * 1000),
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
+    cameraLingerMs: e.MM_CAMERA_LINGER_MS,
     httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
     httpHeadersTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_HEADERS_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,

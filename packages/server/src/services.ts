@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { DeviceRelay } from './device-relay/device-relay.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS } from './device-relay/stream-relay.ts';
+import { DEFAULT_CAMERA_RELAY_OPTIONS } from './device-relay/camera-relay.ts';
 import { InProcessEventBus, type EventBus } from './events/event-bus.ts';
 import { PgEventBus } from './events/pg-event-bus.ts';
 import type { Logger } from './logger.ts';
@@ -135,7 +136,11 @@ export async function createServices(config: Config, database: Database, log: Lo
   for (const [kind, definition] of Object.entries(opts.operationKinds ?? {})) operationKinds.register(kind, definition);
   const hub = new AgentHub({ config, log, db: database.db, links: agents, work: operations.agent, blobs: files, uploads, bus, clock });
   registerScriptOperations(operationKinds, { db: database.db, hub, uploads, healthTimeoutS: config.scriptHealthTimeoutS, log });
-  const deviceRelay = new DeviceRelay({ hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) }, { ...DEFAULT_STREAM_RELAY_OPTIONS, clock });
+  const deviceRelay = new DeviceRelay(
+    { hub, links: agents, bus, calls, db: database.db, log: replicaLog, shared: Boolean(config.databaseUrl) },
+    { ...DEFAULT_STREAM_RELAY_OPTIONS, clock },
+    { ...DEFAULT_CAMERA_RELAY_OPTIONS, clock, lingerMs: config.cameraLingerMs, timeoutMs: config.relayTimeoutMs },
+  );
   const telemetry = new BoardTelemetryService({ db: database.db, hub, log: log.child({ component: 'telemetry' }), clock });
   const metrics = new ServerMetrics(
     {

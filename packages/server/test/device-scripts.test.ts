@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GPIO_MOTOR_SCRIPT } from '@mm/gpio-motor';
+import { WEBCAM_SCRIPT } from '@mm/webcam';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
@@ -47,6 +48,13 @@ describe.each(dbKinds)('device-script catalogue (%s database)', (kind) => {
     for (const part of ['/motor/forward', '/motor/stop', '/servo', '/stream', '516', '517', '524', '531']) {
       expect(seeded.description).toContain(part);
     }
+  });
+
+  it('starts with the webcam script too (device_type webcam), described by its routes', async () => {
+    const body = await json(await server.api('/api/device-scripts/?device_type=webcam'));
+    const seeded = body.scripts.find((s: { name: string }) => s.name === WEBCAM_SCRIPT.name);
+    expect(seeded).toEqual({ id: expect.stringMatching(UUID), updated_at: expect.stringMatching(ISO_MS_UTC), ...WEBCAM_SCRIPT });
+    for (const part of ['/stream.mjpg', '/snapshot.jpg', '/state', 'ffmpeg', 'gst-launch-1.0']) expect(seeded.description).toContain(part);
   });
 
   it('creates an entry: server-set id and updated_at, 201', async () => {
@@ -285,9 +293,9 @@ describe.each(dbKinds)('device-script seed across restarts (%s database)', (kind
     let second: TestServer | undefined;
     try {
       const seeded = await json(await first.api('/api/device-scripts/'));
-      expect(seeded.total).toBe(1);
-      expect(seeded.scripts[0].name).toBe(GPIO_MOTOR_SCRIPT.name);
-      expect((await first.api(`/api/device-scripts/${seeded.scripts[0].id}/`, { method: 'DELETE' })).status).toBe(204);
+      expect(seeded.total).toBe(2);
+      expect(seeded.scripts.map((s: { name: string }) => s.name).sort()).toEqual([GPIO_MOTOR_SCRIPT.name, WEBCAM_SCRIPT.name].sort());
+      for (const s of seeded.scripts) expect((await first.api(`/api/device-scripts/${s.id}/`, { method: 'DELETE' })).status).toBe(204);
       const mine = await first.api('/api/device-scripts/', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -4,6 +4,8 @@ import { ErrorBox } from './error-box.tsx';
 
 type Direction = 'forward' | 'backward' | 'left' | 'right';
 const KEYS: Record<string, Direction> = { ArrowUp: 'forward', ArrowDown: 'backward', ArrowLeft: 'left', ArrowRight: 'right' };
+/** The drive view's extra keys: W/A/S/D drive like the arrows (Space stops). */
+const WASD: Record<string, Direction> = { w: 'forward', s: 'backward', a: 'left', d: 'right' };
 const ARROWS: Record<Direction, string> = { forward: '▲', backward: '▼', left: '◀', right: '▶' };
 /**
  * The dead-man hold each drive command asks the script for, and how often the pad renews it
@@ -18,7 +20,7 @@ const RENEW_MS = 250;
  * that means the person may no longer be in control stops the motor: the tab hidden, the
  * window losing focus, the browser going offline, or the live event feed dropping (`linkUp`).
  */
-export function MotorPad({ relay, linkUp }: { relay: Relay; linkUp: boolean }) {
+export function MotorPad({ relay, linkUp, wasd = false }: { relay: Relay; linkUp: boolean; /** W/A/S/D drive too and Space stops (the drive view). */ wasd?: boolean }) {
   const [driving, setDriving] = useState<Direction | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
@@ -68,16 +70,25 @@ export function MotorPad({ relay, linkUp }: { relay: Relay; linkUp: boolean }) {
   }, [linkUp]);
 
   useEffect(() => {
+    const directionOf = (e: KeyboardEvent): Direction | undefined =>
+      KEYS[e.key] ?? (wasd && !e.ctrlKey && !e.metaKey && !e.altKey ? WASD[e.key.toLowerCase()] : undefined);
     const onKeyDown = (e: KeyboardEvent) => {
-      const dir = KEYS[e.key];
       const t = e.target as HTMLElement;
-      // Arrow keys belong to form fields (the servo slider, selects) when they have focus.
-      if (!dir || t.closest('input, select, textarea')) return;
+      // Keys belong to form fields (the servo slider, selects) when they have focus.
+      if (t.closest('input, select, textarea')) return;
+      if (wasd && e.key === ' ' && !t.closest('button')) {
+        e.preventDefault();
+        stop('', true);
+        return;
+      }
+      const dir = directionOf(e);
+      if (!dir) return;
       e.preventDefault();
       if (!e.repeat) drive(dir);
     };
     const onKeyUp = (e: KeyboardEvent) => {
-      if (KEYS[e.key] && drivingRef.current === KEYS[e.key]) stop();
+      const dir = directionOf(e);
+      if (dir && drivingRef.current === dir) stop();
     };
     const onHidden = () => document.visibilityState === 'hidden' && stop('The tab was hidden: the motor was stopped.');
     const onBlur = () => stop('The window lost focus: the motor was stopped.');

@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { BoardCalls } from '../replicas/board-calls.ts';
+import { CameraRelay, DEFAULT_CAMERA_RELAY_OPTIONS, type CameraRelayOptions } from './camera-relay.ts';
 import { ProxyRelay } from './proxy-relay.ts';
 import { RemoteScriptProxy } from './remote-proxy.ts';
 import { RemoteStreams } from './remote-streams.ts';
@@ -21,6 +22,8 @@ const RELAY_MESSAGE_TYPES = ['http.response', 'http.error', 'sse.event', 'sse.st
 export class DeviceRelay {
   readonly proxy: ProxyRelay;
   readonly streams: StreamRelay;
+  /** The webcam script's MJPEG stream (`…/camera/`), one upstream per board and script. */
+  readonly camera: CameraRelay;
   /** The proxy for boards linked to another replica (through board_calls). */
   readonly remoteProxy: RemoteScriptProxy;
   /** Script streams of boards linked to other replicas, and of boards here for them (several replicas only). */
@@ -29,10 +32,12 @@ export class DeviceRelay {
   constructor(
     deps: { hub: AgentHub; links: BoardLinks; bus: EventBus; calls: BoardCalls; db: Db; log: Logger; shared: boolean },
     streamOptions: StreamRelayOptions = DEFAULT_STREAM_RELAY_OPTIONS,
+    cameraOptions: CameraRelayOptions = DEFAULT_CAMERA_RELAY_OPTIONS,
   ) {
     const { hub, links, bus } = deps;
     this.proxy = new ProxyRelay(streamOptions.clock);
     this.streams = new StreamRelay(links, streamOptions);
+    this.camera = new CameraRelay(links, this.proxy, cameraOptions);
     this.remoteProxy = new RemoteScriptProxy(deps.calls, links, this.proxy);
     if (deps.shared) {
       this.remoteStreams = new RemoteStreams({
@@ -70,6 +75,7 @@ export class DeviceRelay {
   }
 
   close(): void {
+    this.camera.close();
     this.streams.close();
     this.proxy.close();
   }

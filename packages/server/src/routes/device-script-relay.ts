@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
+import { CAMERA_BOUNDARY } from '../device-relay/camera-relay.ts';
 import { endToEndHeaders, pairsOfRawHeaders } from '../device-relay/http-headers.ts';
 import { BadRequestError, boardOffline, notFound } from '../errors.ts';
 import { resolveBoardId } from '../operations/board-selection.ts';
@@ -84,8 +85,8 @@ function hasBody(incoming: IncomingMessage): boolean {
 }
 
 /**
- * Row 14's relay: `ANY /api/device-scripts/<id>/proxy/<path>` and
- * `GET /api/device-scripts/<id>/stream/`, through the board's agent to the script's port
+ * Row 14's relay: `ANY /api/device-scripts/<id>/proxy/<path>`,
+ * `GET /api/device-scripts/<id>/stream/` and `GET /api/device-scripts/<id>/camera/`, through the board's agent to the script's port
  * (the catalogue entry's, never one from the request) on the board's loopback.
  */
 export function deviceScriptRelayRoutes(ctx: Services) {
@@ -142,6 +143,47 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       200: { description: 'An endless event stream', content: { 'text/event-stream': { schema: z.string() } } },
       ...boardProblems,
     },
+  });
+
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/api/device-scripts/{id}/camera/',
+    tags: [TAG],
+    summary: "The webcam script's camera, relayed live (MJPEG)",
+    description:
+      "The script's `GET /stream.mjpg` (`multipart/x-mixed-replace; boundary=mmframe`, one whole JPEG a part with " +
+      '`Content-Length` and, when the script sends it, `X-Capture-Time` in ms since the epoch) to any number of viewers from ' +
+      'one upstream request per board and script, opened with the first viewer and closed MM_CAMERA_LINGER_MS after the ' +
+      'last one leaves. A viewer that reads slower than the camera gets the newest whole frame each time it is ready and ' +
+      'skips the rest: no delay builds up and the server holds no queue for it. `<img src>` shows it in a browser. The board ' +
+      "must be linked to the replica answering.",
+    request: { params: z.object({ id: IdParam }), query: BoardQuery },
+    responses: {
+      200: { description: 'An endless MJPEG stream', content: { 'multipart/x-mixed-replace': { schema: z.string().openapi({ format: 'binary' }) } } },
+      ...boardProblems,
+      502: problem('`script_unreachable`: nothing listens on the port on the board; `not_a_camera_stream`: the script does not serve MJPEG there'),
+      504: problem('`board_timeout`: the board did not answer in time'),
+    },
+  });
+
+  app.get('/api/device-scripts/:id/camera/', async (c) => {
+    // Linked to another replica: found (anywhere), then refused with the reason.
+    const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'), true);
+    if (!ctx.agents.connection(boardId)) {
+      throw boardOffline(boardId, "The board is linked to another replica: the camera relay serves boards linked to the replica that answers (send …/camera/ to the board's replica).");
+    }
+    const headers = {
+      'content-type': `multipart/x-mixed-replace; boundary=${CAMERA_BOUNDARY}`,
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
+    };
+    const body = await relay.camera.attach({ boardId, scriptId: script.id, port: script.port }, c.req.raw.signal);
+    if (c.req.method === 'HEAD') {
+      await body.cancel();
+      return c.body(null, 200, headers);
+    }
+    return new Response(body, { status: 200, headers: { ...headers, 'transfer-encoding': 'chunked' } });
   });
 
   app.all('/api/device-scripts/:id/proxy/*', async (c) => {
