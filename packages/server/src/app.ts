@@ -15,6 +15,7 @@ import { userRoutes } from './routes/users.ts';
 import { requestMetrics } from './http/request-metrics.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
+import { healthCheckRoutes } from './routes/health-checks.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
@@ -60,6 +61,7 @@ export function createApp(ctx: Services) {
   app.route('/', deviceScriptsRoutes(ctx));
   app.route('/', deviceScriptRelayRoutes(ctx));
   app.route('/', boardRoutes(ctx));
+  app.route('/', healthCheckRoutes(ctx));
   app.route('/', operationRoutes(ctx));
   app.route('/', invocationOperationRoutes(ctx));
   app.route('/', pacRoutes(ctx));

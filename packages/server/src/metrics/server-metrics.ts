@@ -7,6 +7,8 @@ export interface MetricSources {
   boardsOnline(): number;
   /** Clients of every SSE stream now (operation events, device-script streams). */
   sseClients(): number;
+  /** Each board's health (fleet/board-health-metric.ts), read from the database at scrape time. */
+  boardHealth?(): Promise<Array<{ board: string; health: string }>>;
 }
 
 export interface ServerMetricsOptions {
@@ -78,6 +80,21 @@ export class ServerMetrics {
         this.set(sources.sseClients());
       },
     });
+    if (sources.boardHealth) {
+      const read = sources.boardHealth;
+      new Gauge({
+        name: 'mm_board_health',
+        help: 'Health of each board (label board: its id): 1 for its current health (unknown, good or bad), 0 for the others',
+        labelNames: ['board', 'health'],
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const { board, health } of await read()) {
+            for (const h of ['unknown', 'good', 'bad']) this.set({ board, health: h }, h === health ? 1 : 0);
+          }
+        },
+      });
+    }
     const linkBytes = (direction: 'received' | 'sent') => this.linkBytesTotal(direction);
     new Counter({
       name: 'mm_agent_link_bytes_total',

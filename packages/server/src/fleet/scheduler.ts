@@ -1,0 +1,181 @@
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
+import type { Db } from '../db/database.ts';
+import type { EventBus } from '../events/event-bus.ts';
+import type { Logger } from '../logger.ts';
+import type { OperationObject } from '../operations/operation-object.ts';
+import type { Operations } from '../operations/operations.ts';
+import { matchesSelector } from './board-selector.ts';
+import { checksOfBoard, healthCheckIdOf, insertDueCheckRuns, newCheckRun, refreshBoardHealth } from './health-checks.ts';
+import { anyBoardMatches, assignToBoard, expiredQueued, idleBoards, markIdleSince, releaseStrandedAssignments, waitingSelectors } from './scheduler-store.ts';
+
+export interface FleetSchedulerDeps {
+  db: Db;
+  bus: EventBus;
+  operations: Operations;
+  log: Logger;
+  /** A board session older than this is a board gone (BoardSessions.staleMs). */
+  sessionStaleMs: number;
+  /** MM_QUEUE_TIMEOUT_S in ms: health-check runs wait at most this long too. */
+  queueTimeoutMs: number;
+  /** MM_SCHEDULER_SWEEP_S in ms: the periodic pass (timeouts, due checks, stranded work, dispatch). */
+  sweepMs: number;
+  clock?: Clock;
+}
+
+/**
+ * The fleet scheduler (docs/fleet.md): gives waiting selector work its board. Every replica
+ * runs one; they coordinate only through PostgreSQL (scheduler-store.ts), so any of them may
+ * dispatch any operation, and each dispatch is safe against the others.
+ *
+ * A dispatch pass takes the idle eligible boards, longest idle first, keeps those matching
+ * some waiting selector, and for each asks the database for the best waiting operation its
+ * labels satisfy (priority, then age). Its cost follows the number of idle boards and of
+ * distinct waiting selectors, not the number of boards or of waiting operations.
+ *
+ * Triggers: new selector work (`kick`), a board online or ready again, an operation ended on
+ * this replica (its board is idle), maintenance or health changes, and the sweep.
+ */
+export class FleetScheduler {
+  private readonly clock: Clock;
+  private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private sweeping: Promise<void> | undefined;
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(private readonly deps: FleetSchedulerDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  start(): void {
+    this.unsubscribe.push(
+      this.deps.bus.subscribe('board.status', undefined, ({ status }) => {
+        if (status !== 'offline') this.kick();
+      }),
+      this.deps.bus.subscribe('operation.event', undefined, ({ event }) => {
+        if (event.type === 'end') this.onEnded(event.data as OperationObject);
+      }),
+    );
+    this.timer = this.clock.setInterval(() => void this.sweep(), this.deps.sweepMs);
+    this.timer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.clock.clearInterval(this.timer);
+    for (const u of this.unsubscribe.splice(0)) u();
+    await this.running;
+    await this.sweeping;
+  }
+
+  /** Asks for a dispatch pass: one runs at a time; asks during one make exactly one more. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.dispatch();
+        } while (this.again && !this.stopped);
+      } catch (err) {
+        this.deps.log.warn({ err }, 'fleet scheduler: a dispatch pass failed');
+      } finally {
+        this.running = undefined;
+      }
+    })();
+  }
+
+  /** `POST /api/boards/<id>/health-check/`: a run of each check the board matches, queued ahead of its other work. */
+  async runHealthChecksNow(boardId: string): Promise<OperationObject[]> {
+    const checks = await checksOfBoard(this.deps.db, boardId);
+    const deadline = new Date(Date.now() + this.deps.queueTimeoutMs);
+    const out: OperationObject[] = [];
+    for (const check of checks) out.push(await this.deps.operations.create(newCheckRun(check, boardId, deadline)));
+    return out;
+  }
+
+  /** Whether any registered board could ever take work with this selector (else `no_matching_board`). */
+  anyBoardMatches(selector: Record<string, string>): Promise<boolean> {
+    return anyBoardMatches(this.deps.db, selector);
+  }
+
+  /** Resolves when no dispatch pass runs (tests, benchmarks). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** One pass: each idle eligible board, longest idle first, takes the best waiting operation it matches. Returns how many were assigned. */
+  async dispatch(): Promise<number> {
+    const { db } = this.deps;
+    const selectors = await waitingSelectors(db);
+    if (selectors.length === 0) return 0;
+    const boards = (await idleBoards(db, this.deps.sessionStaleMs)).filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
+    let assigned = 0;
+    for (const board of boards) {
+      if (this.stopped) break;
+      const row = await assignToBoard(db, board);
+      if (!row) continue;
+      assigned++;
+      this.deps.log.info({ op_id: row.id, board_id: board.id, priority: row.priority }, 'fleet scheduler: board assigned');
+      await this.deps.operations.announceAssigned(row);
+    }
+    return assigned;
+  }
+
+  /** The periodic pass: queue timeouts, stranded assignments, due health checks, then a dispatch. */
+  async sweep(): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = (async () => {
+      const { db, operations } = this.deps;
+      try {
+        for (const id of await expiredQueued(db)) {
+          await operations.finish(id, 'failed', null, { code: 'queue_timeout', message: 'No board took it before its queue timeout.' });
+        }
+        const released = await releaseStrandedAssignments(db, this.deps.sessionStaleMs);
+        if (released.length) this.deps.log.info({ op_ids: released }, 'fleet scheduler: assignments to boards that can no longer take them were released');
+        for (const row of await insertDueCheckRuns(db, this.deps.sessionStaleMs, this.deps.queueTimeoutMs)) await operations.announceCreated(row);
+        // Boards linked here with queued work look at it again (a lost bus message costs one sweep).
+        await operations.resync();
+      } catch (err) {
+        this.deps.log.warn({ err }, 'fleet scheduler: the sweep failed');
+      } finally {
+        this.sweeping = undefined;
+      }
+      this.kick();
+    })();
+    await this.sweeping;
+  }
+
+  /** Maintenance or health of a board changed: its stranded assignments go back, and work may move. */
+  async boardChanged(): Promise<void> {
+    await releaseStrandedAssignments(this.deps.db, this.deps.sessionStaleMs);
+    this.kick();
+  }
+
+  /** An operation ended on this replica: its board has been idle since now; a health-check run sets the board's health. */
+  private onEnded(op: OperationObject): void {
+    const boardId = op.board_id;
+    if (!boardId) return;
+    void (async () => {
+      try {
+        await markIdleSince(this.deps.db, boardId);
+        if (op.kind === 'execute' && (await healthCheckIdOf(this.deps.db, op.id)) !== null) {
+          const health = await refreshBoardHealth(this.deps.db, boardId);
+          if (health?.changed) {
+            this.deps.log.info({ board_id: boardId, health: health.verdict }, 'board health changed');
+            await releaseStrandedAssignments(this.deps.db, this.deps.sessionStaleMs);
+          }
+        }
+      } catch (err) {
+        this.deps.log.warn({ err, op_id: op.id, board_id: boardId }, 'fleet scheduler: could not note the end of an operation');
+      }
+      this.kick();
+    })();
+  }
+}
