@@ -23,4 +23,5 @@ ALTER TABLE "health_checks" ADD CONSTRAINT "health_checks_invocation_id_invocati
 ALTER TABLE "operations" ADD CONSTRAINT "operations_health_check_id_health_checks_id_fk" FOREIGN KEY ("health_check_id") REFERENCES "public"."health_checks"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "boards_labels_idx" ON "boards" USING gin ("labels");--> statement-breakpoint
 CREATE INDEX "operations_waiting_idx" ON "operations" USING btree ("priority" desc,"id") WHERE "operations"."status" = 'queued' and "operations"."board_id" is null;--> statement-breakpoint
-CREATE INDEX "operations_health_check_idx" ON "operations" USING btree ("health_check_id","board_id","id");
+CREATE INDEX "operations_health_check_idx" ON "operations" USING btree ("health_check_id","board_id","id");--> statement-breakpoint
+CREATE INDEX "operations_waiting_selector_idx" ON "operations" USING btree ("board_selector") WHERE "operations"."status" = 'queued' and "operations"."board_id" is null and "operations"."board_selector" is not null;

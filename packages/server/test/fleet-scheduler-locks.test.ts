@@ -6,7 +6,7 @@
  *
  * How it was checked that this fails without the locks: with the
  * `pg_try_advisory_xact_lock` line of assignToBoard replaced by `select true as got`, the
- * board-per-operation assertion failed on each of the three rounds (boards given 3 or 4 operations).
+ * board-per-operation assertion failed on each of the three rounds (boards given 2 to 4 operations).
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -167,6 +167,10 @@ export const operations = pgTable(
       .on(sql`${t.priority} desc`, t.id)
       .where(sql`${t.status} = 'queued' and ${t.boardId} is null`),
     index('operations_health_check_idx').on(t.healthCheckId, t.boardId, t.id),
+    // The distinct selectors of waiting work, one probe each (fleet/scheduler-store.ts waitingSelectors).
+    index('operations_waiting_selector_idx')
+      .on(t.boardSelector)
+      .where(sql`${t.status} = 'queued' and ${t.boardId} is null and ${t.boardSelector} is not null`),
     index('operations_invocation_idx').on(t.invocationId, t.id),
     // The retention pruner's `coalesce(finished_at, created_at) < cutoff`: its hourly pass
     // finds the few expired rows without reading the table (bench/operation-indexes.ts).

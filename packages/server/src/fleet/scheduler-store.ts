@@ -37,13 +37,23 @@ export const boardLockKey = (boardId: string) => `mm-board:${boardId}`;
 
 const staleBefore = (staleMs: number) => sql`now() - ${Math.round(staleMs)}::int * interval '1 millisecond'`;
 
-/** The selectors of waiting selector work (few distinct ones: the combinations people ask for). */
+/**
+ * The distinct selectors of waiting selector work (few: the combinations people ask for).
+ * A loose index scan over `operations_waiting_selector_idx`: one index probe per distinct
+ * selector, however much work waits (a plain `select distinct` reads every waiting row).
+ */
 export async function waitingSelectors(db: Db): Promise<BoardSelector[]> {
+  const waiting = sql`status = 'queued' and board_id is null and board_selector is not null`;
   const rows = await query(
     db,
-    sql`select distinct board_selector from operations where status = 'queued' and board_id is null and board_selector is not null`,
+    sql`with recursive s(sel) as (
+        (select board_selector from operations where ${waiting} order by board_selector limit 1)
+        union all
+        select (select board_selector from operations where ${waiting} and board_selector > s.sel order by board_selector limit 1)
+        from s where s.sel is not null)
+      select sel from s where sel is not null`,
   );
-  return rows.map((r) => r['board_selector'] as BoardSelector);
+  return rows.map((r) => r['sel'] as BoardSelector);
 }
 
 export interface IdleBoard {
@@ -56,12 +66,18 @@ export interface IdleBoard {
  * pending, not in maintenance, not `bad`, with nothing queued or running on them. Longest idle
  * first; boards idle since the same second in random order, so wear spreads.
  */
-export async function idleBoards(db: Db, staleMs: number): Promise<IdleBoard[]> {
+export async function idleBoards(db: Db, staleMs: number, only?: { boardIds?: string[]; selectors?: BoardSelector[] }): Promise<IdleBoard[]> {
+  const narrow: SQL[] = [];
+  if (only?.boardIds) narrow.push(sql`b.id in (${sql.join(only.boardIds.length ? only.boardIds.map((id) => sql`${id}::uuid`) : [sql`null`], sql`, `)})`);
+  if (only?.selectors) {
+    const any = only.selectors.map((sel) => sql`b.labels @> ${JSON.stringify(sel)}::jsonb`);
+    narrow.push(any.length ? sql`(${sql.join(any, sql` or `)})` : sql`false`);
+  }
   const rows = await query(
     db,
     sql`select b.id, b.labels from boards b
       join board_sessions s on s.board_id = b.id and s.heartbeat_at >= ${staleBefore(staleMs)}
-      where not b.pending and not b.maintenance and b.health <> 'bad'
+      where not b.pending and not b.maintenance and b.health <> 'bad' ${narrow.length ? sql`and ${sql.join(narrow, sql` and `)}` : sql``}
         and not exists (select 1 from board_reboots r where r.board_id = b.id and r.expires_at > now())
         and not exists (select 1 from operations o where o.board_id = b.id and o.status in ('queued', 'running'))
       order by date_trunc('second', coalesce(b.idle_since, b.created_at)), random()`,
@@ -72,33 +88,34 @@ export async function idleBoards(db: Db, staleMs: number): Promise<IdleBoard[]> 
 /**
  * Gives the board the first waiting operation (priority, then age) whose selector its labels
  * hold, if the board is still free for it; the operation's row, or undefined (board taken by
- * another replica, busy meanwhile, or nothing matches).
+ * another replica, busy meanwhile, or nothing matches). A board whose lock another replica
+ * holds is skipped, unless `waitForLock` (a pass for that one board: it waits its turn).
  */
-export async function assignToBoard(db: Db, board: IdleBoard): Promise<OperationRow | undefined> {
+export async function assignToBoard(db: Db, board: IdleBoard, opts: { waitForLock?: boolean } = {}): Promise<OperationRow | undefined> {
   return db.transaction(async (tx) => {
     const t = tx as unknown as Db;
-    const [lock] = await query(t, sql`select pg_try_advisory_xact_lock(hashtext(${boardLockKey(board.id)})) as got`);
-    if (lock?.['got'] !== true) return undefined;
-    const [free] = await query(
-      t,
-      sql`select 1 as ok from boards b where b.id = ${board.id} and not b.pending and not b.maintenance and b.health <> 'bad'
-        and not exists (select 1 from operations o where o.board_id = b.id and o.status in ('queued', 'running'))`,
-    );
-    if (!free) return undefined;
-    const [next] = await query(
-      t,
-      sql`select id from operations
-        where status = 'queued' and board_id is null and board_selector is not null
-          and board_selector <@ ${JSON.stringify(board.labels)}::jsonb
-        order by priority desc, id
-        limit 1
-        for update skip locked`,
-    );
-    if (!next) return undefined;
+    if (opts.waitForLock) {
+      // A board that just became idle: its own queue's claim may hold the lock for a moment.
+      await query(t, sql`select pg_advisory_xact_lock(hashtext(${boardLockKey(board.id)}))`);
+    } else {
+      const [lock] = await query(t, sql`select pg_try_advisory_xact_lock(hashtext(${boardLockKey(board.id)})) as got`);
+      if (lock?.['got'] !== true) return undefined;
+    }
+    // One statement, after the lock: its snapshot holds every commit made before the lock was granted.
     const [row] = await tx
       .update(operations)
       .set({ boardId: board.id, assignedAt: sql`now()` })
-      .where(sql`${operations.id} = ${Number(next['id'])} and ${operations.status} = 'queued' and ${operations.boardId} is null`)
+      .where(
+        sql`${operations.status} = 'queued' and ${operations.boardId} is null and ${operations.id} = (
+          select o.id from operations o
+          where o.status = 'queued' and o.board_id is null and o.board_selector is not null
+            and o.board_selector <@ ${JSON.stringify(board.labels)}::jsonb
+            and exists (select 1 from boards b where b.id = ${board.id} and not b.pending and not b.maintenance and b.health <> 'bad')
+            and not exists (select 1 from operations x where x.board_id = ${board.id} and x.status in ('queued', 'running'))
+          order by o.priority desc, o.id
+          limit 1
+          for update skip locked)`,
+      )
       .returning();
     return row;
   });

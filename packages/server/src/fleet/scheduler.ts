@@ -4,9 +4,12 @@ import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { OperationObject } from '../operations/operation-object.ts';
 import type { Operations } from '../operations/operations.ts';
-import { matchesSelector } from './board-selector.ts';
+import { matchesSelector, type BoardSelector } from './board-selector.ts';
 import { checksOfBoard, healthCheckIdOf, insertDueCheckRuns, newCheckRun, refreshBoardHealth } from './health-checks.ts';
 import { anyBoardMatches, assignToBoard, expiredQueued, idleBoards, markIdleSince, releaseStrandedAssignments, waitingSelectors } from './scheduler-store.ts';
+
+/** Boards assigned at once in one pass (each a short transaction of its own). */
+const PASS_CONCURRENCY = 4;
 
 export interface FleetSchedulerDeps {
   db: Db;
@@ -39,7 +42,7 @@ export class FleetScheduler {
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
   private running: Promise<void> | undefined;
-  private again = false;
+  private pending: { full: boolean; boards: Set<string>; selectors: Map<string, BoardSelector> } = { full: false, boards: new Set(), selectors: new Map() };
   private stopped = false;
   private sweeping: Promise<void> | undefined;
   private readonly unsubscribe: Array<() => void> = [];
@@ -50,13 +53,15 @@ export class FleetScheduler {
 
   start(): void {
     this.unsubscribe.push(
-      this.deps.bus.subscribe('board.status', undefined, ({ status }) => {
-        if (status !== 'offline') this.kick();
+      // Online, or back from a reboot: that board may take work.
+      this.deps.bus.subscribe('board.status', undefined, ({ boardId, status }) => {
+        if (status !== 'offline') this.kick({ boardId });
       }),
       this.deps.bus.subscribe('operation.event', undefined, ({ event }) => {
         if (event.type === 'end') this.onEnded(event.data as OperationObject);
       }),
     );
+    this.deps.operations.onBoardFreed = (boardId) => this.kick({ boardId });
     this.timer = this.clock.setInterval(() => void this.sweep(), this.deps.sweepMs);
     this.timer.unref();
     this.kick();
@@ -65,24 +70,34 @@ export class FleetScheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.clock.clearInterval(this.timer);
+    this.deps.operations.onBoardFreed = undefined;
     for (const u of this.unsubscribe.splice(0)) u();
     await this.running;
     await this.sweeping;
   }
 
-  /** Asks for a dispatch pass: one runs at a time; asks during one make exactly one more. */
-  kick(): void {
+  /**
+   * Asks for a dispatch pass: one runs at a time; asks during one are gathered for the next.
+   * Without a target, a full pass; with one, a pass over that board (it became idle) or over
+   * the idle boards matching that selector (new work): the cheap common case.
+   */
+  kick(target?: { boardId: string } | { selector: BoardSelector }): void {
     if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
+    if (!target) this.pending.full = true;
+    else if ('boardId' in target) this.pending.boards.add(target.boardId);
+    else this.pending.selectors.set(JSON.stringify(target.selector), target.selector);
+    if (this.running) return;
     this.running = (async () => {
       try {
-        do {
-          this.again = false;
-          await this.dispatch();
-        } while (this.again && !this.stopped);
+        while (!this.stopped && (this.pending.full || this.pending.boards.size || this.pending.selectors.size)) {
+          const { full, boards, selectors } = this.pending;
+          this.pending = { full: false, boards: new Set(), selectors: new Map() };
+          if (full) await this.dispatch();
+          else {
+            if (boards.size) await this.dispatch({ boardIds: [...boards] });
+            if (selectors.size) await this.dispatch({ selectors: [...selectors.values()] });
+          }
+        }
       } catch (err) {
         this.deps.log.warn({ err }, 'fleet scheduler: a dispatch pass failed');
       } finally {
@@ -110,21 +125,31 @@ export class FleetScheduler {
     while (this.running) await this.running;
   }
 
-  /** One pass: each idle eligible board, longest idle first, takes the best waiting operation it matches. Returns how many were assigned. */
-  async dispatch(): Promise<number> {
+  /**
+   * One pass: each idle eligible board (all, or only those named or matching), longest idle
+   * first, takes the best waiting operation it matches. Returns how many were assigned.
+   */
+  async dispatch(only?: { boardIds?: string[]; selectors?: BoardSelector[] }): Promise<number> {
     const { db } = this.deps;
     const selectors = await waitingSelectors(db);
     if (selectors.length === 0) return 0;
-    const boards = (await idleBoards(db, this.deps.sessionStaleMs)).filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
+    const boards = (await idleBoards(db, this.deps.sessionStaleMs, only)).filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
+    // Boards in order, a few at a time (each has its own lock; SKIP LOCKED keeps their picks apart).
     let assigned = 0;
-    for (const board of boards) {
-      if (this.stopped) break;
-      const row = await assignToBoard(db, board);
-      if (!row) continue;
-      assigned++;
-      this.deps.log.info({ op_id: row.id, board_id: board.id, priority: row.priority }, 'fleet scheduler: board assigned');
-      await this.deps.operations.announceAssigned(row);
-    }
+    let next = 0;
+    const announced: Array<Promise<void>> = [];
+    const worker = async () => {
+      while (next < boards.length && !this.stopped) {
+        const board = boards[next++]!;
+        const row = await assignToBoard(db, board, { waitForLock: only?.boardIds !== undefined });
+        if (!row) continue;
+        assigned++;
+        this.deps.log.info({ op_id: row.id, board_id: board.id, priority: row.priority }, 'fleet scheduler: board assigned');
+        announced.push(this.deps.operations.announceAssigned(row));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PASS_CONCURRENCY, boards.length) }, worker));
+    await Promise.all(announced);
     return assigned;
   }
 
@@ -164,8 +189,8 @@ export class FleetScheduler {
     if (!boardId) return;
     void (async () => {
       try {
-        await markIdleSince(this.deps.db, boardId);
-        if (op.kind === 'execute' && (await healthCheckIdOf(this.deps.db, op.id)) !== null) {
+        const [, checkId] = await Promise.all([markIdleSince(this.deps.db, boardId), op.kind === 'execute' ? healthCheckIdOf(this.deps.db, op.id) : null]);
+        if (checkId !== null) {
           const health = await refreshBoardHealth(this.deps.db, boardId);
           if (health?.changed) {
             this.deps.log.info({ board_id: boardId, health: health.verdict }, 'board health changed');
@@ -175,7 +200,7 @@ export class FleetScheduler {
       } catch (err) {
         this.deps.log.warn({ err, op_id: op.id, board_id: boardId }, 'fleet scheduler: could not note the end of an operation');
       }
-      this.kick();
+      this.kick({ boardId });
     })();
   }
 }

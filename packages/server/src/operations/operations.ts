@@ -72,6 +72,8 @@ export class Operations implements OperationLifecycle {
   );
   /** What this process holds per live operation. */
   readonly live = new LiveOperations();
+  /** Called when an operation of a board ended here (fleet/scheduler.ts gives the board its next selector work). */
+  onBoardFreed: ((boardId: string) => void) | undefined;
   private readonly clock: Clock;
   private stopping = false;
   /** Progress and log of the live operations. */
@@ -346,6 +348,8 @@ export class Operations implements OperationLifecycle {
     const live = this.live.close(id);
     if (live) this.release(live);
     if (!row) return undefined;
+    // The fleet scheduler hears of the idle board at once, not after the events are stored.
+    if (row.boardId) this.onBoardFreed?.(row.boardId);
     // The kept tail of a log that outgrew its cap, before the status and end events.
     this.record.storeLogTail(id, live);
     const op = toOperationObject(row);

@@ -122,7 +122,7 @@ export function invocationOperationRoutes(ctx: Services) {
       throw new BadRequestError('no_matching_board', `No registered board has the labels ${JSON.stringify(selector)}.`);
     }
     const op = await ctx.operations.create({ kind: 'execute', boardId: null, invocationId, boardSelector: selector, ...fleet });
-    ctx.scheduler.kick();
+    ctx.scheduler.kick({ selector });
     return respondWithOperation(c, ctx, op);
   });
   return app;
