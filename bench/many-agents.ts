@@ -69,6 +69,8 @@ interface GeneratorStart {
   localAddress: string;
   /** At most this many handshakes in flight during the first linking (a ramp, not the reconnects). */
   rampConcurrency: number;
+  /** bench/scheduler.ts: answer each op.start at once with a succeeded op.result (no files, no run). */
+  answerOps?: boolean;
 }
 
 /** Sent to the parent every 250 ms. */
@@ -170,6 +172,10 @@ async function generator(): Promise<void> {
             );
           },
           message: (m) => {
+            if (m.type === 'op.start' && start.answerOps) {
+              const outcome = { op_id: m.op_id, status: 'succeeded', finished_at: new Date().toISOString(), result: {}, error: null, output: null };
+              ws.send(JSON.stringify({ type: 'op.result', outcome }));
+            }
             if (m.type === 'welcome' && !welcomed) {
               welcomed = true;
               ready++;
@@ -225,7 +231,7 @@ async function generator(): Promise<void> {
 
 // ── the parent ────────────────────────────────────────────────────────────────────────
 
-interface Totals {
+export interface Totals {
   ready: number;
   attemptsPerBucket: Map<number, number>;
   failures: number;
@@ -372,7 +378,7 @@ async function main(): Promise<void> {
 }
 
 /** Boards `load-0…` inserted straight into the database, tokens hashed as the API does (10,000 API calls would take minutes). */
-async function insertBoards(databaseUrl: string, agents: number): Promise<string[]> {
+export async function insertBoards(databaseUrl: string, agents: number): Promise<string[]> {
   const tokens: string[] = [];
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
@@ -391,7 +397,7 @@ async function insertBoards(databaseUrl: string, agents: number): Promise<string
 }
 
 /** Forks the generators, each with its share of the tokens; their reports add up in the returned totals. */
-function startGenerators(urls: string[], tokens: string[], generators: number, children: ChildProcess[]): Totals {
+export function startGenerators(urls: string[], tokens: string[], generators: number, children: ChildProcess[], opts: { answerOps?: boolean } = {}): Totals {
   const totals: Totals = { ready: 0, attemptsPerBucket: new Map(), failures: 0 };
   const readyBy = new Map<ChildProcess, number>();
   const per = Math.ceil(tokens.length / generators);
@@ -406,14 +412,22 @@ function startGenerators(urls: string[], tokens: string[], generators: number, c
       totals.failures += m.failures;
     });
     const slice = tokens.slice(g * per, (g + 1) * per);
-    const start: GeneratorStart = { kind: 'start', urls, tokens: slice, firstIndex: g * per, localAddress: `127.0.0.${10 + g}`, rampConcurrency: 100 };
+    const start: GeneratorStart = {
+      kind: 'start',
+      urls,
+      tokens: slice,
+      firstIndex: g * per,
+      localAddress: `127.0.0.${10 + g}`,
+      rampConcurrency: 100,
+      ...(opts.answerOps ? { answerOps: true } : {}),
+    };
     child.send(start);
   }
   return totals;
 }
 
 /** Waits until the generators report every board linked; the time since `since` (ms). */
-async function waitAllLinked(totals: Totals, count: number, since: number, what: string, say: (line: string) => void, timeoutMs = 600_000): Promise<number> {
+export async function waitAllLinked(totals: Totals, count: number, since: number, what: string, say: (line: string) => void, timeoutMs = 600_000): Promise<number> {
   let lastSay = performance.now();
   while (totals.ready < count) {
     if (performance.now() - since > timeoutMs) throw new Error(`${what}: only ${totals.ready} of ${count} linked after ${timeoutMs / 1000} s`);
@@ -531,8 +545,12 @@ async function treeMemory(pid: number): Promise<{ rssMB: number; pssMB: number }
   return { rssMB: Math.round(kb('Rss') / 1024), pssMB: Math.round(kb('Pss') / 1024) };
 }
 
-if (process.argv.includes('--generator')) await generator();
-else {
-  await main();
-  process.exit(0);
+// Run as a script (or as a forked generator); bench/scheduler.ts imports its helpers.
+const isEntry = process.argv[1] !== undefined && fs.realpath(process.argv[1]).then((p) => p === self, () => false);
+if (await isEntry) {
+  if (process.argv.includes('--generator')) await generator();
+  else {
+    await main();
+    process.exit(0);
+  }
 }

@@ -571,6 +571,27 @@ export interface paths {
         delete: operations["deleteBoardsId"];
         options?: never;
         head?: never;
+        /** Rename a board, set its labels (the agent's mm/ labels stay), put it in or out of maintenance */
+        patch: operations["patchBoardsId"];
+        trace?: never;
+    };
+    "/api/boards/{id}/health-check/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the board's health checks now
+         * @description Queues a run of every health check whose selector the board matches, ahead of its other waiting work. Answers 202 with the first run (the `Location` header names it); `runs` lists them all.
+         */
+        post: operations["postBoardsIdHealthCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -589,6 +610,43 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/health-checks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List health checks */
+        get: operations["getHealthChecks"];
+        put?: never;
+        /** Define a health check: an invocation run on every matching board every interval_s */
+        post: operations["postHealthChecks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health-checks/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A health check */
+        get: operations["getHealthChecksId"];
+        put?: never;
+        post?: never;
+        /** Delete a health check (its past runs stay, as ordinary operations) */
+        delete: operations["deleteHealthChecksId"];
+        options?: never;
+        head?: never;
+        /** Change a health check */
+        patch: operations["patchHealthChecksId"];
         trace?: never;
     };
     "/api/operations/": {
@@ -713,7 +771,7 @@ export interface paths {
         put?: never;
         /**
          * Run the invocation on the board
-         * @description Starts an `execute` operation: transfers what the board lacks, runs the runner, and stores the output video as the invocation's `output_video`. No body needed. Waits for the end unless `Prefer: respond-async`.
+         * @description Starts an `execute` operation: transfers what the board lacks, runs the runner, and stores the output video as the invocation's `output_video`. No body needed. Waits for the end unless `Prefer: respond-async`. With `board_selector` the operation waits (queued, `board_id` null) until the fleet scheduler picks a matching board (docs/fleet.md).
          */
         post: operations["postInvocationsIdExecute"];
         delete?: never;
@@ -1396,6 +1454,12 @@ export interface components {
             } | null;
             /** @description Who asked for it: a username, `MM_API_TOKEN`, or null when auth was off */
             created_by: string | null;
+            /** @description Run on any board whose labels hold these pairs (`board_id` is null until one is picked); null when a board was named */
+            board_selector: {
+                [key: string]: string;
+            } | null;
+            /** @description Waiting selector work is taken by priority (−100…100), then age */
+            priority: number;
         };
         Invocation: {
             id: number;
@@ -1623,6 +1687,20 @@ export interface components {
             } | null;
             /** @description The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry). */
             telemetry: components["schemas"]["TelemetrySample"] | null;
+            /** @description Under repair: takes no selector work (work naming it still runs) */
+            maintenance: boolean;
+            /**
+             * @description From its health checks: `unknown` until one ran; a `bad` board takes no selector work
+             * @enum {string}
+             */
+            health: "unknown" | "good" | "bad";
+            /** @description Why it is `bad` (`fps 3.1 < min 10`) */
+            health_reason: string | null;
+            health_checked_at: string | null;
+            /** @description The operation it runs now */
+            current_operation_id: number | null;
+            /** @description Operations waiting for it */
+            queued: number;
         };
         /**
          * @example {
@@ -1651,6 +1729,33 @@ export interface components {
             /** @description Free space of the file system holding MM_AGENT_DIR. */
             disk_free_bytes: number;
         };
+        /**
+         * @example {
+         *       "labels": {
+         *         "camera": "yes",
+         *         "site": "lab-2"
+         *       },
+         *       "maintenance": false
+         *     }
+         */
+        PatchBoard: {
+            name?: string;
+            /**
+             * @description Replaces the people's labels; the agent's `mm/` ones stay (an `mm/` key here is 400)
+             * @example {
+             *       "site": "lab-2",
+             *       "rack": "a"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /** @description Under repair: no selector work goes to it (work naming it still runs) */
+            maintenance?: boolean;
+        };
+        HealthCheckRuns: components["schemas"]["Operation"] & {
+            runs: components["schemas"]["Operation"][];
+        };
         NewBoard: components["schemas"]["Board"] & {
             /** @description The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored. */
             token: string;
@@ -1669,6 +1774,103 @@ export interface components {
             /** @description One sample a minute (the first of each), oldest first. */
             samples: components["schemas"]["TelemetrySample"][];
         };
+        HealthCheckList: {
+            health_checks: components["schemas"]["HealthCheck"][];
+            total: number;
+        };
+        HealthCheck: {
+            id: number;
+            name: string;
+            invocation_id: number;
+            board_selector: {
+                [key: string]: string;
+            };
+            interval_s: number;
+            expect: {
+                /**
+                 * @example {
+                 *       "fps": {
+                 *         "min": 10
+                 *       },
+                 *       "latency_ms": {
+                 *         "max": 150
+                 *       }
+                 *     }
+                 */
+                metrics?: {
+                    [key: string]: {
+                        min?: number;
+                        max?: number;
+                    };
+                };
+            };
+            created_at: string;
+            updated_at: string;
+        };
+        HealthCheckInput: {
+            name: string;
+            invocation_id: number;
+            /**
+             * @example {
+             *       "mm/board-model": "kv260",
+             *       "camera": "yes"
+             *     }
+             */
+            board_selector: {
+                [key: string]: string;
+            };
+            interval_s: number;
+            expect?: {
+                /**
+                 * @example {
+                 *       "fps": {
+                 *         "min": 10
+                 *       },
+                 *       "latency_ms": {
+                 *         "max": 150
+                 *       }
+                 *     }
+                 */
+                metrics?: {
+                    [key: string]: {
+                        min?: number;
+                        max?: number;
+                    };
+                };
+            };
+        };
+        HealthCheckPatch: {
+            name?: string;
+            invocation_id?: number;
+            /**
+             * @example {
+             *       "mm/board-model": "kv260",
+             *       "camera": "yes"
+             *     }
+             */
+            board_selector?: {
+                [key: string]: string;
+            };
+            interval_s?: number;
+            expect?: {
+                /**
+                 * @example {
+                 *       "fps": {
+                 *         "min": 10
+                 *       },
+                 *       "latency_ms": {
+                 *         "max": 150
+                 *       }
+                 *     }
+                 */
+                metrics?: {
+                    [key: string]: {
+                        min?: number;
+                        max?: number;
+                    };
+                };
+            };
+        };
         OperationList: {
             operations: components["schemas"]["Operation"][];
             total: number;
@@ -1679,6 +1881,22 @@ export interface components {
              * @description The board; may be left out when exactly one is registered.
              */
             board_id?: string;
+        };
+        ExecuteRequest: components["schemas"]["BoardChoice"] & {
+            /**
+             * @description Run on any board whose labels hold every pair (instead of board_id): the first matching board online, not in maintenance, not bad, idle (longest idle first)
+             * @example {
+             *       "mm/board-model": "kv260",
+             *       "camera": "yes"
+             *     }
+             */
+            board_selector?: {
+                [key: string]: string;
+            };
+            /** @description Waiting selector work is taken by priority (−100…100, default 0), then age */
+            priority?: number;
+            /** @description Fail with `queue_timeout` if it has not started after this many seconds (default MM_QUEUE_TIMEOUT_S) */
+            queue_timeout_s?: number;
         };
         MetricSeries: {
             points: components["schemas"]["MetricPoint"][];
@@ -5479,6 +5697,10 @@ export interface operations {
                 /** @description Page size (max 1000). */
                 limit?: number;
                 offset?: number | null;
+                /** @description `key=value`; repeat it: boards holding every pair */
+                label?: string | string[];
+                status?: "online" | "offline" | "rebooting" | "pending";
+                health?: "unknown" | "good" | "bad";
             };
             header?: never;
             path?: never;
@@ -5662,6 +5884,137 @@ export interface operations {
             };
         };
     };
+    patchBoardsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchBoard"];
+            };
+        };
+        responses: {
+            /** @description The board */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Board"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`, `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such board (problem+json, `board_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postBoardsIdHealthCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The first run; `runs` holds every run queued */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheckRuns"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such board (problem+json, `board_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_health_check`: no health check matches the board */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getBoardsIdTelemetry: {
         parameters: {
             query?: {
@@ -5705,6 +6058,292 @@ export interface operations {
             };
             /** @description No such board (problem+json, `board_not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealthChecks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of health checks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheckList"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`, `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postHealthChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HealthCheckInput"];
+            };
+        };
+        responses: {
+            /** @description The health check */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheck"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`, `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `health_check_not_found`, or `invocation_not_found` for the invocation named */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealthChecksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The health check */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheck"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `health_check_not_found`, or `invocation_not_found` for the invocation named */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteHealthChecksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `health_check_not_found`, or `invocation_not_found` for the invocation named */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchHealthChecksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HealthCheckPatch"];
+            };
+        };
+        responses: {
+            /** @description The health check */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheck"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`, `malformed_json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `health_check_not_found`, or `invocation_not_found` for the invocation named */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5991,7 +6630,7 @@ export interface operations {
                     "application/json": components["schemas"]["Operation"];
                 };
             };
-            /** @description Bad input, or `board_required` (several boards, none named) */
+            /** @description Bad input, `board_required` (several boards, none named), `board_choice_conflict` (both board_id and board_selector), `no_matching_board` (no registered board matches the selector; nothing was created) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6070,7 +6709,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["BoardChoice"];
+                "application/json": components["schemas"]["ExecuteRequest"];
             };
         };
         responses: {
@@ -6094,7 +6733,7 @@ export interface operations {
                     "application/json": components["schemas"]["Operation"];
                 };
             };
-            /** @description Bad input, or `board_required` (several boards, none named) */
+            /** @description Bad input, `board_required` (several boards, none named), `board_choice_conflict` (both board_id and board_selector), `no_matching_board` (no registered board matches the selector; nothing was created) */
             400: {
                 headers: {
                     [name: string]: unknown;

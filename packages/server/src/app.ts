@@ -16,6 +16,7 @@ import { requestMetrics } from './http/request-metrics.ts';
 import { agentConnectRoutes } from './routes/agent-connect.ts';
 import { boardRoutes } from './routes/boards.ts';
 import { boardTelemetryRoutes } from './routes/board-telemetry.ts';
+import { healthCheckRoutes } from './routes/health-checks.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { deviceScriptsRoutes } from './routes/device-scripts.ts';
 import { deviceScriptRelayRoutes } from './routes/device-script-relay.ts';
@@ -66,6 +67,7 @@ export function createApp(ctx: Services) {
   app.route('/', deviceScriptProgramRoutes(ctx));
   app.route('/', boardRoutes(ctx));
   app.route('/', boardTelemetryRoutes(ctx));
+  app.route('/', healthCheckRoutes(ctx));
   app.route('/', operationRoutes(ctx));
   app.route('/', invocationOperationRoutes(ctx));
   app.route('/', invocationMetricRoutes(ctx));

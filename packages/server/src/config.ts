@@ -119,6 +119,13 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(20),
+  /** Fleet scheduling (docs/fleet.md): an execute still waiting for a board after this long fails `queue_timeout`. */
+  MM_QUEUE_TIMEOUT_S: int(1, 365 * 86_400).default(86_400),
+  /** How often each replica's scheduler sweeps: queue timeouts, due health checks, work stranded on boards gone. */
+  MM_SCHEDULER_SWEEP_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0').max(3600, 'must be at most 3600'),
+  ).default(5),
   LOG_LEVEL: z
     .preprocess((v) => (v === '' ? undefined : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .default('info'),
@@ -218,6 +225,10 @@ export interface Config {
   agentUpdateTimeoutMs: number;
   /** `MM_SCRIPT_HEALTH_TIMEOUT_S` in seconds. */
   scriptHealthTimeoutS: number;
+  /** `MM_QUEUE_TIMEOUT_S` in ms: the default `queue_timeout_s` of an execute. */
+  queueTimeoutMs: number;
+  /** `MM_SCHEDULER_SWEEP_S` in ms. */
+  schedulerSweepMs: number;
 }
 
 export class ConfigError extends Error {
@@ -288,5 +299,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     packagesDir: path.resolve(e.MM_PACKAGES_DIR),
     agentUpdateTimeoutMs: Math.max(1000, Math.round(e.MM_AGENT_UPDATE_TIMEOUT_S * 1000)),
     scriptHealthTimeoutS: e.MM_SCRIPT_HEALTH_TIMEOUT_S,
+    queueTimeoutMs: e.MM_QUEUE_TIMEOUT_S * 1000,
+    schedulerSweepMs: Math.max(50, Math.round(e.MM_SCHEDULER_SWEEP_S * 1000)),
   };
 }

@@ -13,6 +13,8 @@ import { InProcessEventBus, type EventBus } from './events/event-bus.ts';
 import { PgEventBus } from './events/pg-event-bus.ts';
 import type { Logger } from './logger.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
+import { FleetScheduler } from './fleet/scheduler.ts';
+import { boardHealthSamples } from './fleet/board-health-metric.ts';
 import { OperationEventLog } from './operations/event-log.ts';
 import { OperationKindRegistry, type OperationKind } from './operations/kinds.ts';
 import { onOperationEnded, operationEventReplay } from './operations/operation-bus-topics.ts';
@@ -75,6 +77,8 @@ export interface Services extends StoreContext {
   rolloutStreams: RolloutEventStreams;
   /** Removes old finished operations and unrecorded content (MM_RETENTION_DAYS), hourly. */
   retention: RetentionPruner;
+  /** Gives waiting selector work its board; runs health checks when due (docs/fleet.md). */
+  scheduler: FleetScheduler;
   /**
    * Graceful stop, before the database closes: event streams end, runs settle, links close.
    * `step` hears the name of each part before it is awaited (a shutdown that hangs says where).
@@ -147,6 +151,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       boardsOnline: () => agents.onlineCount(),
       sseClients: () => operationStreams.totalClients() + deviceRelay.streams.totalClients(),
       boardTelemetry: () => telemetry.gauges(),
+      boardHealth: () => boardHealthSamples(database.db),
     },
     { replicaId: config.replicaId },
   );
@@ -164,6 +169,17 @@ export async function createServices(config: Config, database: Database, log: Lo
     calls.resync().catch((err: unknown) => replicaLog.warn({ err }, 'could not look at the board calls again'));
   });
   await operations.recover();
+  const scheduler = new FleetScheduler({
+    db: database.db,
+    bus,
+    operations,
+    log: log.child({ component: 'scheduler' }),
+    sessionStaleMs: sessions.staleMs,
+    queueTimeoutMs: config.queueTimeoutMs,
+    sweepMs: config.schedulerSweepMs,
+    clock,
+  });
+  scheduler.start();
   // Several replicas: server-side runs of a replica that died are settled by the others.
   const orphanWatch = config.databaseUrl
     ? clock.setInterval(() => {
@@ -209,8 +225,11 @@ export async function createServices(config: Config, database: Database, log: Lo
     telemetry,
     metrics,
     retention,
+    scheduler,
     async shutdown(step = (_name: string) => {}) {
       auth.stop();
+      step('scheduler');
+      await scheduler.stop();
       step('retention');
       await retention.stop();
       // Appends still streaming stop (their bytes so far are kept for a resume).

@@ -44,6 +44,9 @@ function contractRole(method: string, path: string): Access {
   if (path.startsWith('/api/downloads/')) return 'public';
   if (['/api/health/', '/api/agent/connect/', '/api/agent/enroll/', '/api/auth/login/', '/api/auth/token-login/'].includes(path)) return 'public';
   if (path.startsWith('/api/users/') || path.startsWith('/api/audit/') || path.startsWith('/api/provisioning-keys/')) return 'admin';
+  // Fleets: health checks are admin's (reading them too); running a board's checks now is an operator's.
+  if (path.startsWith('/api/health-checks/')) return 'admin';
+  if (path === '/api/boards/{id}/health-check/') return 'operator';
   if (path.startsWith('/api/auth/') || path.startsWith('/api/tokens/')) return 'viewer';
   // Every call of the proxy and of the tus upload protocol (HEAD asks for an upload's offset).
   if (path.startsWith('/api/device-scripts/{id}/proxy/') || path.startsWith('/api/uploads/')) return 'operator';

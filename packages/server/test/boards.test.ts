@@ -46,7 +46,7 @@ describe.each(dbKinds)('boards (%s database)', (kind) => {
     const again = await getBoard(server, b.id);
     expect(again).not.toHaveProperty('token');
     expect(Object.keys(again).sort()).toEqual(
-      ['id', 'name', 'status', 'busy', 'last_seen_at', 'connected_at', 'agent_version', 'hostname', 'platform', 'boot_id', 'active_pac', 'labels', 'telemetry', 'facts'].sort(),
+      ['id', 'name', 'status', 'busy', 'last_seen_at', 'connected_at', 'agent_version', 'hostname', 'platform', 'boot_id', 'active_pac', 'labels', 'telemetry', 'facts', 'maintenance', 'health', 'health_reason', 'health_checked_at', 'current_operation_id', 'queued'].sort(),
     );
   });
 

@@ -1,4 +1,5 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { mergeLabels, selectorMatchesSql } from '../fleet/board-selector.ts';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/database.ts';
 import { boards, type TelemetrySample } from '../db/schema.ts';
@@ -28,6 +29,15 @@ export interface BoardObject {
   labels: Record<string, string>;
   telemetry: TelemetrySample | null;
   facts: Facts | null;
+  /** Fleet (docs/fleet.md): under repair, no selector work. */
+  maintenance: boolean;
+  health: 'unknown' | 'good' | 'bad';
+  health_reason: string | null;
+  health_checked_at: string | null;
+  /** The operation it runs now, if any. */
+  current_operation_id: number | null;
+  /** Operations waiting for it (named to it, or given to it by the scheduler). */
+  queued: number;
 }
 
 export const BoardSchema = z
@@ -53,6 +63,12 @@ export const BoardSchema = z
       }),
     // A union, not `.nullable()`: that would make the shared TelemetrySample component itself nullable.
     telemetry: z.union([TelemetrySampleSchema, z.null()]).openapi({ description: 'The latest telemetry sample the agent sent, or null (none yet, or an agent without telemetry).' }),
+    maintenance: z.boolean().openapi({ description: 'Under repair: takes no selector work (work naming it still runs)' }),
+    health: z.enum(['unknown', 'good', 'bad']).openapi({ description: 'From its health checks: `unknown` until one ran; a `bad` board takes no selector work' }),
+    health_reason: z.string().nullable().openapi({ description: 'Why it is `bad` (`fps 3.1 < min 10`)' }),
+    health_checked_at: z.string().nullable(),
+    current_operation_id: z.number().int().nullable().openapi({ description: 'The operation it runs now' }),
+    queued: z.number().int().openapi({ description: 'Operations waiting for it' }),
   })
   .openapi('Board');
 
@@ -62,7 +78,12 @@ export interface Presence {
   lastHeardAt?: Date;
 }
 
-export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean): BoardObject {
+export interface BoardLoad {
+  running: number | null;
+  queued: number;
+}
+
+export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean, load?: BoardLoad): BoardObject {
   const lastSeen = presence.lastHeardAt ?? row.lastSeenAt;
   return {
     id: row.id,
@@ -79,6 +100,12 @@ export function toBoardObject(row: BoardRow, presence: Presence, busy: boolean):
     labels: row.labels,
     telemetry: row.telemetry ?? null,
     facts: row.facts ?? null,
+    maintenance: row.maintenance,
+    health: row.health,
+    health_reason: row.healthReason,
+    health_checked_at: row.healthCheckedAt ? row.healthCheckedAt.toISOString() : null,
+    current_operation_id: load?.running ?? null,
+    queued: load?.queued ?? 0,
   };
 }
 
@@ -98,11 +125,44 @@ export async function findBoardByTokenHash(db: Db, tokenHash: string): Promise<B
   return row;
 }
 
+/** `GET /api/boards/` filters (docs/fleet.md): every label pair, presence (as the session tables say), health. */
+export interface BoardFilters {
+  labels?: Record<string, string> | undefined;
+  status?: ShownBoardStatus | undefined;
+  health?: 'unknown' | 'good' | 'bad' | undefined;
+  /** A board session older than this is a board gone (BoardSessions.staleMs). */
+  sessionStaleMs: number;
+}
+
+function boardFilterWhere(f: BoardFilters): SQL | undefined {
+  const parts: SQL[] = [];
+  if (f.labels && Object.keys(f.labels).length) parts.push(selectorMatchesSql(boards.labels, f.labels));
+  if (f.health !== undefined) parts.push(eq(boards.health, f.health));
+  if (f.status !== undefined) {
+    const fresh = sql`now() - ${Math.round(f.sessionStaleMs)}::int * interval '1 millisecond'`;
+    const linked = sql`exists (select 1 from board_sessions s where s.board_id = ${boards.id} and s.heartbeat_at >= ${fresh})`;
+    const rebooting = sql`exists (select 1 from board_reboots r where r.board_id = ${boards.id} and r.expires_at > now())`;
+    if (f.status === 'pending') parts.push(eq(boards.pending, true));
+    else {
+      parts.push(eq(boards.pending, false));
+      if (f.status === 'rebooting') parts.push(rebooting);
+      else if (f.status === 'online') parts.push(sql`${linked} and not ${rebooting}`);
+      else parts.push(sql`not ${linked} and not ${rebooting}`);
+    }
+  }
+  return parts.length ? and(...parts) : undefined;
+}
+
 /** Oldest first: a stable order as boards are added. */
-export async function listBoardRows(db: Db, page: { limit: number; offset: number }): Promise<{ rows: BoardRow[]; total: number }> {
+export async function listBoardRows(
+  db: Db,
+  page: { limit: number; offset: number },
+  filters?: BoardFilters,
+): Promise<{ rows: BoardRow[]; total: number }> {
+  const where = filters && boardFilterWhere(filters);
   const [rows, [count]] = await Promise.all([
-    db.select().from(boards).orderBy(asc(boards.createdAt), asc(boards.id)).limit(page.limit).offset(page.offset),
-    db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(boards),
+    db.select().from(boards).where(where).orderBy(asc(boards.createdAt), asc(boards.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(boards).where(where),
   ]);
   return { rows, total: count?.n ?? 0 };
 }
@@ -175,5 +235,31 @@ export async function recordActivePac(db: Db, id: string, activePac: string | nu
     if (!row) return;
     const facts = { ...(row.facts ?? {}), active_pac: activePac };
     await tx.update(boards).set({ activePac, facts, labels: withAgentLabels(agentLabelsFromFacts(facts)) }).where(eq(boards.id, id));
+  });
+}
+
+/**
+ * `PATCH /api/boards/<id>/`: a new name, the people's labels (the agent's `mm/` ones are kept:
+ * mergeLabels, under a row lock so a hello storing them meanwhile is not lost), maintenance.
+ * The updated row, or undefined if there is no such board.
+ */
+export async function updateBoard(
+  db: Db,
+  id: string,
+  change: { name?: string | undefined; labels?: Record<string, string> | undefined; maintenance?: boolean | undefined },
+): Promise<BoardRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(boards).where(eq(boards.id, id)).for('update');
+    if (!current) return undefined;
+    const [row] = await tx
+      .update(boards)
+      .set({
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(change.labels !== undefined ? { labels: mergeLabels(change.labels, current.labels) } : {}),
+        ...(change.maintenance !== undefined ? { maintenance: change.maintenance } : {}),
+      })
+      .where(eq(boards.id, id))
+      .returning();
+    return row;
   });
 }

@@ -102,6 +102,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('POST', '/api/invocations/{id}/transfer/', 'operator', 'invocation.transfer'),
   R('POST', '/api/invocations/{id}/execute/', 'operator', 'invocation.execute'),
   R('POST', '/api/operations/{id}/cancel/', 'operator', 'operation.cancel'),
+  R('POST', '/api/boards/{id}/health-check/', 'operator', 'board.health_check'),
   R('POST', '/api/pacs/query/', 'operator', 'pac.query'),
   // Rollouts: execute ones need an operator; the other kinds admin (checked by the service, it depends on the body).
   R('POST', '/api/rollouts/', 'operator', 'rollout.create'),
@@ -119,6 +120,12 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   // Admins: boards, PAC changes, the device-script catalogue, users, the audit log.
   R('POST', '/api/boards/', 'admin', 'board.create'),
   R('DELETE', '/api/boards/{id}/', 'admin', 'board.delete'),
+  R('PATCH', '/api/boards/{id}/', 'admin', 'board.update'),
+  R('GET', '/api/health-checks/', 'admin'),
+  R('POST', '/api/health-checks/', 'admin', 'health_check.create'),
+  R('GET', '/api/health-checks/{id}/', 'admin'),
+  R('PATCH', '/api/health-checks/{id}/', 'admin', 'health_check.update'),
+  R('DELETE', '/api/health-checks/{id}/', 'admin', 'health_check.delete'),
   R('POST', '/api/boards/{id}/approve/', 'admin', 'board.approve'),
   R('POST', '/api/boards/{id}/agent-update/', 'admin', 'board.agent_update'),
   R('GET', '/api/provisioning-keys/', 'admin'),

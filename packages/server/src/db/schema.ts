@@ -16,6 +16,7 @@ import {
   timestamp,
   uniqueIndex,
   uuid,
+  type AnyPgColumn,
 } from 'drizzle-orm/pg-core';
 
 /** What an agent operation's `op.start` carries besides its id and kind (the invocation's name and its input files). */
@@ -106,8 +107,20 @@ export const boards = pgTable(
     telemetry: jsonb('telemetry').$type<TelemetrySample>(),
     /** What the agent found on the board, from its last hello or `board.facts` (fleet/board-facts.ts). */
     facts: jsonb('facts').$type<Record<string, unknown>>(),
+    /** Fleet (docs/fleet.md): a board under repair takes no selector work. */
+    maintenance: boolean('maintenance').notNull().default(false),
+    /** `unknown` (never checked) | `good` | `bad`, set by its health checks. */
+    health: text('health').$type<'unknown' | 'good' | 'bad'>().notNull().default('unknown'),
+    healthReason: text('health_reason'),
+    healthCheckedAt: ts('health_checked_at'),
+    /** When its last operation ended: the scheduler gives selector work to the board idle longest. */
+    idleSince: ts('idle_since'),
   },
-  (t) => [uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId)],
+  (t) => [
+    uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId),
+    // Selectors and `?label=` filters: `labels @> '{...}'`.
+    index('boards_labels_idx').using('gin', t.labels),
+  ],
 );
 
 /** Provisioning keys (docs/enrollment.md): exchanged by an agent for a board token; only the hash is stored. */
@@ -152,9 +165,28 @@ export const operations = pgTable(
     error: jsonb('error').$type<{ code: string; message: string } | null>(),
     /** Who asked for it: a username, `MM_API_TOKEN`, or null when auth was off. */
     createdBy: text('created_by'),
+    /** Fleet scheduling (docs/fleet.md): run on any board whose labels hold these pairs; null when a board was named. */
+    boardSelector: jsonb('board_selector').$type<Record<string, string>>(),
+    /** −100…100: waiting selector work is taken by priority, then age. */
+    priority: integer('priority').notNull().default(0),
+    /** Still queued at this time → failed `queue_timeout`. */
+    queueDeadline: ts('queue_deadline'),
+    /** When the scheduler gave a selector operation its board. */
+    assignedAt: ts('assigned_at'),
+    /** A health check's run: its board runs it ahead of other queued work; its end sets the board's health. */
+    healthCheckId: integer('health_check_id').references((): AnyPgColumn => healthChecks.id, { onDelete: 'set null' }),
   },
   (t) => [
     index('operations_board_status_idx').on(t.boardId, t.status, t.id),
+    // The scheduler's waiting selector work, by priority then age.
+    index('operations_waiting_idx')
+      .on(sql`${t.priority} desc`, t.id)
+      .where(sql`${t.status} = 'queued' and ${t.boardId} is null`),
+    index('operations_health_check_idx').on(t.healthCheckId, t.boardId, t.id),
+    // The distinct selectors of waiting work, one probe each (fleet/scheduler-store.ts waitingSelectors).
+    index('operations_waiting_selector_idx')
+      .on(t.boardSelector)
+      .where(sql`${t.status} = 'queued' and ${t.boardId} is null and ${t.boardSelector} is not null`),
     index('operations_invocation_idx').on(t.invocationId, t.id),
     // The retention pruner's `coalesce(finished_at, created_at) < cutoff`: its hourly pass
     // finds the few expired rows without reading the table (bench/operation-indexes.ts).
@@ -164,6 +196,21 @@ export const operations = pgTable(
     index('operations_kind_idx').on(t.kind, t.id),
   ],
 );
+
+/** Fleet health checks (docs/fleet.md): an invocation run on every matching board every `interval_s`. */
+export const healthChecks = pgTable('health_checks', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull(),
+  invocationId: integer('invocation_id')
+    .notNull()
+    .references(() => invocations.id, { onDelete: 'cascade' }),
+  boardSelector: jsonb('board_selector').$type<Record<string, string>>().notNull().default({}),
+  intervalS: integer('interval_s').notNull(),
+  /** `{ metrics: { name: { min?, max? } } }` */
+  expect: jsonb('expect').$type<{ metrics?: Record<string, { min?: number; max?: number }> }>().notNull().default({}),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
 
 /** Every status/progress/log event of an operation, in order: the SSE replay and the log. */
 export const operationEvents = pgTable(

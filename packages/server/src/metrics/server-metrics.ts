@@ -9,6 +9,8 @@ export interface MetricSources {
   sseClients(): number;
   /** The latest telemetry of the boards whose link this replica holds (board telemetry). */
   boardTelemetry?(): BoardTelemetryGauges[];
+  /** Each board's health (fleet/board-health-metric.ts), read from the database at scrape time. */
+  boardHealth?(): Promise<Array<{ board: string; health: string }>>;
 }
 
 /** One board's latest readings, for `mm_board_temperature_celsius` and `mm_board_power_watts`. */
@@ -120,6 +122,21 @@ export class ServerMetrics {
       labelNames: ['direction', 'measure'],
       registers: [this.registry],
     });
+    if (sources.boardHealth) {
+      const read = sources.boardHealth;
+      new Gauge({
+        name: 'mm_board_health',
+        help: 'Health of each board (label board: its id): 1 for its current health (unknown, good or bad), 0 for the others',
+        labelNames: ['board', 'health'],
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const { board, health } of await read()) {
+            for (const h of ['unknown', 'good', 'bad']) this.set({ board, health: h }, h === health ? 1 : 0);
+          }
+        },
+      });
+    }
     const linkBytes = (direction: 'received' | 'sent') => this.linkBytesTotal(direction);
     new Counter({
       name: 'mm_agent_link_bytes_total',

@@ -1,4 +1,5 @@
-export type OperationEventType = 'status' | 'progress' | 'log' | 'end';
+/** `assigned`: the fleet scheduler picked the board of a selector operation (`{ board_id }`). */
+export type OperationEventType = 'status' | 'progress' | 'log' | 'end' | 'assigned';
 
 /** One stored event of an operation. */
 export interface OperationEvent {

@@ -34,6 +34,9 @@ export interface OperationObject {
   error: OperationError | null;
   /** Who asked for it: a username, `MM_API_TOKEN`, or null (auth off). */
   created_by: string | null;
+  /** Fleet scheduling: the labels its board must hold (board_id stays null until one is picked); null when a board was named. */
+  board_selector: Record<string, string> | null;
+  priority: number;
 }
 
 const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
@@ -76,6 +79,11 @@ export const OperationSchema = z
     }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     created_by: z.string().nullable().openapi({ description: 'Who asked for it: a username, `MM_API_TOKEN`, or null when auth was off' }),
+    board_selector: z
+      .record(z.string(), z.string())
+      .nullable()
+      .openapi({ description: 'Run on any board whose labels hold these pairs (`board_id` is null until one is picked); null when a board was named' }),
+    priority: z.number().int().openapi({ description: 'Waiting selector work is taken by priority (−100…100), then age' }),
   })
   .openapi('Operation');
 
@@ -95,5 +103,7 @@ export function toOperationObject(row: OperationRow): OperationObject {
     result: row.result ?? null,
     error: row.error ?? null,
     created_by: row.createdBy ?? null,
+    board_selector: row.boardSelector ?? null,
+    priority: row.priority,
   };
 }

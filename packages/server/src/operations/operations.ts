@@ -22,6 +22,7 @@ import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   assignBoard,
+  boardLoads,
   boardsWithQueuedWork,
   busyBoardIds,
   cancelQueued,
@@ -71,6 +72,8 @@ export class Operations implements OperationLifecycle {
   );
   /** What this process holds per live operation. */
   readonly live = new LiveOperations();
+  /** Called when an operation of a board ended here (fleet/scheduler.ts gives the board its next selector work). */
+  onBoardFreed: ((boardId: string) => void) | undefined;
   private readonly clock: Clock;
   private stopping = false;
   /** Progress and log of the live operations. */
@@ -189,13 +192,27 @@ export class Operations implements OperationLifecycle {
   // ── create, read ─────────────────────────────────────────────────────────────────
 
   /** A queued operation; without a board (`boardId` null) it waits until `assign` gives it one. */
-  async create(input: { kind: string; boardId: string | null; invocationId?: number | null; params?: Record<string, unknown> }): Promise<OperationObject> {
+  async create(input: {
+    kind: string;
+    boardId: string | null;
+    invocationId?: number | null;
+    params?: Record<string, unknown>;
+    /** Fleet scheduling (fleet/scheduler.ts): what a board must hold, its priority, when waiting ends, the health check it runs. */
+    boardSelector?: Record<string, string> | null;
+    priority?: number;
+    queueDeadline?: Date | null;
+    healthCheckId?: number | null;
+  }): Promise<OperationObject> {
     if (!this.ctx.kinds.isKnown(input.kind)) throw new Error(`unknown operation kind ${input.kind}`);
     const row = await insertOperation(this.ctx.database.db, {
       kind: input.kind,
       boardId: input.boardId,
       invocationId: input.invocationId ?? null,
       params: input.params ?? {},
+      boardSelector: input.boardSelector ?? null,
+      priority: input.priority ?? 0,
+      queueDeadline: input.queueDeadline ?? null,
+      healthCheckId: input.healthCheckId ?? null,
     });
     this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
@@ -213,6 +230,26 @@ export class Operations implements OperationLifecycle {
     if (!row) return undefined;
     this.announceWork(boardId);
     return toOperationObject(row);
+  }
+
+  /** Operations inserted elsewhere in a transaction (fleet/health-checks.ts): their first event, and their board's queue is told. */
+  async announceCreated(row: OperationRow): Promise<OperationObject> {
+    this.events.startNew(row.id);
+    await this.events.append(row.id, 'status', { status: 'queued' });
+    if (row.boardId !== null) this.announceWork(row.boardId);
+    return toOperationObject(row);
+  }
+
+  /** The fleet scheduler gave a waiting operation its board (fleet/scheduler-store.ts): the `assigned` event, then the board's queue takes it. */
+  async announceAssigned(row: OperationRow): Promise<void> {
+    if (!row.boardId) return;
+    await this.events.append(row.id, 'assigned', { board_id: row.boardId });
+    this.announceWork(row.boardId);
+  }
+
+  /** Per board: the operation it runs and how many wait for it (the board object's `current_operation_id` and `queued`). */
+  boardLoads(boardIds: string[]): Promise<Map<string, { running: number | null; queued: number }>> {
+    return boardLoads(this.ctx.database.db, boardIds);
   }
 
   async get(id: number): Promise<OperationObject | undefined> {
@@ -311,6 +348,8 @@ export class Operations implements OperationLifecycle {
     const live = this.live.close(id);
     if (live) this.release(live);
     if (!row) return undefined;
+    // The fleet scheduler hears of the idle board at once, not after the events are stored.
+    if (row.boardId) this.onBoardFreed?.(row.boardId);
     // The kept tail of a log that outgrew its cap, before the status and end events.
     this.record.storeLogTail(id, live);
     const op = toOperationObject(row);

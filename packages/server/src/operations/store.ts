@@ -19,6 +19,11 @@ export interface NewOperation {
   params: Record<string, unknown>;
   /** Tests: a server-side run already claimed by this replica. */
   runnerReplica?: string | null;
+  /** Fleet scheduling (fleet/scheduler.ts): with `boardId` null, the labels a board must hold. */
+  boardSelector?: Record<string, string> | null;
+  priority?: number;
+  queueDeadline?: Date | null;
+  healthCheckId?: number | null;
 }
 
 export async function insertOperation(db: Db, op: NewOperation): Promise<OperationRow> {
@@ -30,6 +35,10 @@ export async function insertOperation(db: Db, op: NewOperation): Promise<Operati
       invocationId: op.invocationId,
       params: op.params,
       runnerReplica: op.runnerReplica ?? null,
+      boardSelector: op.boardSelector ?? null,
+      priority: op.priority ?? 0,
+      queueDeadline: op.queueDeadline ?? null,
+      healthCheckId: op.healthCheckId ?? null,
       status: 'queued',
       createdBy: currentActor(),
     })
@@ -83,7 +92,7 @@ export async function listOperationRows(
 }
 
 /** Queued → running (noting the replica that runs it, for server-side runs); undefined if someone else moved it first. */
-export async function claimQueued(db: Db, id: number, runnerReplica?: string): Promise<OperationRow | undefined> {
+export async function claimQueued(db: Db, id: number, runnerReplica?: string, boardId?: string): Promise<OperationRow | undefined> {
   const [row] = await db
     .update(operations)
     .set({
@@ -92,7 +101,8 @@ export async function claimQueued(db: Db, id: number, runnerReplica?: string): P
       progress: { phase: 'starting', bytes_done: 0, bytes_total: 0 },
       ...(runnerReplica !== undefined ? { runnerReplica } : {}),
     })
-    .where(and(eq(operations.id, id), eq(operations.status, 'queued')))
+    // With the board: a selector operation handed back to the pool meanwhile is not claimed here.
+    .where(and(eq(operations.id, id), eq(operations.status, 'queued'), ...(boardId !== undefined ? [eq(operations.boardId, boardId)] : [])))
     .returning();
   return row;
 }
@@ -111,7 +121,7 @@ export async function claimNextQueued(db: Db, boardId: string, runnerReplica: st
     for (;;) {
       const next = await oldestQueuedOf(t, boardId);
       if (!next) return undefined;
-      const row = await claimQueued(t, next.id, isAgentKind(next.kind) ? undefined : runnerReplica);
+      const row = await claimQueued(t, next.id, isAgentKind(next.kind) ? undefined : runnerReplica, boardId);
       if (row) return row;
       // cancelled in between: look again
     }
@@ -202,12 +212,13 @@ export async function runningOperationOf(db: Db, boardId: string): Promise<Opera
   return row;
 }
 
+/** The board's next queued operation: its health checks first (docs/fleet.md), then the rest in order. */
 export async function oldestQueuedOf(db: Db, boardId: string): Promise<OperationRow | undefined> {
   const [row] = await db
     .select()
     .from(operations)
     .where(and(eq(operations.boardId, boardId), eq(operations.status, 'queued')))
-    .orderBy(asc(operations.id))
+    .orderBy(sql`${operations.healthCheckId} is null`, asc(operations.id))
     .limit(1);
   return row;
 }
@@ -282,4 +293,21 @@ export async function invocationMetricPoints(db: Db, invocationId: number, name:
     .filter((r) => r.finishedAt !== null)
     .reverse()
     .map((r) => ({ operation_id: r.id, board_id: r.boardId, finished_at: r.finishedAt!.toISOString(), value: r.value }));
+}
+
+/** Per board: the operation it runs (if any) and how many wait for it (named to it or assigned to it). */
+export async function boardLoads(db: Db, boardIds: string[]): Promise<Map<string, { running: number | null; queued: number }>> {
+  const out = new Map<string, { running: number | null; queued: number }>();
+  if (boardIds.length === 0) return out;
+  const rows = await db
+    .select({
+      boardId: operations.boardId,
+      running: sql<number | null>`max(${operations.id}) filter (where ${operations.status} = 'running')`,
+      queued: sql<number>`count(*) filter (where ${operations.status} = 'queued')`.mapWith(Number),
+    })
+    .from(operations)
+    .where(and(inArray(operations.boardId, boardIds), inArray(operations.status, ['queued', 'running'])))
+    .groupBy(operations.boardId);
+  for (const r of rows) if (r.boardId) out.set(r.boardId, { running: r.running === null ? null : Number(r.running), queued: r.queued });
+  return out;
 }

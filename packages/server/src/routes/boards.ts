@@ -3,10 +3,13 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { safeString } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toBoardObject, type BoardRow } from '../agent-link/board-store.ts';
+import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toBoardObject, updateBoard, type BoardRow } from '../agent-link/board-store.ts';
+import { LabelsSchema } from '../enrollment/label-schema.ts';
+import { BoardSelectorSchema } from '../fleet/board-selector.ts';
+import { OperationSchema } from '../operations/operation-object.ts';
 import { sha256Hex } from '../http/auth.ts';
 import { validationHook } from '../http/validation.ts';
-import { notFound } from '../errors.ts';
+import { ConflictError, notFound } from '../errors.ts';
 import { requireJson } from '../http/openapi.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
 import { installCommand, publicOrigin } from '../downloads/install-command.ts';
@@ -15,10 +18,49 @@ const BoardIdParams = z.object({
   id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
 });
 
+/** `k=v` → [k, v] (the value may itself hold `=`). */
+function labelPair(text: string): [string, string] | undefined {
+  const at = text.indexOf('=');
+  return at > 0 ? [text.slice(0, at), text.slice(at + 1)] : undefined;
+}
+
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
   offset: z.coerce.number().int().min(0).default(0),
+  label: z
+    .union([safeString(), z.array(safeString())])
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const pairs: Record<string, string> = {};
+      for (const text of Array.isArray(v) ? v : [v]) {
+        const pair = labelPair(text);
+        if (!pair) {
+          ctx.addIssue({ code: 'custom', message: `\`${text}\` is not key=value` });
+          return z.NEVER;
+        }
+        pairs[pair[0]] = pair[1];
+      }
+      const checked = BoardSelectorSchema.safeParse(pairs);
+      if (!checked.success) {
+        ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'not a label' });
+        return z.NEVER;
+      }
+      return checked.data;
+    })
+    .openapi({ param: { style: 'form', explode: true }, description: '`key=value`; repeat it: boards holding every pair', example: 'camera=yes' }),
+  status: z.enum(['online', 'offline', 'rebooting', 'pending']).optional(),
+  health: z.enum(['unknown', 'good', 'bad']).optional(),
 });
+
+const PatchBoardBody = z
+  .object({
+    name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+    labels: LabelsSchema.optional().openapi({ description: "Replaces the people's labels; the agent's `mm/` ones stay (an `mm/` key here is 400)" }),
+    maintenance: z.boolean().optional().openapi({ description: 'Under repair: no selector work goes to it (work naming it still runs)' }),
+  })
+  .strict()
+  .openapi('PatchBoard', { example: { labels: { camera: 'yes', site: 'lab-2' }, maintenance: false } });
 
 const CreateBoardBody = z
   .object({ name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') })
@@ -74,6 +116,40 @@ const getRoute = createRoute({
   },
 });
 
+const patchRoute = createRoute({
+  method: 'patch',
+  path: '/api/boards/{id}/',
+  tags: ['boards'],
+  summary: "Rename a board, set its labels (the agent's mm/ labels stay), put it in or out of maintenance",
+  middleware: [requireJson] as const,
+  request: { params: BoardIdParams, body: { required: true, content: { 'application/json': { schema: PatchBoardBody } } } },
+  responses: {
+    200: { description: 'The board', content: { 'application/json': { schema: BoardSchema } } },
+    400: problems[400],
+    404: problems[404],
+    415: { description: 'The body is not application/json' },
+  },
+});
+
+const healthCheckRoute = createRoute({
+  method: 'post',
+  path: '/api/boards/{id}/health-check/',
+  tags: ['boards', 'fleet'],
+  summary: "Run the board's health checks now",
+  description:
+    'Queues a run of every health check whose selector the board matches, ahead of its other waiting work. ' +
+    'Answers 202 with the first run (the `Location` header names it); `runs` lists them all.',
+  request: { params: BoardIdParams },
+  responses: {
+    202: {
+      description: 'The first run; `runs` holds every run queued',
+      content: { 'application/json': { schema: OperationSchema.extend({ runs: z.array(OperationSchema) }).openapi('HealthCheckRuns') } },
+    },
+    404: problems[404],
+    409: { description: '`no_health_check`: no health check matches the board' },
+  },
+});
+
 const deleteRoute = createRoute({
   method: 'delete',
   path: '/api/boards/{id}/',
@@ -93,13 +169,42 @@ export function boardRoutes(ctx: Services) {
   const present = async (rows: BoardRow[]) => {
     const ids = rows.map((r) => r.id);
     // Presence wherever the board is linked: this replica or another (board_sessions).
-    const [busy, presence] = await Promise.all([ctx.operations.busyBoards(ids), ctx.agents.presenceOf(ids)]);
-    return rows.map((r) => toBoardObject(r, presence.get(r.id) ?? ctx.agents.presence(r.id), busy.has(r.id)));
+    const [loads, presence] = await Promise.all([ctx.operations.boardLoads(ids), ctx.agents.presenceOf(ids)]);
+    return rows.map((r) => {
+      const load = loads.get(r.id);
+      return toBoardObject(r, presence.get(r.id) ?? ctx.agents.presence(r.id), load?.running != null, load);
+    });
   };
 
   app.openapi(listRoute, async (c) => {
-    const { rows, total } = await listBoardRows(db, c.req.valid('query'));
+    const q = c.req.valid('query');
+    const { rows, total } = await listBoardRows(db, q, { labels: q.label, status: q.status, health: q.health, sessionStaleMs: ctx.sessions.staleMs });
     return c.json({ boards: await present(rows), total }, 200);
+  });
+
+  app.openapi(patchRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const change = c.req.valid('json');
+    const row = await updateBoard(db, id, change);
+    if (!row) throw notFound.board(id);
+    setAuditTarget(`board ${id}`, { name: row.name, ...change });
+    ctx.log.info({ board_id: id, change }, 'board updated');
+    // Labels or maintenance decide which selector work it may take.
+    if (change.labels !== undefined || change.maintenance !== undefined) await ctx.scheduler.boardChanged();
+    const [board] = await present([row]);
+    return c.json(board!, 200);
+  });
+
+  app.openapi(healthCheckRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const row = await findBoard(db, id);
+    if (!row) throw notFound.board(id);
+    setAuditTarget(`board ${id}`, { name: row.name });
+    const runs = await ctx.scheduler.runHealthChecksNow(id);
+    if (runs.length === 0) throw new ConflictError('no_health_check', 'No health check matches this board (POST /api/health-checks/ defines one).');
+    const first = runs[0]!;
+    c.header('Location', `/api/operations/${first.id}/`);
+    return c.json({ ...first, runs }, 202);
   });
 
   app.openapi(createBoardRoute, async (c) => {

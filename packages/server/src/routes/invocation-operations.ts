@@ -4,7 +4,8 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { requireInvocation } from '../services/invocations.ts';
-import { notFound } from '../errors.ts';
+import { BadRequestError, notFound } from '../errors.ts';
+import { BoardSelectorSchema } from '../fleet/board-selector.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
@@ -19,6 +20,20 @@ const BoardChoice = z
   })
   .openapi('BoardChoice');
 
+const ExecuteBody = BoardChoice.extend({
+  board_selector: BoardSelectorSchema.optional().openapi({
+    description: 'Run on any board whose labels hold every pair (instead of board_id): the first matching board online, not in maintenance, not bad, idle (longest idle first)',
+  }),
+  priority: z.number().int().min(-100).max(100).optional().openapi({ description: 'Waiting selector work is taken by priority (−100…100, default 0), then age' }),
+  queue_timeout_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(365 * 86_400)
+    .optional()
+    .openapi({ description: 'Fail with `queue_timeout` if it has not started after this many seconds (default MM_QUEUE_TIMEOUT_S)' }),
+}).openapi('ExecuteRequest');
+
 const preferHeader = z.object({
   prefer: safeString().optional().openapi({ description: '`respond-async` answers 202 at once; `wait=<s>` caps the wait', example: 'respond-async' }),
 });
@@ -29,14 +44,17 @@ const responses = {
     description: 'Accepted (`Prefer: respond-async`, or still running after MM_SYNC_WAIT_S); `Location` names the operation',
     content: { 'application/json': { schema: OperationSchema } },
   },
-  400: { description: 'Bad input, or `board_required` (several boards, none named)' },
+  400: {
+    description:
+      'Bad input, `board_required` (several boards, none named), `board_choice_conflict` (both board_id and board_selector), `no_matching_board` (no registered board matches the selector; nothing was created)',
+  },
   404: { description: '`invocation_not_found` or `board_not_found`' },
   409: { description: '`operation_cancelled` (the problem carries `operation`)' },
   502: { description: '`operation_failed`: the board ran it and it failed (the problem carries `operation`)' },
   503: { description: '`no_board` (none registered) or `board_offline` (not connected; nothing was started)' },
 } as const;
 
-const route = (kind: AgentKind, summary: string, description: string) =>
+const route = <B extends typeof BoardChoice>(kind: AgentKind, summary: string, description: string, body: B) =>
   createRoute({
     method: 'post',
     path: `/api/invocations/{id}/${kind}/`,
@@ -47,7 +65,7 @@ const route = (kind: AgentKind, summary: string, description: string) =>
     request: {
       params: InvocationIdParams,
       headers: preferHeader,
-      body: { required: false, content: { 'application/json': { schema: BoardChoice } } },
+      body: { required: false, content: { 'application/json': { schema: body } } },
     },
     responses,
   });
@@ -57,29 +75,55 @@ const transferRoute = route(
   "Copy the invocation's files to the board",
   'Starts a `transfer` operation: the board receives every input file it does not already hold (same sha256), ' +
     'resuming partial files, and keeps them under `$MM_AGENT_DIR/invocations/<id>/`. Waits for the end unless `Prefer: respond-async`.',
+  BoardChoice,
 );
 
 const executeRoute = route(
   'execute',
   'Run the invocation on the board',
   'Starts an `execute` operation: transfers what the board lacks, runs the runner, and stores the output video as the ' +
-    "invocation's `output_video`. No body needed. Waits for the end unless `Prefer: respond-async`.",
+    "invocation's `output_video`. No body needed. Waits for the end unless `Prefer: respond-async`. With `board_selector` " +
+    'the operation waits (queued, `board_id` null) until the fleet scheduler picks a matching board (docs/fleet.md).',
+  ExecuteBody,
 );
 
 /** Transfer and execute (docs/api.md, "Transfer and execute"). */
 export function invocationOperationRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.invocation) });
 
-  const start = async (c: Context<AppEnv>, kind: AgentKind, invocationId: number, boardId: string | undefined) => {
+  const start = async (
+    c: Context<AppEnv>,
+    kind: AgentKind,
+    invocationId: number,
+    boardId: string | undefined,
+    fleet: { priority?: number; queueDeadline?: Date } = {},
+  ) => {
     // Looked up together; an unknown invocation is reported before any board problem.
     const [invocation, board] = await Promise.allSettled([requireInvocation(ctx, invocationId), boardForOperation(ctx, boardId)]);
     if (invocation.status === 'rejected') throw invocation.reason;
     if (board.status === 'rejected') throw board.reason;
-    const op = await ctx.operations.create({ kind, boardId: board.value, invocationId });
+    const op = await ctx.operations.create({ kind, boardId: board.value, invocationId, ...fleet });
     return respondWithOperation(c, ctx, op);
   };
 
   app.openapi(transferRoute, (c) => start(c, 'transfer', c.req.valid('param').id, c.req.valid('json').board_id));
-  app.openapi(executeRoute, (c) => start(c, 'execute', c.req.valid('param').id, c.req.valid('json').board_id));
+  app.openapi(executeRoute, async (c) => {
+    const invocationId = c.req.valid('param').id;
+    const body = c.req.valid('json');
+    if (body.board_selector !== undefined && body.board_id !== undefined) {
+      throw new BadRequestError('board_choice_conflict', 'Name a board (board_id) or describe one (board_selector), not both.');
+    }
+    const queueDeadline = new Date(Date.now() + (body.queue_timeout_s !== undefined ? body.queue_timeout_s * 1000 : ctx.config.queueTimeoutMs));
+    const fleet = { priority: body.priority ?? 0, queueDeadline };
+    if (body.board_selector === undefined) return start(c, 'execute', invocationId, body.board_id, fleet);
+    const selector = body.board_selector;
+    await requireInvocation(ctx, invocationId);
+    if (!(await ctx.scheduler.anyBoardMatches(selector))) {
+      throw new BadRequestError('no_matching_board', `No registered board has the labels ${JSON.stringify(selector)}.`);
+    }
+    const op = await ctx.operations.create({ kind: 'execute', boardId: null, invocationId, boardSelector: selector, ...fleet });
+    ctx.scheduler.kick({ selector });
+    return respondWithOperation(c, ctx, op);
+  });
   return app;
 }

@@ -1,0 +1,135 @@
+/**
+ * The fleet scheduler under load (run by hand, prints figures; not a test):
+ *
+ *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2]
+ *
+ * Needs the real PostgreSQL. Starts `--replicas` control planes (MM_REPLICA_ID fleet-1…N) on one
+ * scratch database, inserts `--boards` boards straight into it with `--combos` label
+ * combinations (`combo=c0…`), and links them all through bench/many-agents.ts's load
+ * generator, here answering each op.start at once with a succeeded op.result (no files, no
+ * run): what is measured is the scheduler and the operation lifecycle around it, not runners.
+ * Then `--ops` executes with `board_selector: { combo: cK }` (round robin over the combos) are
+ * posted through the replicas in turn, 32 at a time, and the bench waits until all ended.
+ *
+ * Figures:
+ * - runnable → assigned: per operation, `assigned_at − max(created_at, the end of the
+ *   previous operation on the board it got)` (or the board's link time for its first one),
+ *   i.e. from the moment the operation existed and its board was free; p50, p99, max;
+ * - assignments per second across the replicas (first to last assignment), and per replica
+ *   (which replica dispatched is not stored: the split is by the replica holding the board);
+ * - database load during the drain (pg_stat_database of the scratch database): transactions,
+ *   rows read (fetched + returned) and rows written, in all and per operation.
+ */
+import { type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { createScratchDatabase, realDatabaseUrl } from '../test/support/databases.ts';
+import { serverCluster, type ServerCluster, type ServerProcess } from '../test/support/processes.ts';
+import { insertBoards, startGenerators, waitAllLinked } from './many-agents.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+};
+const say = (line: string) => console.log(line);
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function main(): Promise<void> {
+  if (!realDatabaseUrl) throw new Error('bench/scheduler.ts needs the real PostgreSQL (DATABASE_URL)');
+  const boardCount = Number(arg('boards', '1000'));
+  const opCount = Number(arg('ops', '10000'));
+  const replicaCount = Number(arg('replicas', '3'));
+  const combos = Number(arg('combos', '10'));
+  const generators = Number(arg('generators', '2'));
+  const scratch = await createScratchDatabase();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-bench-sched-'));
+  const clusters: ServerCluster[] = [];
+  const servers: ServerProcess[] = [];
+  const children: ChildProcess[] = [];
+  const sql = postgres(scratch.url, { max: 2, onnotice: () => {} });
+  try {
+    say(`fleet scheduler: ${boardCount} boards (${combos} label combinations), ${opCount} operations, ${replicaCount} replicas; load ${os.loadavg()[0]!.toFixed(2)}`);
+    for (let r = 1; r <= replicaCount; r++) {
+      const cluster = await serverCluster('embedded', { DATABASE_URL: scratch.url, MM_DATA_DIR: dataDir, MM_REPLICA_ID: `fleet-${r}` });
+      clusters.push(cluster);
+      servers.push(await cluster.start());
+    }
+    const tokens = await insertBoards(scratch.url, boardCount);
+    await sql`update boards b set labels = jsonb_build_object('combo', 'c' || (substring(name from 6)::int % ${combos}))`;
+    const totals = startGenerators(
+      servers.map((s) => s.url),
+      tokens,
+      generators,
+      children,
+      { answerOps: true },
+    );
+    const linkMs = await waitAllLinked(totals, boardCount, performance.now(), 'linking', say);
+    say(`  all ${boardCount} boards linked in ${(linkMs / 1000).toFixed(1)} s`);
+    const [inv] = await sql<Array<{ id: number }>>`insert into invocations (name) values ('bench') returning id`;
+
+    const [before] = await sql`select xact_commit + xact_rollback as xacts, tup_fetched + tup_returned as reads, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = current_database()`;
+    const started = performance.now();
+    let next = 0;
+    let refused = 0;
+    const post = async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= opCount) return;
+        const server = servers[i % servers.length]!;
+        const res = await server.api(`/api/invocations/${inv!.id}/execute/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+          body: JSON.stringify({ board_selector: { combo: `c${i % combos}` } }),
+        });
+        if (res.status !== 202) refused++;
+        await res.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, post));
+    const postedMs = performance.now() - started;
+    say(`  posted ${opCount} in ${(postedMs / 1000).toFixed(1)} s (${refused} refused)`);
+    for (;;) {
+      const [{ open }] = (await sql`select count(*)::int as open from operations where status in ('queued', 'running')`) as unknown as [{ open: number }];
+      if (open === 0) break;
+      if (performance.now() - started > 1_800_000) throw new Error(`${open} operations still open after 30 min`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const drainMs = performance.now() - started;
+    await new Promise((r) => setTimeout(r, 1000)); // pg_stat counters are flushed on a delay
+    const [after] = await sql`select xact_commit + xact_rollback as xacts, tup_fetched + tup_returned as reads, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = current_database()`;
+
+    const rows = await sql<Array<{ wait_ms: number }>>`
+      with runs as (
+        select o.id, o.board_id, o.created_at, o.assigned_at,
+          lag(o.finished_at) over (partition by o.board_id order by o.assigned_at) as prev_end
+        from operations o where o.assigned_at is not null)
+      select extract(epoch from (r.assigned_at - greatest(r.created_at, coalesce(r.prev_end, r.created_at)))) * 1000 as wait_ms from runs r`;
+    const waits = rows.map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
+    const [span] = await sql`select extract(epoch from max(assigned_at) - min(assigned_at)) as s, count(*)::int as n,
+      count(*) filter (where status = 'succeeded')::int as ok from operations`;
+    const [phases] = await sql`select
+        percentile_cont(0.5) within group (order by extract(epoch from started_at - assigned_at) * 1000) as claim_ms,
+        percentile_cont(0.5) within group (order by extract(epoch from finished_at - started_at) * 1000) as run_ms
+      from operations where assigned_at is not null`;
+    const perReplica = await sql`select s.replica_id, count(*)::int as n from operations o join board_sessions s on s.board_id = o.board_id group by 1 order by 1`;
+    const d = (k: string) => Number(after![k]) - Number(before![k]);
+    say(`  drained in ${(drainMs / 1000).toFixed(1)} s; ${span!.n} operations, ${span!.ok} succeeded`);
+    say(`  runnable → assigned: p50 ${pct(waits, 50).toFixed(1)} ms, p99 ${pct(waits, 99).toFixed(1)} ms, max ${waits.at(-1)?.toFixed(1)} ms (${waits.length} assignments)`);
+    say(`  after assignment (p50): claimed and started ${Number(phases!.claim_ms).toFixed(1)} ms later, ended ${Number(phases!.run_ms).toFixed(1)} ms after that (the generator answers at once)`);
+    say(`  assignments/s across ${replicaCount} replicas: ${(Number(span!.n) / Number(span!.s)).toFixed(0)} (first to last assignment, ${Number(span!.s).toFixed(1)} s)`);
+    say(`  by the replica holding the board: ${perReplica.map((r) => `${r.replica_id} ${r.n}`).join(', ')}`);
+    say(`  database during the drain: ${d('xacts')} transactions (${(d('xacts') / opCount).toFixed(1)}/op), ${d('reads')} rows read (${(d('reads') / opCount).toFixed(0)}/op), ${d('writes')} rows written (${(d('writes') / opCount).toFixed(1)}/op)`);
+    say(`  load ${os.loadavg()[0]!.toFixed(2)}`);
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    await sql.end();
+    for (const c of clusters) await c.cleanup().catch(() => {});
+    await scratch.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
+process.exit(0);

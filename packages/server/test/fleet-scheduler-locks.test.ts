@@ -1,0 +1,85 @@
+/**
+ * The fleet scheduler's assignment across replicas (fleet/scheduler-store.ts), on the real
+ * PostgreSQL: several dispatchers, each with its own connection pool as a replica has, give
+ * out the same waiting work to the same idle boards at once. Each operation must get one
+ * board, each board at most one operation.
+ *
+ * How it was checked that this fails without the locks: with the
+ * `pg_try_advisory_xact_lock` line of assignToBoard replaced by `select true as got`, the
+ * board-per-operation assertion failed on each of the three rounds (boards given 2 to 4 operations).
+ */
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../src/db/database.ts';
+import { boards, boardSessions, operations } from '../src/db/schema.ts';
+import { assignToBoard, idleBoards } from '../src/fleet/scheduler-store.ts';
+import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
+
+const REPLICAS = 4;
+const BOARDS = 24;
+
+describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas', () => {
+  let scratch: { url: string; drop(): Promise<void> };
+  const dbs: Database[] = [];
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase();
+    dbs.push(await openDatabase({ databaseUrl: scratch.url, embeddedDir: '' }));
+    for (let i = 1; i < REPLICAS; i++) dbs.push(await openDatabase({ databaseUrl: scratch.url, embeddedDir: '' }));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const d of dbs) await d.close();
+    await scratch?.drop();
+  });
+
+  const reset = async () => {
+    const { db } = dbs[0]!;
+    await db.execute(sql`truncate operations, board_sessions, boards cascade`);
+    const rows = await db
+      .insert(boards)
+      .values(Array.from({ length: BOARDS }, (_, i) => ({ name: `b${i}`, tokenHash: `h${i}-${Math.random()}`, labels: { kind: i % 2 ? 'a' : 'b' } })))
+      .returning();
+    await db.insert(boardSessions).values(rows.map((b) => ({ boardId: b.id, replicaId: 'r', connectedAt: new Date(), heartbeatAt: sql`now()` })));
+    return rows;
+  };
+
+  for (const round of [1, 2, 3]) {
+    it(`round ${round}: ${REPLICAS} dispatchers at once: one board per operation, one operation per board`, async () => {
+      await reset();
+      const { db } = dbs[0]!;
+      // More waiting work than boards: every board is wanted by every dispatcher.
+      await db.insert(operations).values(
+        Array.from({ length: BOARDS * 3 }, (_, i) => ({ kind: 'execute', status: 'queued', boardId: null, boardSelector: { kind: i % 2 ? 'a' : 'b' }, priority: i % 5 })),
+      );
+      const idle = await idleBoards(db, 15_000);
+      expect(idle).toHaveLength(BOARDS);
+      // Every dispatcher walks the same boards in the same order, as replicas given the same trigger do.
+      const assigned = (
+        await Promise.all(
+          dbs.map(async (d) => {
+            const out = [];
+            for (const board of idle) {
+              const row = await assignToBoard(d.db, board);
+              if (row) out.push(row);
+            }
+            return out;
+          }),
+        )
+      ).flat();
+      const perBoard = new Map<string, number>();
+      for (const row of assigned) perBoard.set(row.boardId!, (perBoard.get(row.boardId!) ?? 0) + 1);
+      expect([...perBoard.values()].filter((n) => n > 1)).toEqual([]);
+      expect(new Set(assigned.map((r) => r.id)).size).toBe(assigned.length);
+      // Every board got one: none was skipped for good because another dispatcher held it.
+      expect(perBoard.size).toBe(BOARDS);
+      const stored = await db.execute(sql`select board_id, count(*)::int as n from operations where board_id is not null group by board_id`);
+      const storedRows = (Array.isArray(stored) ? stored : []) as Array<{ n: number }>;
+      expect(storedRows.every((r) => r.n === 1)).toBe(true);
+      // A board's labels hold the selector of what it got; the highest priority went first.
+      const byId = new Map(idle.map((b) => [b.id, b]));
+      for (const row of assigned) expect(byId.get(row.boardId!)!.labels.kind).toBe(row.boardSelector!.kind);
+      expect(Math.min(...assigned.map((r) => r.priority))).toBeGreaterThanOrEqual(2);
+    });
+  }
+});
