@@ -108,7 +108,8 @@ describe(`board facts, mm/ labels and per-run metrics (${kind} database)`, () =>
   it('an execute gets the board\'s labels; result.metrics has run_ms and the runner\'s fps, which follows sim/speed', async () => {
     const inv = await createInvocation('metrics', { duration_s: 0.2 });
     const fast = await execute(inv, kv260);
-    expect(fast.result.metrics).toEqual({ fps: 60, latency_ms: 16.67, run_ms: expect.any(Number) });
+    // The simulated board also measures the run (board telemetry): its peak temperature and mean power.
+    expect(fast.result.metrics).toEqual({ fps: 60, latency_ms: 16.67, run_ms: expect.any(Number), max_temperature_c: expect.any(Number), mean_power_w: expect.any(Number) });
     expect(fast.result.metrics.run_ms).toBeGreaterThanOrEqual(200);
     const slow = await execute(inv, zcu104);
     expect(slow.result.metrics).toMatchObject({ fps: 30, latency_ms: 33.33 });
@@ -138,7 +139,7 @@ describe(`board facts, mm/ labels and per-run metrics (${kind} database)`, () =>
       const inv = await createInvocation('bad-metrics', { duration_s: 0, metrics_json: text });
       const op = await execute(inv, zcu104);
       expect(op.status).toBe('succeeded');
-      expect(op.result.metrics).toEqual({ run_ms: expect.any(Number) });
+      expect(op.result.metrics).toEqual({ run_ms: expect.any(Number), max_temperature_c: expect.any(Number), mean_power_w: expect.any(Number) });
       const log = await (await admin(`/api/operations/${op.id}/log/`)).text();
       expect(log).toMatch(why);
       expect((await json(await admin(`/api/invocations/${inv}/metrics/?name=fps`))).points).toEqual([]);
