@@ -51,17 +51,9 @@ async function getBoard(api: Api, given: string): Promise<FleetBoard> {
   return (await api.call(api.client.GET('/api/boards/{id}/', { params: { path: { id } } }))) as FleetBoard;
 }
 
-/** `PATCH /api/boards/<id>/` (the fleet part of the API; not in every server's typed client yet). */
+/** `PATCH /api/boards/<id>/`: labels replace the people's ones (the agent's `mm/` labels stay). */
 async function patchBoard(ctx: CommandContext, id: string, body: { labels?: Labels; maintenance?: boolean }): Promise<FleetBoard> {
-  const res = await ctx.api.fetchRaw(ctx.api.url(`/api/boards/${encodeURIComponent(id)}/`), {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    expectJson: true,
-    signal: ctx.signal,
-  });
-  if (!res.ok) throw await ctx.api.problemOf(res);
-  return (await res.json()) as FleetBoard;
+  return (await ctx.api.call(ctx.api.client.PATCH('/api/boards/{id}/', { params: { path: { id } }, body, signal: ctx.signal }))) as FleetBoard;
 }
 
 /** What a fact's value reads as (sizes in bytes as KiB/MiB/GiB). */

@@ -119,8 +119,7 @@ async function run(ctx: CommandContext, opts: RunOptions): Promise<void> {
   const op = (await api.call(
     api.client.POST('/api/invocations/{id}/execute/', {
       params: { path: { id }, header: { prefer: 'respond-async' } },
-      // board_selector is the fleet part of the API (docs/api.md, "Fleets").
-      body: (selector ? { board_selector: selector } : { board_id: board!.id }) as { board_id?: string },
+      body: selector ? { board_selector: selector } : { board_id: board!.id },
       signal,
     }),
   )) as Operation;
