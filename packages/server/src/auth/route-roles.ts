@@ -84,6 +84,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   R('GET', '/api/device-scripts/', 'viewer'),
   R('GET', '/api/device-scripts/{id}/', 'viewer'),
   R('GET', '/api/device-scripts/{id}/stream/', 'viewer'),
+  R('GET', '/api/device-scripts/{id}/camera/', 'viewer'),
   R('GET', '/api/rollouts/', 'viewer'),
   R('GET', '/api/rollouts/{id}/', 'viewer'),
   R('GET', '/api/rollouts/{id}/events/', 'viewer'),

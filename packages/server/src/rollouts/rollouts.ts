@@ -1,3 +1,4 @@
+import { requireDeployable } from '../services/device-script-programs.ts';
 import { z } from '@hono/zod-openapi';
 import type { Clock } from '@mm/protocol';
 import { ForbiddenError } from '../auth/errors.ts';
@@ -140,6 +141,8 @@ export class Rollouts {
         }
         const id = z.string().uuid().safeParse(params.script_id);
         if (!id.success) throw field('script_id', 'required: the device script id (UUID)');
+        // The same checks as a deploy to one board: the entry, its folder, its program.
+        await requireDeployable(this.ctx.database.db, id.data);
         return { script_id: id.data };
       }
     }

@@ -8,7 +8,7 @@ import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { serveFile } from '../http/file-response.ts';
 import { fileUploadResponses } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
-import { remoteDirRefusal, SCRIPT_CONTROL_KINDS, type ScriptAction } from '../device-scripts/script-operations.ts';
+import { SCRIPT_CONTROL_KINDS, type ScriptAction } from '../device-scripts/script-operations.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { respondWithOperation } from '../operations/respond.ts';
@@ -18,6 +18,7 @@ import {
   attachScriptProgram,
   boardScriptsOf,
   programNotFound,
+  requireDeployable,
   scriptDeployments,
   scriptProgramOf,
   scriptPrograms,
@@ -255,10 +256,7 @@ export function deviceScriptProgramRoutes(ctx: Services) {
   app.openapi(deployRoute, async (c) => {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json') ?? {};
-    const script = await requireScript(ctx, id);
-    const refusal = remoteDirRefusal(script.remote_dir, undefined);
-    if (refusal) throw new BadRequestError('script_dir_refused', refusal);
-    if (!(await scriptProgramOf(db, id, script.version))) throw programNotFound(id, script.version);
+    const script = await requireDeployable(db, id);
     const boardId = await boardForOperation(ctx, body.board_id);
     setAuditTarget(`device_script ${id}`, { board_id: boardId, version: script.version });
     const op = await ctx.operations.create({ kind: 'script_deploy', boardId, params: { script_id: id } });

@@ -2,11 +2,12 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { ScriptState } from '@mm/protocol';
 import { boards, boardScripts, contents, deviceScriptPrograms, deviceScripts } from '../db/schema.ts';
 import type { Db } from '../db/database.ts';
-import { NotFoundError } from '../errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import { remoteDirRefusal } from '../device-scripts/script-operations.ts';
 import { plainFileName } from '../http/file-name.ts';
 import type { StoreContext } from '../store-context.ts';
-import { deviceScriptNotFound } from './device-scripts.ts';
-import { DEVICE_SCRIPT_ID_PATTERN } from './device-scripts-schema.ts';
+import { deviceScriptNotFound, getDeviceScript } from './device-scripts.ts';
+import { DEVICE_SCRIPT_ID_PATTERN, type DeviceScriptRecord } from './device-scripts-schema.ts';
 import { collectUnusedContent } from './invocation-files.ts';
 
 /** A device script's program of one version (docs/device-scripts.md). */
@@ -162,4 +163,17 @@ export async function deployedPort(db: Db, boardId: string, scriptId: string): P
     .from(boardScripts)
     .where(and(eq(boardScripts.boardId, boardId), eq(boardScripts.scriptId, scriptId)));
   return row?.port;
+}
+
+/**
+ * What deploying a script needs before any operation is created, for one board or a rollout:
+ * the entry (404 `device_script_not_found`), a folder the board may write (400
+ * `script_dir_refused`) and a program for its current version (404).
+ */
+export async function requireDeployable(db: Db, scriptId: string): Promise<DeviceScriptRecord> {
+  const script = await getDeviceScript(db, scriptId);
+  const refusal = remoteDirRefusal(script.remote_dir, undefined);
+  if (refusal) throw new BadRequestError('script_dir_refused', refusal);
+  if (!(await scriptProgramOf(db, scriptId, script.version))) throw programNotFound(scriptId, script.version);
+  return script;
 }
