@@ -5,6 +5,7 @@ import { Link } from '../components/link.tsx';
 import { MetricBars } from '../components/metric-bars.tsx';
 import { Pager } from '../components/pager.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { DataTable } from '../components/table-box.tsx';
 import { formatTime } from '../lib/format.ts';
 import { currentQuery, navigate } from '../lib/router.ts';
@@ -55,6 +56,9 @@ export function RolloutsPage() {
     <section aria-labelledby="rollouts-title" class="stack">
       <h1 id="rollouts-title">Rollouts</h1>
       <p class="muted small">One run or one change across many boards, in phases that stop by themselves when too many boards fail.</p>
+      <div>
+        <RunOnBoards kind="pac_install" label="Roll out a PAC archive…" />
+      </div>
       <form class="row wrap filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Kind
