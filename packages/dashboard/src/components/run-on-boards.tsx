@@ -3,7 +3,6 @@ import { client, unwrap } from '../api/client.ts';
 import { ApiProblem } from '../api/problem.ts';
 import { formatBytes } from '../lib/format.ts';
 import { sha256OfFile } from '../lib/sha256.ts';
-import { uploadContent } from '../lib/upload.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { ErrorBox } from './error-box.tsx';
@@ -77,6 +76,8 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
       } catch (err) {
         // The server lacks the archive: send it once, then ask again.
         if (!(picksArchive && archive && params && err instanceof ApiProblem && err.code === 'content_not_found')) throw err;
+        // Loaded on demand, as the file slots do: tus stays out of the first bundle.
+        const { uploadContent } = await import('../lib/upload.ts');
         await uploadContent(archive, String(params.archive_sha256), (n) => setStep(`uploading ${archive.name}: ${formatBytes(n)} of ${formatBytes(archive.size)}`));
         setStep('starting the rollout…');
         r = await create();
