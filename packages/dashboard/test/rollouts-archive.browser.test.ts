@@ -53,6 +53,8 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: a PAC archive rolled o
     await form.getByRole('button', { name: 'Start' }).click();
     await page.getByRole('heading', { name: /Rollout #\d+/ }).waitFor({ timeout: 60_000 });
     await expect.poll(() => page.getByTestId('rollout-progress').textContent(), { timeout: 90_000 }).toBe('1/1 ended · 1 succeeded · 0 failed');
+    await page.getByTestId('chart-run_ms').locator('canvas').waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('rollout-params').textContent()).toMatch(/filename ui_pac\.tar\.gz/);
     await page.screenshot({ path: path.join(SHOTS, 'pac-rollout-1280.png'), fullPage: true });
     await expectAccessible(page, 'pac rollout page');
     const id = Number(/\/rollouts\/(\d+)$/.exec(page.url())![1]);
@@ -65,6 +67,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: a PAC archive rolled o
     const narrow = await pageAt(390);
     await narrow.goto(`${base}/rollouts/${id}`);
     await narrow.getByRole('heading', { name: /Rollout #\d+/ }).waitFor();
+    await narrow.getByTestId('chart-run_ms').locator('canvas').waitFor({ timeout: 20_000 });
     await narrow.screenshot({ path: path.join(SHOTS, 'pac-rollout-390.png'), fullPage: true });
     await narrow.goto(`${base}/rollouts`);
     await narrow.getByRole('button', { name: 'Roll out a PAC archive…' }).click();

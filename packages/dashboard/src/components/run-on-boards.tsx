@@ -112,7 +112,7 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
         <input name="labels" value={labels} placeholder="mm/board-model=kv260, camera=yes" onInput={(e) => setLabels((e.target as HTMLInputElement).value)} aria-invalid={selector === null} />
       </label>
       {selector === null && <p class="small danger-text">Write each label as key=value.</p>}
-      <div class="row wrap">
+      <div class="row wrap align-end">
         <label>
           Boards per phase <span class="muted small">(empty: all at once)</span>
           <input inputMode="numeric" size={5} value={batch} onInput={(e) => setBatch((e.target as HTMLInputElement).value.replace(/\D/g, ''))} />
@@ -122,7 +122,7 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
           <input inputMode="numeric" size={5} value={interval} onInput={(e) => setInterval((e.target as HTMLInputElement).value.replace(/\D/g, ''))} />
         </label>
       </div>
-      <div class="row wrap">
+      <div class="row wrap align-end">
         <label>
           Stop when this % failed
           <input inputMode="numeric" size={4} value={abortPercent} onInput={(e) => setAbortPercent((e.target as HTMLInputElement).value.replace(/\D/g, ''))} />
