@@ -81,7 +81,10 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: a PAC archive rolled o
     await page.getByRole('button', { name: 'Run on boards…' }).click();
     await page.screenshot({ path: path.join(SHOTS, 'run-on-boards-1280.png'), fullPage: true });
     // Nothing wider than the screen at 390 px.
-    const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await narrow.evaluate(() => {
+      const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
     expect(overflow).toBeLessThanOrEqual(0);
   });
 });
