@@ -4,7 +4,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operationEvents, operations, rolloutBoards, rollouts } from '../src/db/schema.ts';
 import { PRUNE_BATCH_ROWS, RetentionPruner } from '../src/retention/retention-pruner.ts';
-import { sweepOrphanContent } from '../src/services/invocation-files.ts';
+import { recordContent, sweepOrphanContent } from '../src/services/invocation-files.ts';
 import type { ContentStore } from '../src/storage/content-store.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
@@ -165,6 +165,34 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
     });
     expect((await zeroGrace.runOnce()).content).toBe(1);
     expect(await store.has(orphan.sha256)).toBe(false);
+  });
+
+  it('keeps a PAC archive while a pac_install rollout names it; collects it once the rollout is pruned', async () => {
+    const store = server.ctx.files as ContentStore;
+    const archive = await store.ingest(Readable.from([Buffer.from(`an archive ${Date.now()}`)]));
+    // As POST /api/rollouts/ does: recorded, then named by the rollout.
+    await recordContent(server.ctx, archive.sha256, archive.size);
+    store.release(archive.sha256);
+    const { db } = server.ctx.database;
+    const [row] = await db
+      .insert(rollouts)
+      .values({ kind: 'pac_install', status: 'succeeded', boardSelector: {}, params: { archive_sha256: archive.sha256, size: archive.size, filename: 'a.tar.gz' }, finishedAt: new Date(Date.now() - 100 * DAY) })
+      .returning({ id: rollouts.id });
+    await sweepOrphanContent(server.ctx, { orphanGraceMs: 0 });
+    expect(await store.has(archive.sha256)).toBe(true);
+    const pruner = new RetentionPruner({
+      db,
+      log: server.ctx.log,
+      retentionMs: 90 * DAY,
+      sweepContent: async () => {
+        const r = await sweepOrphanContent(server.ctx, { orphanGraceMs: 0 });
+        return r.rows + r.files;
+      },
+    });
+    const counts = await pruner.runOnce();
+    expect(counts.rollouts).toBeGreaterThanOrEqual(1);
+    expect(await rolloutState([row!.id])).toEqual([]);
+    expect(await store.has(archive.sha256)).toBe(false);
   });
 
   it('prunes 20,000 events in small batches while the API keeps answering', async () => {
