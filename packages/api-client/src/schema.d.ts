@@ -206,7 +206,7 @@ export interface paths {
         put?: never;
         /**
          * tus creation: start a resumable upload of one input file
-         * @description `Upload-Metadata` (base64 values): `invocation_id`, `file_type` (parameter, bitstream, weights, input_video), `filename`, and optionally `sha256` (checked when the last byte arrives: `checksum_mismatch`, nothing attached). An upload untouched for MM_UPLOAD_EXPIRY_S is removed with its bytes (`Upload-Expires`). A zero-length upload is attached at once.
+         * @description `Upload-Metadata` (base64 values): `invocation_id`, `file_type` (parameter, bitstream, weights, input_video), `filename`, and optionally `sha256` (checked when the last byte arrives: `checksum_mismatch`, nothing attached). Without `invocation_id` and `file_type` (only `filename` and `sha256`, then required) the content is stored by its sha256 and attached to nothing: a `pac_install` rollout names it as `params.archive_sha256`; content no rollout or invocation names is swept after an hour. An upload untouched for MM_UPLOAD_EXPIRY_S is removed with its bytes (`Upload-Expires`). A zero-length upload is attached at once.
          */
         post: operations["postUploads"];
         delete?: never;
@@ -1505,9 +1505,9 @@ export interface components {
         Upload: {
             /** Format: uuid */
             id: string;
-            invocation_id: number;
-            /** @enum {string} */
-            file_type: "parameter" | "bitstream" | "weights" | "input_video";
+            /** @description null: content uploaded on its own (stored by sha256, attached to nothing) */
+            invocation_id: number | null;
+            file_type: ("parameter" | "bitstream" | "weights" | "input_video") | "content";
             filename: string;
             sha256: string | null;
             length: number;
@@ -4931,15 +4931,6 @@ export interface operations {
             };
             /** @description Missing or wrong credentials (`unauthorized`) */
             401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
-            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,7 +17,8 @@ const MAX_RETRIES = 12;
 export interface TusUploadInput {
   api: Api;
   file: HashedFile;
-  invocationId: number;
+  /** Undefined: the content is stored on its own by sha256 (a PAC archive a rollout names). */
+  invocationId: number | undefined;
   kind: string;
   filename: string;
   bar: ProgressBar;
@@ -52,7 +53,7 @@ class TransientError extends Error {}
  */
 export async function tusUpload(input: TusUploadInput, resume = uploadResumeState()): Promise<TusUploadResult> {
   const { api, file, signal } = input;
-  const key = `${api.server} ${input.invocationId} ${input.kind} ${file.sha256} ${file.size}`;
+  const key = `${api.server} ${input.invocationId ?? 'content'} ${input.kind} ${file.sha256} ${file.size}`;
   let location = await resume.get(key);
   let offset = 0;
   let resumedFrom = 0;
@@ -119,8 +120,7 @@ async function create(api: Api, input: TusUploadInput): Promise<string> {
     ...TUS,
     'upload-length': String(input.file.size),
     'upload-metadata': encodeMetadata({
-      invocation_id: String(input.invocationId),
-      file_type: input.kind,
+      ...(input.invocationId !== undefined ? { invocation_id: String(input.invocationId), file_type: input.kind } : {}),
       filename: input.filename,
       sha256: input.file.sha256,
     }),

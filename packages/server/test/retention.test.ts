@@ -2,9 +2,9 @@ import http from 'node:http';
 import { Readable } from 'node:stream';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationEvents, operations } from '../src/db/schema.ts';
+import { operationEvents, operations, rolloutBoards, rollouts } from '../src/db/schema.ts';
 import { PRUNE_BATCH_ROWS, RetentionPruner } from '../src/retention/retention-pruner.ts';
-import { sweepOrphanContent } from '../src/services/invocation-files.ts';
+import { recordContent, sweepOrphanContent } from '../src/services/invocation-files.ts';
 import type { ContentStore } from '../src/storage/content-store.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
@@ -87,10 +87,60 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
     expect(metrics).toMatch(/mm_retention_pruned_total\{kind="operation_events"\} (9|\d\d+)/);
   });
 
+  /** A rollout row with `boards` boards; `finishedDaysAgo` null: still running. */
+  async function rollout(status: string, finishedDaysAgo: number | null, boards = 3): Promise<number> {
+    const { db } = server.ctx.database;
+    const created = new Date(Date.now() - (finishedDaysAgo ?? 200) * DAY - 60_000);
+    const [row] = await db
+      .insert(rollouts)
+      .values({ kind: 'pac_activate', status, boardSelector: { site: 'lab' }, params: { pac: 'p' }, createdAt: created, finishedAt: finishedDaysAgo === null ? null : new Date(Date.now() - finishedDaysAgo * DAY) })
+      .returning({ id: rollouts.id });
+    const id = row!.id;
+    await db.insert(rolloutBoards).values(Array.from({ length: boards }, (_, i) => ({ rolloutId: id, position: i, boardName: `b${i}`, phase: 0, status: finishedDaysAgo === null ? 'running' : 'succeeded' })));
+    return id;
+  }
+
+  async function rolloutState(ids: number[]): Promise<Array<[number, number]>> {
+    const { db } = server.ctx.database;
+    const kept = await db.select({ id: rollouts.id }).from(rollouts).where(inArray(rollouts.id, ids));
+    const out: Array<[number, number]> = [];
+    for (const { id } of kept.sort((a, b) => a.id - b.id)) {
+      out.push([id, (await db.select({ p: rolloutBoards.position }).from(rolloutBoards).where(eq(rolloutBoards.rolloutId, id))).length]);
+    }
+    return out;
+  }
+
+  it('removes finished rollouts older than the retention with their boards; never running ones, nor recent ones', async () => {
+    const oldDone = await rollout('succeeded', 120, 4);
+    const oldAborted = await rollout('aborted', 95, 2);
+    const recentFailed = await rollout('failed', 30);
+    // Cancelled long ago but a step still ran until yesterday: finished_at is when it ended.
+    const lateFinish = await rollout('cancelled', 1);
+    const oldRunning = await rollout('running', null);
+    const counts = await server.ctx.retention.runOnce();
+    expect(counts.rollouts).toBeGreaterThanOrEqual(2);
+    expect(counts.rollout_boards).toBeGreaterThanOrEqual(6);
+    expect(await rolloutState([oldDone, oldAborted, recentFailed, lateFinish, oldRunning])).toEqual([
+      [recentFailed, 3],
+      [lateFinish, 3],
+      [oldRunning, 3],
+    ]);
+    expect((await server.api(`/api/rollouts/${oldDone}/`)).status).toBe(404);
+    expect((await server.api(`/api/rollouts/${recentFailed}/`)).status).toBe(200);
+    const metrics = await (await server.api('/api/metrics/')).text();
+    expect(metrics).toMatch(/mm_retention_pruned_total\{kind="rollouts"\} [2-9]/);
+    expect(metrics).toMatch(/mm_retention_pruned_total\{kind="rollout_boards"\} ([6-9]|\d\d+)/);
+    // With MM_RETENTION_DAYS=0 nothing goes.
+    const ancient = await rollout('succeeded', 10_000);
+    const keeper = new RetentionPruner({ db: server.ctx.database.db, log: server.ctx.log, retentionMs: 0, sweepContent: async () => 0 });
+    expect((await keeper.runOnce()).rollouts).toBe(0);
+    expect(await rolloutState([ancient])).toEqual([[ancient, 3]]);
+  });
+
   it('keeps everything with MM_RETENTION_DAYS=0', async () => {
     const ancient = await operation('succeeded', 10_000);
     const keeper = new RetentionPruner({ db: server.ctx.database.db, log: server.ctx.log, retentionMs: 0, sweepContent: async () => 0 });
-    expect(await keeper.runOnce()).toEqual({ operations: 0, operation_events: 0, content: 0, board_telemetry: 0 });
+    expect(await keeper.runOnce()).toEqual({ operations: 0, operation_events: 0, content: 0, board_telemetry: 0, rollouts: 0, rollout_boards: 0 });
     expect(await existing([ancient])).toEqual([ancient]);
     expect(await eventCount(ancient)).toBe(3);
   });
@@ -115,6 +165,34 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
     });
     expect((await zeroGrace.runOnce()).content).toBe(1);
     expect(await store.has(orphan.sha256)).toBe(false);
+  });
+
+  it('keeps a PAC archive while a pac_install rollout names it; collects it once the rollout is pruned', async () => {
+    const store = server.ctx.files as ContentStore;
+    const archive = await store.ingest(Readable.from([Buffer.from(`an archive ${Date.now()}`)]));
+    // As POST /api/rollouts/ does: recorded, then named by the rollout.
+    await recordContent(server.ctx, archive.sha256, archive.size);
+    store.release(archive.sha256);
+    const { db } = server.ctx.database;
+    const [row] = await db
+      .insert(rollouts)
+      .values({ kind: 'pac_install', status: 'succeeded', boardSelector: {}, params: { archive_sha256: archive.sha256, size: archive.size, filename: 'a.tar.gz' }, finishedAt: new Date(Date.now() - 100 * DAY) })
+      .returning({ id: rollouts.id });
+    await sweepOrphanContent(server.ctx, { orphanGraceMs: 0 });
+    expect(await store.has(archive.sha256)).toBe(true);
+    const pruner = new RetentionPruner({
+      db,
+      log: server.ctx.log,
+      retentionMs: 90 * DAY,
+      sweepContent: async () => {
+        const r = await sweepOrphanContent(server.ctx, { orphanGraceMs: 0 });
+        return r.rows + r.files;
+      },
+    });
+    const counts = await pruner.runOnce();
+    expect(counts.rollouts).toBeGreaterThanOrEqual(1);
+    expect(await rolloutState([row!.id])).toEqual([]);
+    expect(await store.has(archive.sha256)).toBe(false);
   });
 
   it('prunes 20,000 events in small batches while the API keeps answering', async () => {

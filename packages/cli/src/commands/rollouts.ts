@@ -1,8 +1,12 @@
 import type { Labels } from '@mm/api-client';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { boardIdOf } from '../board-choice.ts';
 import { type CommandContext, say } from '../context.ts';
-import { CliError, EXIT, UsageError } from '../errors.ts';
+import { ApiProblemError, CliError, EXIT, UsageError } from '../errors.ts';
+import { HashCache } from '../hash-cache.ts';
+import { tusUpload } from '../tus-upload.ts';
 import { when } from '../format.ts';
 import { followRollout, rolloutSummary, rolloutTable, type Rollout } from '../rollout-follow.ts';
 import { collectLabel } from './board-fleet.ts';
@@ -16,6 +20,7 @@ interface CreateOptions {
   invocation?: string;
   pac?: string;
   archiveSha256?: string;
+  archive?: string;
   script?: string;
   version?: string;
   batchSize?: string;
@@ -40,10 +45,35 @@ function show(ctx: CommandContext, r: Rollout, strict = false): void {
   if (strict && r.status !== 'succeeded') throw new CliError(EXIT.failed, `Rollout ${r.id} ended ${r.status}.`, `See it: mm rollouts show ${r.id}`, { rollout_id: r.id });
 }
 
-async function create(ctx: CommandContext, kind: Kind, opts: CreateOptions): Promise<Rollout> {
+/**
+ * `pac_install --archive FILE`: hashes the file and creates the rollout naming it by sha256;
+ * only when the server lacks those bytes (404 `content_not_found`) is the file uploaded,
+ * resumably and on its own (an interrupted upload continues when the command runs again).
+ */
+async function createWithArchive(ctx: CommandContext, opts: CreateOptions & { archive: string }): Promise<Rollout> {
+  const st = await fs.stat(opts.archive).catch(() => undefined);
+  if (!st?.isFile()) throw new UsageError(`Cannot read the archive ${opts.archive}: it is not a regular file.`);
+  const hashing = ctx.progress.bar('hashing archive', st.size);
+  const hashed = await new HashCache().hash(opts.archive, (n) => hashing.add(n), ctx.signal);
+  hashing.done(hashed.cached ? 'cached' : undefined);
+  const filename = path.basename(opts.archive);
+  const withArchive = { ...opts, archiveSha256: hashed.sha256, archiveName: filename };
+  try {
+    return await create(ctx, 'pac_install', withArchive);
+  } catch (err) {
+    if (!(err instanceof ApiProblemError && err.code === 'content_not_found')) throw err;
+  }
+  const bar = ctx.progress.bar('uploading archive', hashed.size);
+  await tusUpload({ api: ctx.api, file: hashed, invocationId: undefined, kind: 'archive', filename, bar, signal: ctx.signal, note: (l) => ctx.progress.note(l) });
+  bar.done();
+  return create(ctx, 'pac_install', withArchive);
+}
+
+async function create(ctx: CommandContext, kind: Kind, opts: CreateOptions & { archiveName?: string }): Promise<Rollout> {
   const params: Record<string, unknown> = {};
   if (opts.pac !== undefined) params.pac = opts.pac;
   if (opts.archiveSha256 !== undefined) params.archive_sha256 = opts.archiveSha256;
+  if (opts.archiveName !== undefined) params.filename = opts.archiveName;
   if (opts.script !== undefined) params.script_id = opts.script;
   if (opts.version !== undefined) params.version = opts.version;
   const batchSize = whole(opts.batchSize, '--batch-size', 1);
@@ -98,7 +128,8 @@ export function registerRollouts(program: Command): void {
     .option('--label <k=v>', 'boards whose labels hold this pair (repeatable; none: every board)', collectLabel, {})
     .option('--invocation <id>', 'execute: the invocation to run')
     .option('--pac <name>', 'pac_activate: the PAC')
-    .option('--archive-sha256 <sha256>', 'pac_install: the stored archive')
+    .option('--archive <file>', 'pac_install: the PAC archive (.tar or .tar.gz); uploaded only when the server lacks it')
+    .option('--archive-sha256 <sha256>', 'pac_install: an archive the server already holds')
     .option('--script <id>', 'script_deploy: the device script')
     .option('--version <version>', 'agent_update: the version (default: the newest served)')
     .option('--batch-size <n>', 'boards per phase (default: all at once)')
@@ -109,7 +140,9 @@ export function registerRollouts(program: Command): void {
     .action(
       withContext(async (ctx, opts: CreateOptions, kind: string) => {
         if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`The kind is one of ${KINDS.join(', ')} (got ${JSON.stringify(kind)}).`);
-        const r = await create(ctx, kind as Kind, opts);
+        if (opts.archive !== undefined && kind !== 'pac_install') throw new UsageError('--archive is for pac_install rollouts.');
+        if (opts.archive !== undefined && opts.archiveSha256 !== undefined) throw new UsageError('Give --archive or --archive-sha256, not both.');
+        const r = opts.archive !== undefined ? await createWithArchive(ctx, { ...opts, archive: opts.archive }) : await create(ctx, kind as Kind, opts);
         if (!opts.follow) return show(ctx, r);
         ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board(s)`);
         show(ctx, await followRollout(ctx, r.id), true);

@@ -231,3 +231,34 @@ function sendMultipart(
     xhr.send(form);
   });
 }
+
+/**
+ * Stores a file on the server by its sha256, attached to nothing (a PAC archive a
+ * `pac_install` rollout then names): tus to `/api/uploads/` with only `filename` and `sha256`,
+ * resumable after a dropped connection or a reload (the same file continues its upload).
+ */
+export function uploadContent(file: File, sha256: string, onProgress: (done: number) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const upload = new tus.Upload(file, {
+      endpoint: '/api/uploads/',
+      metadata: { filename: file.name, sha256 },
+      headers: authHeaders(),
+      chunkSize: 8 * 1024 * 1024,
+      retryDelays: [0, 1000, 2000, 4000, 8000, 15000, 30000],
+      fingerprint: async () => ['mm', 'content', file.name, file.size, file.lastModified, sha256].join(':'),
+      storeFingerprintForResuming: true,
+      removeFingerprintOnSuccess: true,
+      onProgress: (sent) => onProgress(sent),
+      onError: (err) => {
+        const res = (err as tus.DetailedError).originalResponse;
+        reject(res ? new ApiProblem(res.getStatus(), `http_${res.getStatus()}`, 'Upload failed', err.message) : ApiProblem.network(err));
+      },
+      onSuccess: () => resolve(),
+    });
+    void upload.findPreviousUploads().then((previous) => {
+      const last = previous.sort((a, b) => b.creationTime.localeCompare(a.creationTime))[0];
+      if (last) upload.resumeFromPreviousUpload(last);
+      upload.start();
+    });
+  });
+}

@@ -5,8 +5,9 @@ import { Link } from '../components/link.tsx';
 import { MetricBars } from '../components/metric-bars.tsx';
 import { Pager } from '../components/pager.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { DataTable } from '../components/table-box.tsx';
-import { formatTime } from '../lib/format.ts';
+import { formatBytes, formatTime } from '../lib/format.ts';
 import { currentQuery, navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { followEvents } from '../lib/sse.ts';
@@ -55,6 +56,9 @@ export function RolloutsPage() {
     <section aria-labelledby="rollouts-title" class="stack">
       <h1 id="rollouts-title">Rollouts</h1>
       <p class="muted small">One run or one change across many boards, in phases that stop by themselves when too many boards fail.</p>
+      <div>
+        <RunOnBoards kind="pac_install" label="Roll out a PAC archive…" />
+      </div>
       <form class="row wrap filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Kind
@@ -201,7 +205,7 @@ export function RolloutPage({ id }: { id: number }) {
           <>
             <dt>Parameters</dt>
             <dd>
-              <code class="small">{JSON.stringify(r.params)}</code>
+              <ParamsList params={r.params} />
             </dd>
           </>
         )}
@@ -223,7 +227,7 @@ export function RolloutPage({ id }: { id: number }) {
             <td>{b.board_id ? <Link href={`/boards/${b.board_id}`}>{b.board_name}</Link> : b.board_name}</td>
             <td>{b.phase + 1}</td>
             <td>{b.operation_id !== null ? <Link href={`/operations/${b.operation_id}`}><StatusBadge status={b.status} /></Link> : <StatusBadge status={b.status} />}</td>
-            <td>{b.run_ms !== null ? `${(b.run_ms / 1000).toFixed(2)} s` : '—'}</td>
+            <td class="nowrap">{b.run_ms !== null ? `${(b.run_ms / 1000).toFixed(2)} s` : '—'}</td>
             {metricNames.map((n) => (
               <td key={n}>{b.metrics?.[n] ?? '—'}</td>
             ))}
@@ -257,5 +261,27 @@ export function RolloutPage({ id }: { id: number }) {
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * A rollout's params one per line (`filename ui_pac.tar.gz`), a sha256 cut to its first 12
+ * digits with the whole in its title, sizes in bytes as sizes: one JSON line ran off narrow
+ * screens and hid what mattered.
+ */
+function ParamsList(props: { params: Record<string, unknown> }) {
+  const shown = (key: string, value: unknown): string => {
+    if (typeof value === 'string' && /^[0-9a-f]{64}$/.test(value)) return `${value.slice(0, 12)}…`;
+    if (key === 'size' && typeof value === 'number') return formatBytes(value);
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  };
+  return (
+    <ul class="plain small" data-testid="rollout-params">
+      {Object.entries(props.params).map(([k, v]) => (
+        <li key={k}>
+          <span class="muted">{k}</span> <code title={typeof v === 'string' ? v : undefined}>{shown(k, v)}</code>
+        </li>
+      ))}
+    </ul>
   );
 }

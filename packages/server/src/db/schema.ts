@@ -260,9 +260,9 @@ export const uploads = pgTable(
   'uploads',
   {
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
-    invocationId: integer('invocation_id')
-      .notNull()
-      .references(() => invocations.id, { onDelete: 'cascade' }),
+    /** Null: content uploaded on its own (a PAC archive for a rollout), stored by sha256, attached to nothing. */
+    invocationId: integer('invocation_id').references(() => invocations.id, { onDelete: 'cascade' }),
+    /** The input file kind; `content` for an upload without an invocation. */
     kind: text('kind').notNull(),
     filename: text('filename').notNull(),
     /** The declared sha256 (Upload-Metadata), checked when the last byte arrives. */

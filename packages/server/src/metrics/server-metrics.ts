@@ -169,7 +169,7 @@ export class ServerMetrics {
   }
 
   /** Retention removed `n` rows or files of a kind. */
-  countPruned(kind: 'operations' | 'operation_events' | 'content' | 'board_telemetry', n: number): void {
+  countPruned(kind: 'operations' | 'operation_events' | 'content' | 'board_telemetry' | 'rollouts' | 'rollout_boards', n: number): void {
     this.retentionPruned.inc({ kind }, n);
   }
 

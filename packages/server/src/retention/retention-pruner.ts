@@ -1,19 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, inArray, sql } from 'drizzle-orm';
+import { and, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { operationEvents, operations } from '../db/schema.ts';
+import { operationEvents, operations, rolloutBoards, rollouts } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
 import { FINAL_STATUSES } from '../operations/operation-object.ts';
 
 /** Rows one statement deletes: small enough that no query waits long behind it (PGlite has one connection). */
 export const PRUNE_BATCH_ROWS = 500;
+/** Rollouts removed per batch (each with its boards: one row per board it named). */
+const ROLLOUTS_PER_BATCH = 20;
 /** A pause between batches, so requests get the database in between. */
 const PAUSE_BETWEEN_BATCHES_MS = 5;
 /** The pruner runs this often, and once shortly after start. */
 export const PRUNE_INTERVAL_MS = 60 * 60_000;
 const FIRST_RUN_DELAY_MS = 30_000;
 
-export type PrunedKind = 'operations' | 'operation_events' | 'content' | 'board_telemetry';
+export type PrunedKind = 'operations' | 'operation_events' | 'content' | 'board_telemetry' | 'rollouts' | 'rollout_boards';
 export type PruneCounts = Record<PrunedKind, number>;
 
 export interface RetentionPrunerDeps {
@@ -37,7 +39,8 @@ export interface RetentionPrunerDeps {
 /**
  * Retention: removes finished operations (succeeded, failed, cancelled) that ended longer
  * than `MM_RETENTION_DAYS` ago, with their events and logs, and collects stored content that
- * nothing records (past the orphan grace period). Queued and running operations are never
+ * nothing records (past the orphan grace period), and finished rollouts older than the same
+ * retention with their boards. Queued and running operations are never
  * touched, whatever their age. Works in batches of PRUNE_BATCH_ROWS rows, pausing between
  * them, so a large backlog never holds the database for long. Resumable uploads that expire
  * are removed by their own sweep (MM_UPLOAD_EXPIRY_S), not here.
@@ -83,7 +86,7 @@ export class RetentionPruner {
 
   private async prune(now: Date): Promise<PruneCounts> {
     const { db, log, retentionMs } = this.deps;
-    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0, board_telemetry: 0 };
+    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0, board_telemetry: 0, rollouts: 0, rollout_boards: 0 };
     if (retentionMs > 0) {
       const cutoff = new Date(now.getTime() - retentionMs);
       const expired = and(
@@ -114,6 +117,27 @@ export class RetentionPruner {
           .where(inArray(operations.id, db.select({ id: operations.id }).from(operations).where(expired).limit(PRUNE_BATCH_ROWS)))
           .returning({ id: operations.id }),
       );
+      // Finished rollouts (finished_at is set only once the status is final and no step
+      // runs any more) go with the same retention, a few at a time: their boards first (a
+      // rollout has one row per board of the fleet), then the rollouts.
+      while (!this.stopped) {
+        const ids = (
+          await db
+            .select({ id: rollouts.id })
+            .from(rollouts)
+            .where(and(isNotNull(rollouts.finishedAt), lt(rollouts.finishedAt, cutoff)))
+            .limit(ROLLOUTS_PER_BATCH)
+        ).map((r) => r.id);
+        if (!ids.length) break;
+        const boards = await db.delete(rolloutBoards).where(inArray(rolloutBoards.rolloutId, ids)).returning({ id: rolloutBoards.rolloutId });
+        const gone = await db.delete(rollouts).where(inArray(rollouts.id, ids)).returning({ id: rollouts.id });
+        counts.rollout_boards += boards.length;
+        counts.rollouts += gone.length;
+        if (boards.length) this.deps.onPruned?.('rollout_boards', boards.length);
+        if (gone.length) this.deps.onPruned?.('rollouts', gone.length);
+        if (ids.length < ROLLOUTS_PER_BATCH) break;
+        await sleep(PAUSE_BETWEEN_BATCHES_MS);
+      }
     }
     const { pruneTelemetry, telemetryKeepMs } = this.deps;
     if (pruneTelemetry && telemetryKeepMs !== undefined) {
@@ -124,7 +148,7 @@ export class RetentionPruner {
       counts.content = await this.deps.sweepContent();
       if (counts.content) this.deps.onPruned?.('content', counts.content);
     }
-    if (counts.operations || counts.operation_events || counts.content || counts.board_telemetry) log.info({ pruned: counts }, 'retention: pruned old data');
+    if (Object.values(counts).some((n) => n > 0)) log.info({ pruned: counts }, 'retention: pruned old data');
     return counts;
   }
 

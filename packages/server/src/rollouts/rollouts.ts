@@ -12,6 +12,7 @@ import type { OperationKindRegistry } from '../operations/kinds.ts';
 import type { Operations } from '../operations/operations.ts';
 import { PacName } from '../pacs/pac-schemas.ts';
 import { requireInvocation } from '../services/invocations.ts';
+import { recordContent } from '../services/invocation-files.ts';
 import type { StoreContext } from '../store-context.ts';
 import { RolloutEngine } from './rollout-engine.ts';
 import { isRolloutClosed, toRolloutObject, type RolloutCreate, type RolloutObject, type RolloutRow, type RolloutStatus } from './rollout-object.ts';
@@ -116,8 +117,11 @@ export class Rollouts {
       case 'pac_install': {
         const sha = Sha256.safeParse(params.archive_sha256);
         if (!sha.success) throw field('archive_sha256', 'required: the sha256 of the PAC archive (.tar or .tar.gz)');
-        const stat = await this.ctx.files.stat(sha.data);
+        // Pinned until the rollout row refers to it (create releases it): no sweep takes it meanwhile.
+        const pinned = await this.ctx.files.pin(sha.data);
+        const stat = pinned ? await this.ctx.files.stat(sha.data) : undefined;
         if (!stat) {
+          if (pinned) this.ctx.files.release(sha.data);
           throw new NotFoundError('content_not_found', `The server holds no content with sha256 ${sha.data}: upload the archive first (POST /api/uploads/ with that sha256).`);
         }
         const filename = typeof params.filename === 'string' && params.filename.length > 0 && params.filename.length <= 255 ? params.filename : `${sha.data.slice(0, 12)}.tar.gz`;
@@ -150,6 +154,21 @@ export class Rollouts {
 
   async create(input: RolloutCreate): Promise<RolloutObject> {
     const params = await this.checkKind(input);
+    const archive = input.kind === 'pac_install' ? (params as { archive_sha256: string; size: number }) : undefined;
+    if (!archive) return this.insert(input, params);
+    // The archive (uploaded on its own, or some invocation's file) is recorded so the orphan
+    // sweep leaves it; from then on the rollout row keeps it (services/invocation-files.ts).
+    try {
+      await recordContent(this.ctx, archive.archive_sha256, archive.size);
+      return await this.insert(input, params);
+    } finally {
+      // A refused rollout leaves the row unreferenced: the next retention sweep takes it, so
+      // a corrected request meanwhile needs no second upload.
+      this.ctx.files.release(archive.archive_sha256);
+    }
+  }
+
+  private async insert(input: RolloutCreate, params: Record<string, unknown>): Promise<RolloutObject> {
     const members = await matchingBoards(this.ctx.database.db, input.board_selector);
     if (members.length === 0) {
       throw new BadRequestError('no_matching_board', `No registered board matches the selector ${JSON.stringify(input.board_selector)}.`);

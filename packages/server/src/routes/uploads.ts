@@ -10,7 +10,7 @@ import { attachInvocationFile } from '../services/invocation-files.ts';
 import { auditAs } from '../auth/request-auth.ts';
 import { type FileRecord, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
 import { requireInvocation } from '../services/invocations.ts';
-import { ResumableUploads, type UploadRow } from '../uploads/resumable-uploads.ts';
+import { CONTENT_UPLOAD_KIND, type UploadRow } from '../uploads/resumable-uploads.ts';
 import {
   parseByteCount,
   parseUploadMetadata,
@@ -42,8 +42,8 @@ const uploadStateHeaders = (row: UploadRow) =>
 const UploadStateSchema = z
   .object({
     id: z.string().uuid(),
-    invocation_id: z.number().int(),
-    file_type: InputFileKindSchema,
+    invocation_id: z.number().int().nullable().openapi({ description: 'null: content uploaded on its own (stored by sha256, attached to nothing)' }),
+    file_type: z.union([InputFileKindSchema, z.literal(CONTENT_UPLOAD_KIND)]),
     filename: z.string(),
     sha256: z.string().nullable(),
     length: z.number().int(),
@@ -55,7 +55,7 @@ const UploadStateSchema = z
 const toUploadState = (row: UploadRow) => ({
   id: row.id,
   invocation_id: row.invocationId,
-  file_type: row.kind as (typeof INPUT_FILE_KINDS)[number],
+  file_type: row.kind as (typeof INPUT_FILE_KINDS)[number] | typeof CONTENT_UPLOAD_KIND,
   filename: row.filename,
   sha256: row.sha256,
   length: row.length,
@@ -159,6 +159,8 @@ export function uploadRoutes(ctx: Services) {
     description:
       '`Upload-Metadata` (base64 values): `invocation_id`, `file_type` (parameter, bitstream, weights, input_video), `filename`, ' +
       'and optionally `sha256` (checked when the last byte arrives: `checksum_mismatch`, nothing attached). ' +
+      'Without `invocation_id` and `file_type` (only `filename` and `sha256`, then required) the content is stored by its sha256 and attached to nothing: ' +
+      'a `pac_install` rollout names it as `params.archive_sha256`; content no rollout or invocation names is swept after an hour. ' +
       'An upload untouched for MM_UPLOAD_EXPIRY_S is removed with its bytes (`Upload-Expires`). A zero-length upload is attached at once.',
     request: {
       headers: tusResumableHeader.extend({
@@ -182,10 +184,10 @@ export function uploadRoutes(ctx: Services) {
     const length = parseByteCount('Upload-Length', c.req.header('upload-length'));
     const metadataHeader = c.req.header('upload-metadata') ?? '';
     const input = parseCreationMetadata(parseUploadMetadata(metadataHeader));
-    await requireInvocation(ctx, input.invocationId);
+    if (input.invocationId !== null) await requireInvocation(ctx, input.invocationId);
     const row = await store.create({ ...input, metadata: metadataHeader, length });
     const location = `/api/uploads/${row.id}/`;
-    if (length === 0) auditUploadAttached(row.invocationId, await store.finishEmpty(row), row.id);
+    if (length === 0) auditUploadFinished(row, await store.finishEmpty(row));
     return c.body(null, 201, tusHeaders({ Location: location, 'Upload-Offset': '0', 'Upload-Expires': row.expiresAt.toUTCString() }));
   });
 
@@ -245,7 +247,8 @@ export function uploadRoutes(ctx: Services) {
     const length = c.req.header('content-length');
     const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
     const result = await store.append(c.req.param('id') ?? '', offset, c.req.header('content-type'), c.env.incoming, c.req.raw.signal, declared);
-    if (result.file) auditUploadAttached(result.row.invocationId, result.file, result.row.id);
+    const finished = result.file ?? result.stored;
+    if (finished) auditUploadFinished(result.row, finished);
     return c.body(null, 204, tusHeaders({ 'Upload-Offset': String(result.offset), 'Upload-Expires': result.row.expiresAt.toUTCString() }));
   };
   app.patch('/api/uploads/:id/', append);
@@ -297,31 +300,35 @@ export function uploadRoutes(ctx: Services) {
   return app;
 }
 
-/** One audit entry per resumable upload: when its last byte attaches the file (not one per PATCH). */
-function auditUploadAttached(invocationId: number, file: FileRecord, uploadId: string): void {
-  auditAs('upload.attach', `invocation ${invocationId}`, {
-    invocation_id: invocationId,
-    kind: file.kind,
-    filename: file.filename,
-    sha256: file.sha256,
-    size: file.size,
-    upload_id: uploadId,
-  });
+/** One audit entry per resumable upload: when its last byte attaches (or stores) the file, not one per PATCH. */
+function auditUploadFinished(row: UploadRow, file: FileRecord | { sha256: string; size: number }): void {
+  const common = { filename: row.filename, sha256: file.sha256, size: file.size, upload_id: row.id };
+  if (row.invocationId === null) {
+    auditAs('upload.store', `content ${file.sha256}`, common);
+    return;
+  }
+  auditAs('upload.attach', `invocation ${row.invocationId}`, { invocation_id: row.invocationId, kind: row.kind, ...common });
 }
 
 function parseCreationMetadata(meta: Map<string, string>) {
   const problems: Array<{ field: string; message: string }> = [];
-  const rawId = meta.get('invocation_id');
-  const id = InvocationId.safeParse(rawId ?? '');
-  if (!id.success) problems.push({ field: 'invocation_id', message: rawId === undefined ? 'required' : 'must be a positive integer' });
-  const kind = InputFileKindSchema.safeParse(meta.get('file_type'));
-  if (!kind.success) problems.push({ field: 'file_type', message: `required: one of ${INPUT_FILE_KINDS.join(', ')}` });
   const rawName = meta.get('filename') ?? '';
   if (!rawName.trim()) problems.push({ field: 'filename', message: 'required' });
   // Cleaned as every file name is (http/file-name.ts): `../../x` is stored as `x`.
   const filename = plainFileName(rawName);
   const sha256 = meta.get('sha256');
   if (sha256 !== undefined && !SHA256_HEX.test(sha256)) problems.push({ field: 'sha256', message: 'must be 64 lowercase hex digits' });
+  // Neither invocation_id nor file_type: content on its own, named later by its sha256.
+  if (!meta.has('invocation_id') && !meta.has('file_type')) {
+    if (sha256 === undefined) problems.push({ field: 'sha256', message: 'required for an upload without invocation_id' });
+    if (problems.length) throw new ValidationError(problems, 'Upload-Metadata is not valid.');
+    return { invocationId: null, kind: CONTENT_UPLOAD_KIND, filename, sha256 };
+  }
+  const rawId = meta.get('invocation_id');
+  const id = InvocationId.safeParse(rawId ?? '');
+  if (!id.success) problems.push({ field: 'invocation_id', message: rawId === undefined ? 'required' : 'must be a positive integer' });
+  const kind = InputFileKindSchema.safeParse(meta.get('file_type'));
+  if (!kind.success) problems.push({ field: 'file_type', message: `required: one of ${INPUT_FILE_KINDS.join(', ')}` });
   if (problems.length || !id.success || !kind.success) throw new ValidationError(problems, 'Upload-Metadata is not valid.');
   return { invocationId: id.data, kind: kind.data, filename, sha256 };
 }

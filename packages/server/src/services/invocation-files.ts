@@ -1,7 +1,7 @@
 import { and, eq, gt, inArray, notExists, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import type { StoreContext } from '../store-context.ts';
-import { contents, deviceScriptPrograms, invocationFiles, invocations, operations, rolloutBoards } from '../db/schema.ts';
+import { contents, deviceScriptPrograms, invocationFiles, invocations, operations, rolloutBoards, rollouts } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { OCTET_STREAM, sniffBlobContentType } from '../http/content-type.ts';
 import { accelRedirectPath, type ServedFile } from '../http/file-response.ts';
@@ -151,9 +151,31 @@ function rolloutOutputsOf(db: Pick<Db, 'select'>, sha256: SQLWrapper | string) {
     .where(sql`${operations.kind} = 'execute' and ${operations.result} -> 'output_video' ->> 'sha256' = ${sha256}`);
 }
 
+/**
+ * A `pac_install` rollout that names the content as its archive (`params.archive_sha256`):
+ * the archive stays while the rollout is kept (retention prunes finished rollouts), so its
+ * steps, and a retry, find it.
+ */
+function rolloutArchivesOf(db: Pick<Db, 'select'>, sha256: SQLWrapper | string) {
+  return db
+    .select({ one: sql`1` })
+    .from(rollouts)
+    .where(sql`${rollouts.kind} = 'pac_install' and ${rollouts.params} ->> 'archive_sha256' = ${sha256}`);
+}
+
+/**
+ * Records content the server holds (and the caller has pinned) as a contents row, so the
+ * orphan sweep leaves it; whoever refers to it (a rollout) keeps it from then on.
+ */
+export async function recordContent(ctx: StoreContext, sha256: string, size: number): Promise<void> {
+  await ctx.database.db.insert(contents).values({ sha256, size }).onConflictDoUpdate({ target: contents.sha256, set: { size: sql`excluded.size` } });
+}
+
 async function keptAsRolloutOutput(tx: Pick<Db, 'select'>, sha256: string): Promise<boolean> {
   const [kept] = await rolloutOutputsOf(tx, sha256).limit(1);
-  return kept !== undefined;
+  if (kept !== undefined) return true;
+  const [archive] = await rolloutArchivesOf(tx, sha256).limit(1);
+  return archive !== undefined;
 }
 
 /**
@@ -199,6 +221,7 @@ export async function sweepOrphanContent(ctx: StoreContext, opts: ContentSweepOp
           gt(contents.sha256, after),
           notExists(db.select({ one: sql`1` }).from(invocationFiles).where(eq(invocationFiles.sha256, contents.sha256))),
           notExists(rolloutOutputsOf(db, contents.sha256)),
+          notExists(rolloutArchivesOf(db, contents.sha256)),
           notExists(db.select({ one: sql`1` }).from(deviceScriptPrograms).where(eq(deviceScriptPrograms.sha256, contents.sha256))),
         ),
       )

@@ -33,9 +33,13 @@ export type RequestBody = AsyncIterable<Uint8Array> & { destroy?(error?: Error):
 export const uploadNotFound = (id: string) =>
   new NotFoundError('upload_not_found', `No upload ${JSON.stringify(id)} (it failed, was terminated or expired; a finished one is kept until it expires).`);
 
+/** The kind of an upload attached to no invocation: stored by its sha256 only. */
+export const CONTENT_UPLOAD_KIND = 'content' as const;
+
 export interface NewUpload {
-  invocationId: number;
-  kind: InputFileKind;
+  /** Null: stored content only (e.g. a PAC archive a rollout will name by sha256). */
+  invocationId: number | null;
+  kind: InputFileKind | typeof CONTENT_UPLOAD_KIND;
   filename: string;
   sha256: string | undefined;
   metadata: string;
@@ -47,6 +51,8 @@ export interface AppendResult {
   offset: number;
   /** Set when this PATCH carried the last byte: the attached file. */
   file?: FileRecord;
+  /** Set when this PATCH carried the last byte of an upload without an invocation: what is stored. */
+  stored?: { sha256: string; size: number };
 }
 
 /** A running PATCH: a newer PATCH of the same upload stops it (its client is most likely gone). */
@@ -198,7 +204,8 @@ export class ResumableUploads {
       const reached = await this.writeBody(row, body, abort.signal, entry);
       const updated = { ...row, offset: reached, expiresAt: this.expiresAt() };
       if (reached < row.length) return { row: updated, offset: reached };
-      return { row: updated, offset: reached, file: await this.finish(updated) };
+      const done = await this.finish(updated);
+      return { row: updated, offset: reached, ...('kind' in done ? { file: done } : { stored: done }) };
     } finally {
       signal.removeEventListener('abort', onClientGone);
       this.active.delete(id);
@@ -303,7 +310,7 @@ export class ResumableUploads {
   }
 
   /** The last byte is in: check the declared sha256, move the bytes into the store, attach. */
-  private async finish(row: UploadRow): Promise<FileRecord> {
+  private async finish(row: UploadRow): Promise<FileRecord | { sha256: string; size: number }> {
     const running = await this.runningHash(row);
     this.hashes.delete(row.id);
     const sha256 = running.hash.digest('hex');
@@ -314,6 +321,13 @@ export class ResumableUploads {
     const file = this.partPath(row.id);
     await this.ctx.files.adopt(file, sha256);
     const { db } = this.ctx.database;
+    if (row.invocationId === null) {
+      // Stored, recorded by nothing yet: the orphan sweep leaves it for its grace period
+      // (services/invocation-files.ts), long enough to create the rollout that keeps it.
+      this.ctx.files.release(sha256);
+      await db.update(uploads).set({ offset: row.length, finishedAt: new Date() }).where(eq(uploads.id, row.id));
+      return { sha256, size: row.length };
+    }
     let attached: FileRecord;
     try {
       attached = await attachInvocationFile(this.ctx, row.invocationId, row.kind as InputFileKind, { filename: row.filename, sha256, size: row.length });
@@ -327,7 +341,7 @@ export class ResumableUploads {
   }
 
   /** An empty file is complete at creation. */
-  async finishEmpty(row: UploadRow): Promise<FileRecord> {
+  async finishEmpty(row: UploadRow): Promise<FileRecord | { sha256: string; size: number }> {
     return this.finish(row);
   }
 

@@ -1,0 +1,1 @@
+ALTER TABLE "uploads" ALTER COLUMN "invocation_id" DROP NOT NULL;
