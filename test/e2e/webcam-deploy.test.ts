@@ -66,7 +66,7 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
   beforeAll(async () => {
     // The bundle a user deploys (pnpm --filter @mm/webcam bundle).
     execFileSync(process.execPath, ['scripts/bundle.mjs'], { cwd: WEBCAM_DIR, stdio: 'ignore' });
-    server = await startTestServer(kind, { MM_SCRIPT_HEALTH_TIMEOUT_S: '8', MM_CAMERA_LINGER_MS: '300' });
+    server = await startTestServer(kind, { MM_SCRIPT_HEALTH_TIMEOUT_S: '8', MM_CAMERA_LINGER_MS: '300', MM_WEBCAM_PROGRAM: BUNDLE });
     board = await json(await send('/api/boards/', 'POST', { name: 'sim-webcam' }));
     agent = await startSimulatedAgent(server.url, board.token, { gpioPort: await freePort() });
     await eventually(async () => expect((await json(await server.api(`/api/boards/${board.id}/`))).status).toBe('online'), 30_000);
@@ -82,6 +82,12 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
     await agent?.stop();
     await server?.stop();
     if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true });
+  });
+
+  it('the entry starts with the bundle MM_WEBCAM_PROGRAM names as its program (as under pnpm start)', async () => {
+    const got = await server.api(`/api/device-scripts/${camId}/file/`);
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(await fs.readFile(BUNDLE));
   });
 
   it('uploads the bundle as the entry program, deploys it, sees it running, and reads whole JPEG frames', async () => {
