@@ -110,6 +110,14 @@ describe('camera relay across replicas: a viewer on the replica without the link
     await eventually(async () => expect(await scriptViewers()).toBe(0), 20_000);
   });
 
+  it("a viewer on B hears the problem A's upstream met: 502 script_unreachable when nothing serves the camera", async () => {
+    webcam.kill('SIGTERM');
+    await eventually(async () => expect(await fetch(`http://127.0.0.1:${webcamPort}/state`).then(() => true, () => false)).toBe(false), 10_000);
+    const res = await B.api(`/api/device-scripts/${camId}/camera/?board_id=${board.id}`);
+    expect(res.status).toBe(502);
+    expect((await json(res)).code).toBe('script_unreachable');
+  });
+
   it('a viewer on B of a board linked nowhere answers 503 board_offline', async () => {
     await agent.stop();
     await eventually(async () => expect((await json(await B.api(`/api/boards/${board.id}/`))).status).not.toBe('online'), 30_000);
