@@ -5,6 +5,7 @@
 // is registered in the database before the server starts (no API token needed with auth on).
 // Ctrl-C (or SIGTERM) stops both.
 import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,6 +142,22 @@ function registerSimulatedBoard(gpioPort) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
+/**
+ * The webcam script's bundle, built once when missing, given to the catalogue's webcam entry
+ * as its program (MM_WEBCAM_PROGRAM; only while that entry has none): the dashboard can deploy
+ * it to the simulated board, whose supervisor runs it on the test pattern (MM_WEBCAM_SIMULATE=1).
+ * A bundle that cannot be built leaves the entry without a program (said, not fatal).
+ */
+function webcamBundle() {
+  if (process.env.MM_WEBCAM_PROGRAM) return process.env.MM_WEBCAM_PROGRAM;
+  const bundle = path.join(root, 'packages/webcam/dist/mm-webcam.mjs');
+  if (existsSync(bundle)) return bundle;
+  const r = spawnSync(process.execPath, ['scripts/bundle.mjs'], { cwd: path.join(root, 'packages/webcam'), stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status === 0 && existsSync(bundle)) return bundle;
+  console.error('dev: the webcam bundle could not be built (pnpm --filter @mm/webcam bundle): the webcam entry has no program to deploy');
+  return undefined;
+}
+
 /** What to try first, as it works here: with auth on, signing in comes first. */
 function tryLines(board) {
   const mm = 'pnpm exec mm';
@@ -171,7 +188,8 @@ try {
   const gpioTaken = await portTaken(GPIO_PORT);
   const gpioPort = gpioTaken ? await freePort() : GPIO_PORT;
   const board = registerSimulatedBoard(gpioPort);
-  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir }, SERVER_NODE_FLAGS);
+  const webcamProgram = webcamBundle();
+  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir, ...(webcamProgram ? { MM_WEBCAM_PROGRAM: webcamProgram } : {}) }, SERVER_NODE_FLAGS);
   await waitForHealth();
   if (stopping) process.exit(0);
   const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent'), MM_SIM_GPIO_PORT: String(gpioPort) };

@@ -38,6 +38,7 @@ export const configSchema = z.object({
   ).default(30),
   /** Camera relay: how long a board's camera upstream stays open after its last viewer left. */
   MM_CAMERA_LINGER_MS: int(0, 600_000).default(3000),
+  MM_WEBCAM_PROGRAM: optionalString,
   /**
    * A request whose body stops moving for this long is closed (uploads, PAC archives and
    * proxied bodies have no total time limit; a stalled socket still goes).
@@ -180,6 +181,8 @@ export interface Config {
   relayTimeoutMs: number;
   /** How long a camera upstream outlives its last viewer (MM_CAMERA_LINGER_MS). */
   cameraLingerMs: number;
+  /** A file given to the seeded webcam entry as its program when it has none (MM_WEBCAM_PROGRAM; `pnpm start` sets it). */
+  webcamProgram: string | undefined;
   /** How long a request body may stall before its socket is closed (MM_HTTP_IDLE_TIMEOUT_S). */
   httpIdleTimeoutMs: number;
   /** How long a request's headers may take to arrive in all (MM_HTTP_HEADERS_TIMEOUT_S). */
@@ -256,6 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rebootTimeoutMs: Math.round(e.MM_REBOOT_TIMEOUT_S * 1000),
     relayTimeoutMs: Math.max(1, Math.round(e.MM_RELAY_TIMEOUT_S * 1000)),
     cameraLingerMs: e.MM_CAMERA_LINGER_MS,
+    webcamProgram: e.MM_WEBCAM_PROGRAM,
     httpIdleTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_IDLE_TIMEOUT_S * 1000)),
     httpHeadersTimeoutMs: Math.max(1, Math.round(e.MM_HTTP_HEADERS_TIMEOUT_S * 1000)),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,

@@ -12,6 +12,7 @@ import { refuseOpenServer } from './auth/open-server.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createServices, type Services, type ServicesOptions } from './services.ts';
 import { seedDeviceScripts } from './services/device-scripts-seed.ts';
+import { seedWebcamProgram } from './services/webcam-program-seed.ts';
 
 export interface StartServerOptions {
   config: Config;
@@ -74,6 +75,15 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     await database.close();
     lock.release();
     throw e;
+  }
+
+  if (config.webcamProgram) {
+    // Development: the webcam entry deployable at once (services/webcam-program-seed.ts).
+    const given = await seedWebcamProgram(ctx, config.webcamProgram).catch((err: unknown) => {
+      log.warn({ err, file: config.webcamProgram }, 'could not give the webcam entry its program');
+      return [];
+    });
+    if (given.length > 0) log.info({ scripts: given, file: config.webcamProgram }, 'webcam entry given its program (MM_WEBCAM_PROGRAM)');
   }
 
   const app = createApp(ctx);

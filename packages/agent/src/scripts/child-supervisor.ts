@@ -117,7 +117,9 @@ export class ChildSupervisor implements ScriptSupervisor {
       if (command === s.spec.file) fs.chmodSync(s.spec.file, 0o755);
       child = spawn(command, args, {
         cwd: path.dirname(s.spec.file),
-        env: { ...process.env, PORT: String(s.spec.port), MM_SCRIPT_ID: s.spec.scriptId },
+        // The simulated board has no camera: the webcam script shows its test pattern (an
+        // operator's own MM_WEBCAM_SIMULATE=0 in the agent's environment wins).
+        env: { MM_WEBCAM_SIMULATE: '1', ...process.env, PORT: String(s.spec.port), MM_SCRIPT_ID: s.spec.scriptId },
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });

@@ -599,3 +599,28 @@ export const boardScripts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.boardId, t.scriptId] })],
 );
+
+/**
+ * The newest frame of each camera relayed to other replicas (docs/replicas.md, *Cameras*):
+ * one row per board and script, overwritten by the replica holding the board's link (newest
+ * wins), `seq` counted up by every write; or the problem its upstream met (frame null).
+ */
+export const cameraFrames = pgTable(
+  'camera_frames',
+  {
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    scriptId: text('script_id').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    /** The whole JPEG frame, or null when the row reports a problem. */
+    frame: bytea('frame'),
+    /** The script's capture time (ms since the epoch), when it said. */
+    capturedAt: bigint('captured_at', { mode: 'number' }),
+    errorStatus: integer('error_status'),
+    errorCode: text('error_code'),
+    errorDetail: text('error_detail'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.boardId, t.scriptId] })],
+);

@@ -33,6 +33,22 @@ export interface CameraLinks {
   connection(boardId: string): BoardLink | undefined;
 }
 
+/** Where a camera fed from another replica hands its frames (remote-cameras.ts). */
+export interface RemoteFrameSink {
+  answered(): void;
+  frame(jpeg: Buffer, capturedAt: number | undefined): void;
+  /** Set by the sharing: ends the follow (with the problem, if any). */
+  end(err?: unknown): void;
+}
+
+/** Cameras across replicas: following one linked elsewhere, sharing one linked here. */
+export interface CameraSharing {
+  /** Frames of a camera whose board is linked to another replica, until `signal` aborts; rejects with the holder's problem. */
+  follow(target: CameraTarget, signal: AbortSignal, sink: RemoteFrameSink): Promise<void>;
+  share(target: CameraTarget, frame: Buffer, capturedAt: number | undefined): void;
+  shareError(target: CameraTarget, error: unknown): void;
+}
+
 /** One frame as the relay passes it on: formatted once, written to every viewer that is ready. */
 interface RelayedFrame {
   seq: number;
@@ -56,6 +72,10 @@ interface CameraFeed {
   retry: TimerHandle | undefined;
   /** Upstreams opened so far (tests: one per feed, not per viewer). */
   opened: number;
+  /** Fed from the replica holding the board's link rather than from a link here. */
+  remote: boolean;
+  /** Other replicas whose viewers want this camera of a board linked here, and until when (ms). */
+  remoteWants: Map<string, number>;
 }
 
 /**
@@ -72,12 +92,41 @@ interface CameraFeed {
 export class CameraRelay {
   private readonly feeds = new Map<string, CameraFeed>();
   private closed = false;
+  private sharing: CameraSharing | undefined;
 
   constructor(
     private readonly links: CameraLinks,
     private readonly proxy: ProxyRelay,
     private readonly opts: CameraRelayOptions = DEFAULT_CAMERA_RELAY_OPTIONS,
   ) {}
+
+  /** Several replicas: cameras cross them through this. */
+  useSharing(sharing: CameraSharing): void {
+    this.sharing = sharing;
+  }
+
+  /**
+   * Another replica's viewers want this camera (repeated every few seconds while they do):
+   * the upstream stays open for them as for a viewer here; `wanted: false` lets go at once.
+   */
+  remoteWant(target: CameraTarget, replicaId: string, wanted: boolean, staleMs: number): void {
+    if (this.closed) return;
+    if (!wanted) {
+      const feed = this.feeds.get(feedKey(target.boardId, target.scriptId));
+      if (!feed) return;
+      feed.remoteWants.delete(replicaId);
+      // The grace period starts now, not when the want would have gone stale.
+      this.opts.clock.clearTimeout(feed.linger);
+      feed.linger = undefined;
+      if (feed.viewers.size === 0 && !this.remotelyWanted(feed)) this.lastViewerLeft(feed);
+      return;
+    }
+    const feed = this.feedFor(target);
+    feed.remoteWants.set(replicaId, this.opts.clock.now() + staleMs);
+    if (!feed.upstream) this.open(feed);
+    // The linger timer looks again when the want goes stale.
+    if (feed.viewers.size === 0) this.lastViewerLeft(feed);
+  }
 
   /** Viewers of this board's script's camera right now. */
   viewerCount(boardId: string, scriptId: string): number {
@@ -141,7 +190,7 @@ export class CameraRelay {
     const key = feedKey(target.boardId, target.scriptId);
     let feed = this.feeds.get(key);
     if (!feed) {
-      feed = { key, target, viewers: new Set(), latest: undefined, seq: 0, upstream: undefined, opening: undefined, linger: undefined, retry: undefined, opened: 0 };
+      feed = { key, target, viewers: new Set(), latest: undefined, seq: 0, upstream: undefined, opening: undefined, linger: undefined, retry: undefined, opened: 0, remote: false, remoteWants: new Map() };
       this.feeds.set(key, feed);
     } else if (!feed.upstream) feed.target = target; // the entry may have moved to another port
     return feed;
@@ -166,6 +215,7 @@ export class CameraRelay {
       () => this.upstreamEnded(feed, upstream),
       (err: unknown) => {
         failed(err);
+        if (!feed.remote && this.remotelyWanted(feed)) this.sharing?.shareError(feed.target, err);
         this.upstreamEnded(feed, upstream);
       },
     );
@@ -174,7 +224,18 @@ export class CameraRelay {
   /** One upstream request, from sending it to the end of its body. */
   private async run(feed: CameraFeed, upstream: AbortController, answered: () => void): Promise<void> {
     const conn = this.links.connection(feed.target.boardId);
-    if (!conn) throw boardOffline(feed.target.boardId);
+    if (!conn) {
+      // Linked to another replica (or nowhere): its holder shares the frames, for our viewers only.
+      if (!this.sharing || feed.remoteWants.size > 0) throw boardOffline(feed.target.boardId);
+      feed.remote = true;
+      await this.sharing.follow(feed.target, upstream.signal, {
+        answered,
+        frame: (jpeg, capturedAt) => this.deliver(feed, jpeg, capturedAt),
+        end: () => {},
+      });
+      return;
+    }
+    feed.remote = false;
     const res = await this.proxy.forward({
       conn,
       port: feed.target.port,
@@ -199,9 +260,8 @@ export class CameraRelay {
       if (!looksLikeJpeg(part.body)) return;
       const capturedRaw = Number(part.headers[CAPTURE_TIME_HEADER]);
       const capturedAt = Number.isFinite(capturedRaw) && capturedRaw > 0 ? capturedRaw : undefined;
-      feed.seq++;
-      feed.latest = { seq: feed.seq, part: formatPart(part.body, capturedAt), capturedAt };
-      for (const v of feed.viewers) v.offer();
+      this.deliver(feed, part.body, capturedAt);
+      if (this.remotelyWanted(feed)) this.sharing?.share(feed.target, part.body, capturedAt);
     });
     const body = res.body.getReader();
     try {
@@ -215,17 +275,39 @@ export class CameraRelay {
     }
   }
 
+  /** A whole frame, newest wins: viewers that are ready take it. */
+  private deliver(feed: CameraFeed, jpeg: Buffer, capturedAt: number | undefined): void {
+    feed.seq++;
+    feed.latest = { seq: feed.seq, part: formatPart(jpeg, capturedAt), capturedAt };
+    for (const v of feed.viewers) v.offer();
+  }
+
+  /** Whether a fresh want of another replica keeps this (local) camera's upstream. */
+  private remotelyWanted(feed: CameraFeed): boolean {
+    const now = this.opts.clock.now();
+    for (const [replica, until] of feed.remoteWants) if (until <= now) feed.remoteWants.delete(replica);
+    return feed.remoteWants.size > 0;
+  }
+
   private upstreamEnded(feed: CameraFeed, upstream: AbortController): void {
     if (feed.upstream !== upstream) return;
     upstream.abort();
     feed.upstream = undefined;
-    if (this.closed || feed.viewers.size === 0) return;
+    if (this.closed || (feed.viewers.size === 0 && !this.remotelyWanted(feed))) return;
     // Viewers are still there (their streams stay open, frames paused): try again.
     feed.retry = this.opts.clock.setTimeout(() => {
       feed.retry = undefined;
-      if (feed.viewers.size > 0 && !feed.upstream) this.open(feed);
+      if ((feed.viewers.size > 0 || this.remotelyWanted(feed)) && !feed.upstream) this.open(feed);
     }, this.opts.retryMs);
     feed.retry.unref();
+  }
+
+  /** The grace period, or until the freshest want of another replica would go stale. */
+  private lingerDelay(feed: CameraFeed): number {
+    const now = this.opts.clock.now();
+    let delay = this.opts.lingerMs;
+    for (const until of feed.remoteWants.values()) delay = Math.max(delay, until - now + this.opts.lingerMs);
+    return delay;
   }
 
   private lastViewerLeft(feed: CameraFeed): void {
@@ -235,11 +317,16 @@ export class CameraRelay {
     feed.linger = this.opts.clock.setTimeout(() => {
       feed.linger = undefined;
       if (feed.viewers.size > 0) return;
+      if (this.remotelyWanted(feed)) {
+        // Wanted elsewhere still: look again once the freshest want would go stale.
+        this.lastViewerLeft(feed);
+        return;
+      }
       feed.upstream?.abort();
       feed.upstream = undefined;
       feed.latest = undefined;
       this.feeds.delete(feed.key);
-    }, this.opts.lingerMs);
+    }, this.lingerDelay(feed));
     feed.linger.unref();
   }
 }

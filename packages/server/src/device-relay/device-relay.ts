@@ -7,6 +7,7 @@ import type { Logger } from '../logger.ts';
 import type { BoardCalls } from '../replicas/board-calls.ts';
 import { CameraRelay, DEFAULT_CAMERA_RELAY_OPTIONS, type CameraRelayOptions } from './camera-relay.ts';
 import { ProxyRelay } from './proxy-relay.ts';
+import { CAMERA_WANT_STALE_MS, RemoteCameras } from './remote-cameras.ts';
 import { RemoteScriptProxy } from './remote-proxy.ts';
 import { RemoteStreams } from './remote-streams.ts';
 import { DEFAULT_STREAM_RELAY_OPTIONS, StreamRelay, type StreamRelayOptions } from './stream-relay.ts';
@@ -28,6 +29,8 @@ export class DeviceRelay {
   readonly remoteProxy: RemoteScriptProxy;
   /** Script streams of boards linked to other replicas, and of boards here for them (several replicas only). */
   readonly remoteStreams: RemoteStreams | undefined;
+  /** Cameras of boards linked to other replicas, and of boards here for them (several replicas only). */
+  readonly remoteCameras: RemoteCameras | undefined;
 
   constructor(
     deps: { hub: AgentHub; links: BoardLinks; bus: EventBus; calls: BoardCalls; db: Db; log: Logger; shared: boolean },
@@ -52,6 +55,17 @@ export class DeviceRelay {
       });
       this.streams.useSharing(this.remoteStreams);
       this.remoteStreams.start();
+      this.remoteCameras = new RemoteCameras({
+        db: deps.db,
+        bus,
+        replicaId: links.replicaId,
+        log: deps.log,
+        isLocal: (boardId) => links.isLocal(boardId),
+        onWant: (target, replicaId, wanted) => this.camera.remoteWant(target, replicaId, wanted, CAMERA_WANT_STALE_MS),
+        timeoutMs: cameraOptions.timeoutMs,
+        clock: cameraOptions.clock,
+      });
+      this.camera.useSharing(this.remoteCameras);
     }
     hub.handleMessages(RELAY_MESSAGE_TYPES, (conn, m) => this.onMessage(conn, m));
     // The agent pulls a relayed request's body from us.
@@ -75,6 +89,7 @@ export class DeviceRelay {
   }
 
   close(): void {
+    this.remoteCameras?.close();
     this.camera.close();
     this.streams.close();
     this.proxy.close();

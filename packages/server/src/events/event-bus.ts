@@ -34,6 +34,10 @@ export interface BusMessages {
   'relay.want': { boardId: string; scriptId: string; port: number; path: string };
   /** The upstream of a shared device-script stream sent something (relay_events). */
   'relay.event': { boardId: string; scriptId: string };
+  /** A replica's viewers want (or no longer want) a camera of a board linked elsewhere; repeated every few seconds. */
+  'camera.want': { boardId: string; scriptId: string; port: number; replicaId: string; wanted: boolean };
+  /** The newest frame (or problem) of a shared camera was stored (camera_frames). */
+  'camera.frame': { boardId: string; scriptId: string };
 }
 
 export type BusTopic = keyof BusMessages;

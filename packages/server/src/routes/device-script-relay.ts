@@ -169,8 +169,9 @@ export function deviceScriptRelayRoutes(ctx: Services) {
   app.get('/api/device-scripts/:id/camera/', async (c) => {
     // Linked to another replica: found (anywhere), then refused with the reason.
     const { script, boardId } = await scriptAndBoard(ctx, c.req.param('id'), c.req.query('board_id'), true);
-    if (!ctx.agents.connection(boardId)) {
-      throw boardOffline(boardId, "The board is linked to another replica: the camera relay serves boards linked to the replica that answers (send …/camera/ to the board's replica).");
+    // Linked to another replica: that replica shares its one upstream's frames (docs/replicas.md, *Cameras*).
+    if (!ctx.agents.connection(boardId) && (!relay.remoteCameras || (await ctx.agents.holderElsewhere(boardId)) === undefined)) {
+      throw boardOffline(boardId);
     }
     const headers = {
       'content-type': `multipart/x-mixed-replace; boundary=${CAMERA_BOUNDARY}`,
