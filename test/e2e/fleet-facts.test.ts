@@ -157,18 +157,21 @@ describe(`board facts, mm/ labels and per-run metrics (${kind} database)`, () =>
     expect(shown.facts).toEqual({ arch: 'arm64', agent_version: '0.0.9', active_pac: 'base-pac', hostname: 'fake-board' });
     expect(shown.labels).toEqual({ 'mm/arch': 'arm64', 'mm/agent-version': '0.0.9', 'mm/active-pac': 'base-pac' });
 
-    // The same link later says its facts changed (as a newer agent would after a PAC activation).
+    // The same link later says its facts changed (as a newer agent would after a PAC activation,
+    // before its reboot): they replace the old ones, but the active PAC stays the one the board
+    // booted with until a boot says otherwise (the activated one is not running yet).
     old.send({ type: 'board.facts', facts: { arch: 'arm64', agent_version: '0.1.0', active_pac: 'smartcam', board_model: 'Xilinx KR260 Robotics Starter Kit' } });
     await eventually(async () => {
       const now = await json(await admin(`/api/boards/${b.id}/`));
-      expect(now.labels).toEqual({ 'mm/arch': 'arm64', 'mm/agent-version': '0.1.0', 'mm/active-pac': 'smartcam', 'mm/board-model': 'kr260' });
-      expect(now.active_pac).toBe('smartcam');
+      expect(now.labels).toEqual({ 'mm/arch': 'arm64', 'mm/agent-version': '0.1.0', 'mm/active-pac': 'base-pac', 'mm/board-model': 'kr260' });
+      expect(now.active_pac).toBe('base-pac');
+      expect(now.facts.active_pac).toBe('base-pac');
       expect(now.agent_version).toBe('0.1.0');
     });
     // Malformed facts are refused by the catalog's schema and change nothing.
     old.send({ type: 'board.facts', facts: { cpu_count: 'four' } });
     await old.next('error', (m) => m.ref_type === 'board.facts');
-    expect((await json(await admin(`/api/boards/${b.id}/`))).labels['mm/active-pac']).toBe('smartcam');
+    expect((await json(await admin(`/api/boards/${b.id}/`))).labels['mm/board-model']).toBe('kr260');
   });
 
   it('an execute on an older agent still gets op.start, with the board\'s labels for a runner that reads them', async () => {

@@ -65,6 +65,9 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: provisioning keys and 
       expect(b?.status).toBe('online');
       return b!;
     }, 60_000);
-    expect(board.labels).toEqual({ site: 'lab-7', rack: 'c' });
+    // The key's labels, beside the agent's own read-only `mm/` ones.
+    const peoples = Object.fromEntries(Object.entries(board.labels).filter(([k]) => !k.startsWith('mm/')));
+    expect(peoples).toEqual({ site: 'lab-7', rack: 'c' });
+    expect(board.labels['mm/agent-version']).toBeTruthy();
   });
 });

@@ -213,22 +213,30 @@ export async function recordLastSeen(db: Db, id: string, at: Date): Promise<void
   await db.update(boards).set({ lastSeenAt: at }).where(eq(boards.id, id));
 }
 
-/** New facts from the agent (`board.facts`): stored with their `mm/` labels; the active PAC and agent version follow them. */
+/**
+ * New facts from the agent (`board.facts`): stored with their `mm/` labels; the agent version
+ * follows them. The active PAC does not: it changes only at a boot, which the hello reports and
+ * a PAC activation's verified reboot records (recordActivePac). Between an activation and its
+ * reboot the board's `xlnx-config -q` already names the next PAC, which is not running yet.
+ */
 export async function recordFacts(db: Db, id: string, facts: Facts): Promise<BoardRow | undefined> {
-  const [row] = await db
-    .update(boards)
-    .set({
-      facts,
-      labels: withAgentLabels(agentLabelsFromFacts(facts)),
-      ...(facts.active_pac === null || typeof facts.active_pac === 'string' ? { activePac: facts.active_pac } : {}),
-      ...(typeof facts.agent_version === 'string' ? { agentVersion: facts.agent_version } : {}),
-    })
-    .where(eq(boards.id, id))
-    .returning();
-  return row;
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select({ activePac: boards.activePac }).from(boards).where(eq(boards.id, id)).for('update');
+    if (!current) return undefined;
+    const kept = { ...facts, active_pac: current.activePac };
+    const [row] = await tx
+      .update(boards)
+      .set({
+        facts: kept,
+        labels: withAgentLabels(agentLabelsFromFacts(kept)),
+        ...(typeof facts.agent_version === 'string' ? { agentVersion: facts.agent_version } : {}),
+      })
+      .where(eq(boards.id, id))
+      .returning();
+    return row;
+  });
 }
 
-/** The active PAC as the board last reported it (a PAC query or install; hello sets it too); its fact and `mm/active-pac` follow. */
 export async function recordActivePac(db: Db, id: string, activePac: string | null): Promise<void> {
   await db.transaction(async (tx) => {
     const [row] = await tx.select({ facts: boards.facts }).from(boards).where(eq(boards.id, id)).for('update');
