@@ -9,6 +9,7 @@ import { client, unwrap, type Board, type Operation, type Schemas } from '../api
 import { metricsOf } from '../lib/run-result.ts';
 import { boardName } from './latest-run.tsx';
 import { ErrorBox } from './error-box.tsx';
+import { timeRange } from '../lib/plot-range.ts';
 
 /** Distinct on light and dark backgrounds; a board keeps its colour across the charts. */
 const PALETTE = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#1b7c83', '#e16f24', '#6e7781', '#bf3989', '#4d2d00'];
@@ -75,7 +76,7 @@ function MetricChart({ name, points, boardIds, boards }: { name: string; points:
       cursor: { drag: { x: true, y: false } },
       // The legend names each board by its colour (not the hovered values: a run list reads better).
       legend: { live: false },
-      scales: { x: { time: true } },
+      scales: { x: { time: true, range: timeRange } },
       axes: [
         { stroke: ink, grid, ticks: grid },
         { stroke: ink, grid, ticks: grid, size: 56 },
