@@ -49,9 +49,16 @@ export function MetricPlots({ invocationId, operations, boards }: { invocationId
   const boardIds = [...new Set(Object.values(series).flatMap((ps) => ps.map((p) => p.board_id ?? '')))].sort((a, b) => nameOf(a).localeCompare(nameOf(b), undefined, { numeric: true }));
   return (
     <div class="grid two metric-plots">
-      {names.map((n) => (
-        <MetricChart key={n} name={n} points={series[n] ?? []} boardIds={boardIds} boards={boards} />
-      ))}
+      {names.map((n) =>
+        series[n]?.length ? (
+          <MetricChart key={n} name={n} points={series[n]} boardIds={boardIds} boards={boards} />
+        ) : (
+          // The endpoint plots succeeded runs only: a metric only failed runs reported has no points.
+          <p key={n} class="muted small" data-testid={`metric-none-${n}`}>
+            <strong>{n}</strong>: no succeeded run reported it yet.
+          </p>
+        ),
+      )}
     </div>
   );
 }
