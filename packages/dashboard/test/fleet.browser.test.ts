@@ -118,6 +118,8 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
         VALUES ('transfer', 'running', ${seeded[i]!.id}, now(), ${sql.json({ phase: 'pulling weights', bytes_done: (i + 1) * 10_000_000, bytes_total: 70_000_000 })})`;
     for (let i = 0; i < 3; i++) await sql`INSERT INTO operations (kind, status, board_id) VALUES ('execute', 'queued', ${seeded[0]!.id})`;
 
+    // A row on screen a moment asks for its last hour of telemetry (its sparkline's history).
+    const historyAnswer = page.waitForResponse((r) => /\/api\/boards\/[0-9a-f-]+\/telemetry\//.test(r.url()) && r.status() === 200, { timeout: 30_000 });
     const t0 = Date.now();
     await page.goto('/boards');
     await page.getByTestId('fleet-count').getByText(`${BOARDS} boards`).waitFor();
@@ -134,6 +136,8 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     expect(await first.getByRole('progressbar').count()).toBe(1);
     await page.getByTestId('board-fleet-0007').getByText(/fps 12.5 below/).first().waitFor();
     await first.locator('canvas.sparkline').waitFor();
+    await historyAnswer;
+    await page.waitForTimeout(300); // the rows redraw with their history
     await shot(page, 'fleet-01-boards-1000', false); // the window: the whole list is 64,000 px tall
     await expectAccessible(page, 'fleet view with 1,000 boards');
 
