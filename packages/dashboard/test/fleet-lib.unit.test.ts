@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { FleetBoard } from '../src/api/fleet-types.ts';
+import type { Board } from '@mm/api-client';
 import { fleetQuery, matchesFleetFilters, parseFleetFilters } from '../src/lib/fleet-filters.ts';
 import { formatMetric, readRunResult } from '../src/lib/run-result.ts';
 
-const board = (over: Partial<FleetBoard>): FleetBoard =>
+const board = (over: Partial<Board>): Board =>
   ({
     id: '00000000-0000-4000-8000-000000000001',
     name: 'kv260-lab-7',
@@ -18,7 +18,7 @@ const board = (over: Partial<FleetBoard>): FleetBoard =>
     active_pac: null,
     labels: { camera: 'yes', site: 'lab-2', 'mm/arch': 'arm64' },
     ...over,
-  }) as FleetBoard;
+  }) as Board;
 
 describe('the fleet view filters (URL query)', () => {
   it('round-trip through the URL, repeated labels kept, broken pairs dropped', () => {
@@ -29,7 +29,7 @@ describe('the fleet view filters (URL query)', () => {
   });
 
   it('match every label pair, the status (busy and maintenance too), the health (absent: unknown) and the name or host', () => {
-    const all = (q: string, b: FleetBoard) => matchesFleetFilters(b, parseFleetFilters(q));
+    const all = (q: string, b: Board) => matchesFleetFilters(b, parseFleetFilters(q));
     expect(all('?label=camera%3Dyes&label=site%3Dlab-2', board({}))).toBe(true);
     expect(all('?label=camera%3Dyes&label=site%3Dlab-3', board({}))).toBe(false);
     expect(all('?label=camera%3D', board({}))).toBe(false);

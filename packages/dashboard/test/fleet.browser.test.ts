@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { BrowserContext, Page, Route } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
@@ -33,26 +33,19 @@ async function shot(page: Page, name: string, fullPage = true): Promise<void> {
   await page.screenshot({ path: path.join(shotsDir, `${name}.png`), fullPage });
 }
 
+/** The seeded boards' number (`fleet-0042` → 42) in SQL. */
+const NUM = `substring(name from '[0-9]+$')::int`;
+
 /**
- * The fields of the contract's fleet section that other work adds to the server (health,
- * maintenance, telemetry): this test stands them in on the board list's answers, so the view is
- * driven deterministically. Two in 50 boards are bad (with a reason), every 100th in maintenance,
- * and each answer carries a new telemetry sample (temperatures move), as live updates would.
+ * A new telemetry sample for every seeded board, straight into `boards.telemetry` as the agents'
+ * samples land there (temperatures move from tick to tick).
  */
-let telemetryTick = 0;
-async function withFleetFields(route: Route): Promise<void> {
-  const res = await route.fetch();
-  const body = (await res.json()) as { boards: Array<Record<string, unknown> & { name: string }> };
-  telemetryTick++;
-  const at = new Date(Date.UTC(2026, 10, 27, 4, 0, telemetryTick)).toISOString();
-  for (const b of body.boards) {
-    const n = Number(/(\d+)$/.exec(b.name)?.[1] ?? 0);
-    b.health = n % 50 === 7 || n % 50 === 18 ? 'bad' : n % 3 === 0 ? 'unknown' : 'good';
-    b.health_reason = b.health === 'bad' ? `fps 12.5 below the minimum 25 (check "smoke")` : null;
-    b.maintenance = n % 100 === 42;
-    b.telemetry = { at, temperatures_c: { ps: 40 + (n % 20) + 6 * Math.sin((telemetryTick + n) / 2), pl: 38 + (n % 15) }, memory_used_bytes: 1e9, load_1m: 0.5, disk_free_bytes: 5e9 };
-  }
-  await route.fulfill({ response: res, json: body });
+async function telemetryTick(sql: postgres.Sql, tick: number): Promise<void> {
+  await sql.unsafe(`UPDATE boards SET telemetry = jsonb_build_object(
+      'at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'temperatures_c', jsonb_build_object('ps', round((40 + ${NUM} % 20 + 6 * sin((${tick} + ${NUM}) / 2.0))::numeric, 1), 'pl', 38 + ${NUM} % 15),
+      'memory_used_bytes', 1000000000, 'load_1m', 0.5, 'disk_free_bytes', 5000000000)
+    WHERE name LIKE 'fleet-%'`);
 }
 
 if (!hasChromium) console.warn(`dashboard browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set MM_CHROMIUM)`);
@@ -65,6 +58,7 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
   let sql: postgres.Sql;
   const report: Record<string, unknown> = {};
   const seeded: Array<{ id: string; name: string }> = [];
+  let boardListAnswers = 0;
 
   beforeAll(async () => {
     h = await startHarness();
@@ -84,10 +78,29 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     }));
     const inserted = await sql<Array<{ id: string; name: string }>>`INSERT INTO boards ${sql(rows)} RETURNING id, name`;
     seeded.push(...inserted.sort((a, b) => a.name.localeCompare(b.name)));
-    await sql`UPDATE boards SET labels = ${sql.json({ 'board-model': 'kv260', camera: 'yes', site: 'lab-1' })} WHERE id = ${h.board.id}`;
+    // Health as health checks leave it: two in 50 bad (with a reason), every third unknown; every 100th in maintenance.
+    await sql.unsafe(`UPDATE boards SET
+        health = CASE WHEN ${NUM} % 50 IN (7, 18) THEN 'bad' WHEN ${NUM} % 3 = 0 THEN 'unknown' ELSE 'good' END,
+        health_reason = CASE WHEN ${NUM} % 50 IN (7, 18) THEN 'fps 12.5 below the minimum 25 (check "smoke")' END,
+        health_checked_at = CASE WHEN ${NUM} % 3 <> 0 OR ${NUM} % 50 IN (7, 18) THEN now() - interval '5 minutes' END,
+        maintenance = (${NUM} % 100 = 42)
+      WHERE name LIKE 'fleet-%'`);
+    await telemetryTick(sql, 0);
+    // The last hour of the first 40 boards' telemetry, one sample a minute, for their sparklines.
+    await sql.unsafe(`INSERT INTO board_telemetry (board_id, minute, sample)
+      SELECT b.id, date_trunc('minute', now()) - make_interval(mins => m),
+        jsonb_build_object('at', to_char((date_trunc('minute', now()) - make_interval(mins => m)) at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'temperatures_c', jsonb_build_object('ps', round((42 + 5 * sin((m + ${NUM}) / 4.0))::numeric, 1)),
+          'memory_used_bytes', 1000000000, 'load_1m', 0.5, 'disk_free_bytes', 5000000000)
+      FROM boards b, generate_series(1, 50) m WHERE b.name LIKE 'fleet-%' AND ${NUM.replace('name', 'b.name')} <= 40`);
+    // The simulated board's people's labels through the real PATCH (its agent's mm/ labels stay).
+    const labelled = await h.api(`/api/boards/${h.board.id}/`, { method: 'PATCH', json: { labels: { 'board-model': 'kv260', camera: 'yes', site: 'lab-1' } } });
+    expect(labelled.status).toBe(200);
     context = await h.browser.newContext({ baseURL: base, viewport: { width: 1280, height: 900 } });
-    await context.route(/\/api\/boards\/\?/, withFleetFields);
     page = await context.newPage();
+    page.on('response', (r) => {
+      if (r.request().method() === 'GET' && /\/api\/boards\/\?/.test(r.url())) boardListAnswers++;
+    });
     await signIn(page, base, h.users.admin.username, h.users.admin.password);
   }, 240_000);
 
@@ -105,6 +118,8 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
         VALUES ('transfer', 'running', ${seeded[i]!.id}, now(), ${sql.json({ phase: 'pulling weights', bytes_done: (i + 1) * 10_000_000, bytes_total: 70_000_000 })})`;
     for (let i = 0; i < 3; i++) await sql`INSERT INTO operations (kind, status, board_id) VALUES ('execute', 'queued', ${seeded[0]!.id})`;
 
+    // A row on screen a moment asks for its last hour of telemetry (its sparkline's history).
+    const historyAnswer = page.waitForResponse((r) => /\/api\/boards\/[0-9a-f-]+\/telemetry\//.test(r.url()) && r.status() === 200, { timeout: 30_000 });
     const t0 = Date.now();
     await page.goto('/boards');
     await page.getByTestId('fleet-count').getByText(`${BOARDS} boards`).waitFor();
@@ -121,6 +136,8 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     expect(await first.getByRole('progressbar').count()).toBe(1);
     await page.getByTestId('board-fleet-0007').getByText(/fps 12.5 below/).first().waitFor();
     await first.locator('canvas.sparkline').waitFor();
+    await historyAnswer;
+    await page.waitForTimeout(300); // the rows redraw with their history
     await shot(page, 'fleet-01-boards-1000', false); // the window: the whole list is 64,000 px tall
     await expectAccessible(page, 'fleet view with 1,000 boards');
 
@@ -154,12 +171,19 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
           report[`${name}_frames_over_50ms`] = frames.filter((f) => f > 50).length;
           return frames;
         });
+    // New samples land every 2 s (as 1,000 agents' telemetry would); the page polls the list.
     await startFrames();
-    const ticksBefore = telemetryTick;
-    await eventually(() => expect(telemetryTick).toBeGreaterThanOrEqual(ticksBefore + 2), 20_000);
-    await page.waitForTimeout(500);
+    const answersBefore = boardListAnswers;
+    let tick = 1;
+    const ticking = setInterval(() => void telemetryTick(sql, tick++).catch(() => undefined), 2000);
+    try {
+      await eventually(() => expect(boardListAnswers).toBeGreaterThanOrEqual(answersBefore + 2), 20_000);
+      await page.waitForTimeout(500);
+    } finally {
+      clearInterval(ticking);
+    }
     const frames = await stopFrames('polling');
-    report.telemetry_updates_while_still = telemetryTick - ticksBefore;
+    report.telemetry_updates_while_still = boardListAnswers - answersBefore;
 
     await startFrames();
     const height = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight);
@@ -214,19 +238,11 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
 
   it('board page: the fleet panel edits labels and maintenance through PATCH', async () => {
     const patches: Array<Record<string, unknown>> = [];
-    // PATCH /api/boards/<id>/ is another engineer's route: stood in here, keeping what was
-    // patched so the page's own polls of the board see it too.
-    let patched: Record<string, unknown> = { maintenance: false, health: 'good' };
-    await page.route(`**/api/boards/${h.board.id}/`, async (route) => {
-      const board = (await (await h.api(`/api/boards/${h.board.id}/`)).json()) as Record<string, unknown>;
-      if (route.request().method() === 'PATCH') {
-        const body = route.request().postDataJSON() as Record<string, unknown>;
-        patches.push(body);
-        patched = { ...patched, ...body };
-      }
-      const labels = { ...((patched.labels as object | undefined) ?? (board.labels as object)), 'mm/arch': 'arm64' };
-      await route.fulfill({ json: { ...board, ...patched, labels } });
-    });
+    const onRequest = (r: { method(): string; url(): string; postDataJSON(): unknown }) => {
+      if (r.method() === 'PATCH' && r.url().endsWith(`/api/boards/${h.board.id}/`)) patches.push(r.postDataJSON() as Record<string, unknown>);
+    };
+    page.on('request', onRequest);
+    const boardNow = async () => (await (await h.api(`/api/boards/${h.board.id}/`)).json()) as { labels: Record<string, string>; maintenance: boolean };
     await page.goto(`/boards/${h.board.id}`);
     const panel = page.getByTestId('board-fleet-panel');
     await panel.waitFor();
@@ -244,13 +260,23 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     await panel.getByRole('button', { name: 'Save labels' }).click();
     await panel.getByText('rack=r7').waitFor();
     expect(patches[0]).toEqual({ labels: { 'board-model': 'kv260', camera: 'yes', site: 'lab-1', rack: 'r7' } });
-    await panel.getByText('mm/arch=arm64').waitFor();
+    // The agent's own labels stay, read-only, next to the people's.
+    const labels = (await boardNow()).labels;
+    expect(labels).toMatchObject({ rack: 'r7', camera: 'yes', site: 'lab-1', 'board-model': 'kv260' });
+    const arch = labels['mm/arch'];
+    expect(arch).toBeTruthy(); // from the agent's facts (Debian's name for its arch)
+    await panel.getByText(`mm/arch=${arch}`).waitFor();
     await panel.getByRole('button', { name: 'Put in maintenance' }).click();
     await panel.getByTestId('board-maintenance').getByText('in maintenance').waitFor();
     expect(patches[1]).toEqual({ maintenance: true });
+    expect((await boardNow()).maintenance).toBe(true);
     await shot(page, 'fleet-03-board-panel');
     await expectAccessible(page, 'board page with the fleet panel');
-    await page.unroute(`**/api/boards/${h.board.id}/`);
+    // Back in service (the selector run below needs it).
+    await panel.getByRole('button', { name: 'Return to service' }).click();
+    await panel.getByTestId('board-maintenance').getByText('in service').waitFor();
+    expect((await boardNow()).maintenance).toBe(false);
+    page.off('request', onRequest);
   }, 60_000);
 
   it('invocation page: selector chips, the latest run (error and log tail), metric plots by board; invocations list: latest runs', async () => {
@@ -317,9 +343,16 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     await page.getByTestId('selector-match').getByText(/No registered board carries these labels/).waitFor();
     expect(await page.getByRole('button', { name: 'Execute' }).isDisabled()).toBe(true);
     await chips.getByRole('button', { name: /site=mars/ }).click();
-    // The run asks for the selector and the priority (the scheduler's contract).
+    // The run asks for the selector and the priority; the scheduler gives it to the one online
+    // matching board (the simulated one), which runs it (and fails: exit status 3).
     const [request] = await Promise.all([page.waitForRequest((r) => r.method() === 'POST' && r.url().includes(`/api/invocations/${id}/execute/`)), page.getByRole('button', { name: 'Execute' }).click()]);
     expect(request.postDataJSON()).toEqual({ board_selector: { camera: 'yes', 'board-model': 'kv260' }, priority: 50 });
+    const started = (await (await request.response())!.json()) as { id: number; board_selector: Record<string, string> | null };
+    expect(started.board_selector).toEqual({ camera: 'yes', 'board-model': 'kv260' });
+    await eventually(async () => {
+      const op = (await (await h.api(`/api/operations/${started.id}/`)).json()) as { status: string; board_id: string | null };
+      expect(op).toMatchObject({ status: 'failed', board_id: h.board.id });
+    }, 30_000);
   }, 120_000);
 
   it('operation page: the result as readable fields, step times, raw JSON on demand; the list shows boards and selectors', async () => {
@@ -345,20 +378,17 @@ describe.skipIf(!hasChromium)('the fleet pages in Chromium: 1,000 boards, select
     await page.getByTestId('result-metrics').getByText(/fps/).first().waitFor();
     await page.getByTestId('result-metrics').getByText(/\d ms$/).first().waitFor();
 
-    // Selector work not yet assigned: the list says what it waits for.
-    const [waiting] = await sql<Array<{ id: number }>>`INSERT INTO operations (kind, status, invocation_id, params) VALUES ('execute', 'queued', ${id}, '{}') RETURNING id`;
-    await page.route(/\/api\/operations\/\?/, async (route) => {
-      const res = await route.fetch();
-      const body = (await res.json()) as { operations: Array<Record<string, unknown>> };
-      // `board_selector`/`priority` on operations are the scheduler's fields: stood in here.
-      for (const o of body.operations) if (o.id === waiting!.id) Object.assign(o, { board_selector: { camera: 'yes' }, priority: 10 });
-      await route.fulfill({ response: res, json: body });
-    });
+    // Selector work not yet assigned (only offline boards match it): the list says what it waits for.
+    const queued = await h.api(`/api/invocations/${id}/execute/`, { method: 'POST', headers: { prefer: 'respond-async' }, json: { board_selector: { camera: 'yes', site: 'lab-2' }, priority: 10 } });
+    expect(queued.status).toBe(202);
+    const waiting = (await queued.json()) as { id: number; status: string; board_id: string | null };
+    expect(waiting).toMatchObject({ status: 'queued', board_id: null });
     await page.goto('/operations');
-    await page.getByTestId(`waiting-for-${waiting!.id}`).getByText('camera=yes').waitFor();
-    await page.getByTestId(`waiting-for-${waiting!.id}`).getByText('priority 10').waitFor();
+    await page.getByTestId(`waiting-for-${waiting.id}`).getByText('camera=yes').waitFor();
+    await page.getByTestId(`waiting-for-${waiting.id}`).getByText('priority 10').waitFor();
     await page.getByRole('row', { name: new RegExp(`#${op.id}`) }).getByRole('link', { name: 'sim-board' }).waitFor();
     await shot(page, 'fleet-07-operations-list');
-    await page.unroute(/\/api\/operations\/\?/);
+    const cancelled = await h.api(`/api/operations/${waiting.id}/cancel/`, { method: 'POST' });
+    expect(cancelled.ok).toBe(true);
   }, 120_000);
 });

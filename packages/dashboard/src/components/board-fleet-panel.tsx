@@ -1,8 +1,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { Board } from '../api/client.ts';
-import { fleetRequest } from '../api/fleet-request.ts';
-import { userLabels, type BoardPatch, type FleetBoard } from '../api/fleet-types.ts';
+import { client, unwrap, type Board, type Schemas } from '../api/client.ts';
+import { userLabels } from '../lib/fleet-fields.ts';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { ErrorBox } from './error-box.tsx';
@@ -24,18 +23,17 @@ function labelProblem(key: string, value: string): string {
 /**
  * The board page's fleet section: health (with its reason, and a check run now), maintenance
  * (admins toggle it), labels (admins edit people's labels; the agent's `mm/` ones are read-only),
- * what it runs and what waits for it, and the facts the agent found. Works against a server
- * without these fields: each part says "not reported" instead.
+ * what it runs and what waits for it, and the facts the agent found.
  */
 export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (b: Board) => void }) {
-  const b = board as FleetBoard;
+  const b = board;
   const [error, setError] = useState<unknown>(null);
   const [checking, setChecking] = useState<number | null>(null);
 
-  async function patch(body: BoardPatch) {
+  async function patch(body: Schemas['PatchBoard']) {
     setError(null);
     try {
-      onChange(await fleetRequest<Board>('PATCH', `/api/boards/${b.id}/`, body));
+      onChange(await unwrap(client.PATCH('/api/boards/{id}/', { params: { path: { id: b.id } }, body })));
       return true;
     } catch (err) {
       setError(err);
@@ -60,7 +58,7 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
                 onClick={async () => {
                   setError(null);
                   try {
-                    const op = await fleetRequest<{ id: number }>('POST', `/api/boards/${b.id}/health-check/`, undefined, { prefer: 'respond-async' });
+                    const op = await unwrap(client.POST('/api/boards/{id}/health-check/', { params: { path: { id: b.id } } }));
                     setChecking(op.id);
                   } catch (err) {
                     setError(err);
@@ -80,19 +78,13 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
         </dd>
         <dt>Maintenance</dt>
         <dd>
-          {b.maintenance === undefined || b.maintenance === null ? (
-            <span class="muted">not reported by this server</span>
-          ) : (
+          <span data-testid="board-maintenance">{b.maintenance ? 'in maintenance: takes no selector work' : 'in service'}</span>
+          {isAdmin.value && (
             <>
-              <span data-testid="board-maintenance">{b.maintenance ? 'in maintenance: takes no selector work' : 'in service'}</span>
-              {isAdmin.value && (
-                <>
-                  {' '}
-                  <button type="button" onClick={() => void patch({ maintenance: !b.maintenance })}>
-                    {b.maintenance ? 'Return to service' : 'Put in maintenance'}
-                  </button>
-                </>
-              )}
+              {' '}
+              <button type="button" onClick={() => void patch({ maintenance: !b.maintenance })}>
+                {b.maintenance ? 'Return to service' : 'Put in maintenance'}
+              </button>
             </>
           )}
         </dd>

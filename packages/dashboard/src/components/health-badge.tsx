@@ -1,4 +1,4 @@
-import type { Health } from '../api/fleet-types.ts';
+import type { Health } from '../lib/fleet-fields.ts';
 
 /** The board's health word (`good`, `bad`, `unknown`); the reason on hover and for screen readers. */
 export function HealthBadge({ health, reason }: { health: Health | null | undefined; reason?: string | null | undefined }) {

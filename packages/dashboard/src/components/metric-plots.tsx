@@ -5,49 +5,60 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { Board, Operation } from '../api/client.ts';
-import { fleetRequest } from '../api/fleet-request.ts';
-import type { MetricPoint } from '../api/fleet-types.ts';
+import { client, unwrap, type Board, type Operation, type Schemas } from '../api/client.ts';
 import { metricsOf } from '../lib/run-result.ts';
 import { boardName } from './latest-run.tsx';
+import { ErrorBox } from './error-box.tsx';
+import { timeRange } from '../lib/plot-range.ts';
 
 /** Distinct on light and dark backgrounds; a board keeps its colour across the charts. */
 const PALETTE = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#1b7c83', '#e16f24', '#6e7781', '#bf3989', '#4d2d00'];
 
-/** The series of one metric: from the server's metrics endpoint, or (older server) from the runs at hand. */
-async function loadPoints(invocationId: number, name: string, operations: Operation[]): Promise<MetricPoint[]> {
-  try {
-    const { points } = await fleetRequest<{ points: MetricPoint[] }>('GET', `/api/invocations/${invocationId}/metrics/?name=${encodeURIComponent(name)}`);
-    return points;
-  } catch {
-    return operations.flatMap((op) => {
-      const v = metricsOf(op)[name];
-      return v !== undefined && op.finished_at ? [{ operation_id: op.id, board_id: op.board_id, finished_at: op.finished_at, value: v }] : [];
-    });
-  }
+type MetricPoint = Schemas['MetricPoint'];
+
+/** The series of one metric over the invocation's runs (the server's metrics endpoint). */
+async function loadPoints(invocationId: number, name: string): Promise<MetricPoint[]> {
+  const { points } = await unwrap(client.GET('/api/invocations/{id}/metrics/', { params: { path: { id: invocationId }, query: { name } } }));
+  return points;
 }
 
 export function MetricPlots({ invocationId, operations, boards }: { invocationId: number; operations: Operation[]; boards: Board[] | null }) {
   const names = [...new Set(operations.flatMap((op) => Object.keys(metricsOf(op))))].sort();
   const [series, setSeries] = useState<Record<string, MetricPoint[]> | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const key = `${invocationId}:${names.join(',')}:${operations.map((o) => `${o.id}${o.status}`).join(',')}`;
   useEffect(() => {
     let stale = false;
-    void Promise.all(names.map(async (n) => [n, await loadPoints(invocationId, n, operations)] as const)).then((pairs) => {
-      if (!stale) setSeries(Object.fromEntries(pairs));
-    });
+    Promise.all(names.map(async (n) => [n, await loadPoints(invocationId, n)] as const)).then(
+      (pairs) => {
+        if (stale) return;
+        setError(null);
+        setSeries(Object.fromEntries(pairs));
+      },
+      (err: unknown) => {
+        if (!stale) setError(err);
+      },
+    );
     return () => void (stale = true);
   }, [key]);
   if (names.length === 0) return <p class="muted">No run has reported metrics yet (a runner reports them in metrics.json).</p>;
+  if (error && !series) return <ErrorBox error={error} />;
   if (!series) return <p aria-busy="true">Loading metrics…</p>;
   // In name order, so the legend reads like the board list (a board keeps its colour across charts).
   const nameOf = (id: string) => (id ? boardName(boards, id) : '');
   const boardIds = [...new Set(Object.values(series).flatMap((ps) => ps.map((p) => p.board_id ?? '')))].sort((a, b) => nameOf(a).localeCompare(nameOf(b), undefined, { numeric: true }));
   return (
     <div class="grid two metric-plots">
-      {names.map((n) => (
-        <MetricChart key={n} name={n} points={series[n] ?? []} boardIds={boardIds} boards={boards} />
-      ))}
+      {names.map((n) =>
+        series[n]?.length ? (
+          <MetricChart key={n} name={n} points={series[n]} boardIds={boardIds} boards={boards} />
+        ) : (
+          // The endpoint plots succeeded runs only: a metric only failed runs reported has no points.
+          <p key={n} class="muted small" data-testid={`metric-none-${n}`}>
+            <strong>{n}</strong>: no succeeded run reported it yet.
+          </p>
+        ),
+      )}
     </div>
   );
 }
@@ -72,7 +83,7 @@ function MetricChart({ name, points, boardIds, boards }: { name: string; points:
       cursor: { drag: { x: true, y: false } },
       // The legend names each board by its colour (not the hovered values: a run list reads better).
       legend: { live: false },
-      scales: { x: { time: true } },
+      scales: { x: { time: true, range: timeRange } },
       axes: [
         { stroke: ink, grid, ticks: grid },
         { stroke: ink, grid, ticks: grid, size: 56 },

@@ -1,5 +1,4 @@
 import type { Board, Operation } from '../api/client.ts';
-import type { FleetOperation } from '../api/fleet-types.ts';
 import { formatTime } from '../lib/format.ts';
 import { boardName } from './latest-run.tsx';
 import { LabelChips } from './label-chips.tsx';
@@ -9,7 +8,7 @@ import { DataTable } from './table-box.tsx';
 
 /** The board an operation runs on, or (selector work not yet assigned) the labels it waits for. */
 export function OperationBoard({ op, boards }: { op: Operation; boards: Board[] | null | undefined }) {
-  const o = op as FleetOperation;
+  const o = op;
   const sel = o.board_selector && Object.keys(o.board_selector).length > 0 ? o.board_selector : null;
   if (op.board_id)
     return (

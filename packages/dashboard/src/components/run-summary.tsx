@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Board, Operation } from '../api/client.ts';
-import type { FleetOperation } from '../api/fleet-types.ts';
 import { formatTime } from '../lib/format.ts';
 import { formatMetric, metricsOf } from '../lib/run-result.ts';
 import { followEvents } from '../lib/sse.ts';
@@ -42,7 +41,7 @@ export function RunSummary({ run, boards }: { run: Operation | null; boards: Boa
     if (pre.current) pre.current.scrollTop = pre.current.scrollHeight;
   }, [tail]);
   if (!run) return <p class="muted">Not run yet.</p>;
-  const sel = (run as FleetOperation).board_selector;
+  const sel = run.board_selector;
   const metrics = metricsOf(run);
   const when = run.finished_at ?? run.started_at ?? run.created_at;
   return (

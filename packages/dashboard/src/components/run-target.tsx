@@ -1,14 +1,13 @@
 import { parseLabelPair } from '@mm/api-client';
 import { useState } from 'preact/hooks';
-import type { Board } from '../api/client.ts';
-import type { FleetBoard } from '../api/fleet-types.ts';
+import type { Board, Schemas } from '../api/client.ts';
 import { BoardPicker } from './board-picker.tsx';
 
 /** Where a run goes: one named board, or the first idle board whose labels hold every selector pair. */
 export type RunTarget = { mode: 'board'; boardId: string } | { mode: 'selector'; selector: Record<string, string>; priority: number };
 
 /** The execute body the target asks for (contract: `board_id?` or `board_selector?` + `priority`). */
-export function runBody(t: RunTarget): Record<string, unknown> {
+export function runBody(t: RunTarget): Schemas['ExecuteRequest'] {
   if (t.mode === 'board') return t.boardId ? { board_id: t.boardId } : {};
   return { board_selector: t.selector, ...(t.priority ? { priority: t.priority } : {}) };
 }
@@ -21,7 +20,7 @@ export function selectorMatches(labels: Record<string, string> | undefined, sele
 export function RunTargetPicker({ boards, value, onChange }: { boards: Board[]; value: RunTarget; onChange: (t: RunTarget) => void }) {
   const [text, setText] = useState('');
   const [problem, setProblem] = useState('');
-  const fleet = boards as FleetBoard[];
+  const fleet = boards;
   const known = [...new Set(fleet.flatMap((b) => Object.entries(b.labels ?? {}).map(([k, v]) => `${k}=${v}`)))].sort();
   const selector = value.mode === 'selector' ? value.selector : {};
   const priority = value.mode === 'selector' ? value.priority : 0;

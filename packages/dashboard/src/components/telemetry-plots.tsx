@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { TelemetrySample } from './board-telemetry.tsx';
+import { timeRange } from '../lib/plot-range.ts';
 
 const PALETTE = ['#d1495b', '#0550ae', '#1a7f37', '#8a5300', '#6f42c1', '#00798c', '#bf3989', '#57606a'];
 /** As the rest of the dashboard counts a GB (formatBytes): 1024³ bytes. */
@@ -39,6 +40,9 @@ function Plot({ xs, spec }: { xs: number[]; spec: PlotSpec }) {
     if (!el) return;
     const width = () => Math.max(240, el.clientWidth);
     const decimals = spec.unit === '°C' || spec.unit === 'W' ? 1 : 2;
+    // Canvas colours cannot be `currentColor`: the page's text colour (light or dark scheme) is read here.
+    const ink = getComputedStyle(el).color;
+    const grid = { stroke: 'rgba(128,128,128,0.2)' };
     const plot = new uPlot(
       {
         width: width(),
@@ -46,8 +50,8 @@ function Plot({ xs, spec }: { xs: number[]; spec: PlotSpec }) {
         title: spec.unit ? `${spec.title} (${spec.unit})` : spec.title,
         legend: { live: true },
         cursor: { drag: { x: true, y: false } },
-        scales: { x: { time: true } },
-        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 55 }],
+        scales: { x: { time: true, range: timeRange } },
+        axes: [{ stroke: ink, grid }, { stroke: ink, grid, size: 55 }],
         series: [
           {},
           ...spec.series.map((s, i) => ({

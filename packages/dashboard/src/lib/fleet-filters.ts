@@ -1,5 +1,5 @@
 import { parseLabelPair } from '@mm/api-client';
-import type { FleetBoard } from '../api/fleet-types.ts';
+import type { Board } from '@mm/api-client';
 
 /** What the fleet view shows, as its URL query holds it (`?label=k=v&label=…&status=&health=&q=`). */
 export interface FleetFilters {
@@ -32,7 +32,7 @@ export function fleetQuery(f: FleetFilters): string {
  * match), the status (`maintenance` and `busy` count as statuses here), the health (a board
  * without one is `unknown`), and the name or host name containing `q`.
  */
-export function matchesFleetFilters(b: FleetBoard, f: FleetFilters): boolean {
+export function matchesFleetFilters(b: Board, f: FleetFilters): boolean {
   for (const [k, v] of f.labels) if (b.labels?.[k] !== v) return false;
   if (f.status === 'maintenance') {
     if (!b.maintenance) return false;

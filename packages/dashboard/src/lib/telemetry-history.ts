@@ -1,5 +1,5 @@
-import { fleetRequest } from '../api/fleet-request.ts';
-import { hottest, type FleetBoard, type TelemetrySample } from '../api/fleet-types.ts';
+import { client, unwrap, type Board } from '../api/client.ts';
+import { hottest } from './fleet-fields.ts';
 import { ApiProblem } from '../api/problem.ts';
 
 /** How many samples a sparkline keeps (one per poll, or per minute from the server's history). */
@@ -25,7 +25,7 @@ function historyOf(id: string): History {
  * array each time, so a row redraws only when its own line changed). Returns the boards whose
  * history changed.
  */
-export function recordTelemetry(boards: readonly FleetBoard[]): number {
+export function recordTelemetry(boards: readonly Board[]): number {
   let changed = 0;
   for (const b of boards) {
     const t = b.telemetry;
@@ -59,7 +59,7 @@ export function seedTelemetryHistory(id: string, onDone: () => void, delayMs = 4
   const timer = window.setTimeout(() => {
     h.seeded = true;
     const since = new Date(Date.now() - 3600_000).toISOString();
-    fleetRequest<{ samples: TelemetrySample[] }>('GET', `/api/boards/${id}/telemetry/?since=${encodeURIComponent(since)}`)
+    unwrap(client.GET('/api/boards/{id}/telemetry/', { params: { path: { id }, query: { since } } }))
       .then(({ samples }) => {
         const past = samples.filter((s) => h.lastAt === null || s.at < h.lastAt).map(hottest).filter((v): v is number => v !== null);
         if (past.length === 0) return;

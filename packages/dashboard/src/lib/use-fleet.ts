@@ -1,5 +1,4 @@
-import { client, unwrap, type Operation } from '../api/client.ts';
-import type { FleetBoard, FleetOperation } from '../api/fleet-types.ts';
+import { client, unwrap, type Board, type Operation } from '../api/client.ts';
 import { recordTelemetry } from './telemetry-history.ts';
 import { useResource } from './use-resource.ts';
 
@@ -7,13 +6,13 @@ import { useResource } from './use-resource.ts';
 const PAGE = 1000;
 
 export interface Fleet {
-  boards: FleetBoard[];
+  boards: Board[];
   /** The operation each board runs now, by board id (its progress on the row). */
   running: Map<string, Operation>;
   /** Operations waiting for each board, by board id (where the server does not say `queued`). */
   queuedFor: Map<string, number>;
   /** Selector work waiting for any matching board (not assigned yet). */
-  unassigned: FleetOperation[];
+  unassigned: Operation[];
 }
 
 async function allPages<T>(load: (offset: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
@@ -31,7 +30,7 @@ async function loadFleet(): Promise<Fleet> {
   const [boards, running, queued] = await Promise.all([
     allPages(async (offset) => {
       const d = await unwrap(client.GET('/api/boards/', { params: { query: { limit: PAGE, offset } } }));
-      return { items: d.boards as FleetBoard[], total: d.total };
+      return { items: d.boards, total: d.total };
     }),
     unwrap(client.GET('/api/operations/', { params: { query: { status: 'running', limit: PAGE } } })),
     unwrap(client.GET('/api/operations/', { params: { query: { status: 'queued', limit: PAGE } } })),
@@ -39,7 +38,7 @@ async function loadFleet(): Promise<Fleet> {
   const runningBy = new Map<string, Operation>();
   for (const op of running.operations) if (op.board_id) runningBy.set(op.board_id, op);
   const queuedFor = new Map<string, number>();
-  const unassigned: FleetOperation[] = [];
+  const unassigned: Operation[] = [];
   for (const op of queued.operations) {
     if (op.board_id) queuedFor.set(op.board_id, (queuedFor.get(op.board_id) ?? 0) + 1);
     else unassigned.push(op);

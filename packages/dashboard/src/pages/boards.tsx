@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { parseLabelPair } from '@mm/api-client';
 import { client, unwrap, type Board, type Operation } from '../api/client.ts';
-import { hottest, type FleetBoard } from '../api/fleet-types.ts';
+import { hottest } from '../lib/fleet-fields.ts';
 import { HealthBadge } from '../components/health-badge.tsx';
 import { LabelChips } from '../components/label-chips.tsx';
 import { Sparkline } from '../components/sparkline.tsx';
@@ -70,7 +70,7 @@ export function BoardsPage() {
 }
 
 /** Counts a person reads first: how many are up, bad, in maintenance, busy; selector work waiting. */
-function FleetSummary({ boards, unassigned }: { boards: FleetBoard[]; unassigned: number }) {
+function FleetSummary({ boards, unassigned }: { boards: Board[]; unassigned: number }) {
   let online = 0;
   let bad = 0;
   let maintenance = 0;
@@ -168,7 +168,7 @@ function FleetFilterBar({ filters, onChange }: { filters: FleetFilters; onChange
 }
 
 /** One board: status, health (reason on hover), labels, what it runs, its queue, its temperature. */
-function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: FleetBoard; running: Operation | undefined; queued: number; onLabel: (k: string, v: string) => void; onHistory: () => void }) {
+function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: Board; running: Operation | undefined; queued: number; onLabel: (k: string, v: string) => void; onHistory: () => void }) {
   useEffect(() => (b.telemetry ? seedTelemetryHistory(b.id, onHistory) : undefined), [b.id, !!b.telemetry]);
   const temps = temperatureHistory(b.id);
   const hot = hottest(b.telemetry);

@@ -1,8 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type Operation } from '../api/client.ts';
 import { useBoards } from '../components/board-picker.tsx';
-import { fleetRequest } from '../api/fleet-request.ts';
-import type { FleetBoard } from '../api/fleet-types.ts';
 import { lazyPage } from '../components/lazy-page.tsx';
 import { RunSummary } from '../components/run-summary.tsx';
 import { RunTargetPicker, runBody, selectorMatches, type RunTarget } from '../components/run-target.tsx';
@@ -48,10 +46,9 @@ export function InvocationPage({ id }: { id: number }) {
     setActionError(null);
     try {
       // Answer at once (202) and follow the operation's events rather than hold the request.
-      // A selector run goes through the untyped helper until the generated client knows `board_selector`.
       const op =
         target.mode === 'selector'
-          ? await fleetRequest<Operation>('POST', `/api/invocations/${id}/execute/`, runBody(target), { prefer: 'respond-async' })
+          ? await unwrap(client.POST('/api/invocations/{id}/execute/', { params: { path: { id }, header: { prefer: 'respond-async' } }, body: runBody(target) }))
           : await unwrap(
               client.POST(kind === 'execute' ? '/api/invocations/{id}/execute/' : '/api/invocations/{id}/transfer/', {
                 params: { path: { id }, header: { prefer: 'respond-async' } },
@@ -70,7 +67,7 @@ export function InvocationPage({ id }: { id: number }) {
   const out = inv.files.output_video;
   const active = live && (live.status === 'queued' || live.status === 'running');
   const board = target.mode === 'board' ? boards?.find((b) => b.id === target.boardId) : undefined;
-  const noMatch = target.mode === 'selector' && !!boards && !(boards as FleetBoard[]).some((b) => selectorMatches(b.labels, target.selector));
+  const noMatch = target.mode === 'selector' && !!boards && !boards.some((b) => selectorMatches(b.labels, target.selector));
   const latestRun = inv.operations.find((o) => o.kind === 'execute') ?? null;
   // Why a run cannot start now, if it cannot (the buttons are disabled and this says why).
   const blocked = active

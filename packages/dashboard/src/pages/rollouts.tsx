@@ -84,7 +84,7 @@ export function RolloutsPage() {
         <>
           <p class="muted">{data.total} rollouts</p>
           {data.rollouts.length === 0 ? (
-            <p>No rollout yet. Start one with “Run on boards…” on an invocation's page, or `mm run --all`.</p>
+            <p>No rollout yet. Start one with “Run on boards…” on an invocation's page, or <code>mm run --all</code>.</p>
           ) : (
             <DataTable label="Rollouts list" columns={['#', 'Kind', 'Status', 'Boards', 'Selector', 'Created']}>
               {data.rollouts.map((r) => (
