@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/e2e/device-scripts-support.ts';
-import { CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness, SHOTS_DIR } from './browser-support.ts';
 
-/** Where this engineer's screenshots are looked at (besides the harness's own folder). */
-const SHOTS = process.env.MM_SCRIPTS_SHOTS ?? '/work/shots/scripts';
+/** Where these screenshots go (the harness's folder unless MM_SCRIPTS_SHOTS says otherwise). */
+const SHOTS = process.env.MM_SCRIPTS_SHOTS ?? path.join(SHOTS_DIR, 'scripts');
 
 const httpScript = `import http from 'node:http';
 http.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('browser script listening on ' + process.env.PORT));

@@ -10,7 +10,7 @@ import { expectAccessible, hasChromium, screenshot, SHOTS_DIR, signIn, startHarn
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const WEBCAM_BIN = path.join(repoRoot, 'packages/webcam/bin/mm-webcam.mjs');
-/** Where the engineers' screenshots are kept for a person to look at (besides test-output/). */
+/** A second folder to copy the screenshots to (MM_SHOTS_DIR), besides test-output/. */
 const SHARED_SHOTS = process.env.MM_SHOTS_DIR;
 
 function startWebcam(port: number): ChildProcess {

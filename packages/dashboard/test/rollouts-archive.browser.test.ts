@@ -1,9 +1,10 @@
+import os from 'node:os';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzip, realPacEntries, tarArchive } from '../../agent/test/pac-test-support.ts';
-import { CHROMIUM, createInvocation, expectAccessible, hasChromium, signIn, startHarness, type Harness } from './browser-support.ts';
+import { CHROMIUM, createInvocation, expectAccessible, hasChromium, signIn, startHarness, type Harness, SHOTS_DIR } from './browser-support.ts';
 
 /**
  * "Roll out a PAC archive…" in Chromium (docs/rollouts.md): an admin picks an archive file on
@@ -13,7 +14,7 @@ import { CHROMIUM, createInvocation, expectAccessible, hasChromium, signIn, star
  */
 if (!hasChromium) console.warn(`rollouts archive browser test skipped: no Chromium at ${CHROMIUM}`);
 
-const SHOTS = process.env.MM_ROLLOUT_SHOTS ?? '/work/shots/rollouts2';
+const SHOTS = process.env.MM_ROLLOUT_SHOTS ?? path.join(SHOTS_DIR, 'rollouts2');
 
 describe.skipIf(!hasChromium)('the dashboard in Chromium: a PAC archive rolled out', () => {
   let h: Harness;
@@ -23,7 +24,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: a PAC archive rolled o
   beforeAll(async () => {
     h = await startHarness();
     base = h.server.url.replace(/\/$/, '');
-    tmp = await fs.mkdtemp(path.join(SHOTS, '..', '.mm-archive-'));
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-archive-'));
     await fs.mkdir(SHOTS, { recursive: true });
   }, 240_000);
 

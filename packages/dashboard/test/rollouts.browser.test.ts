@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startAgent, type AgentProcess } from '../../../test/support/processes.ts';
-import { CHROMIUM, createInvocation, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { CHROMIUM, createInvocation, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness, SHOTS_DIR } from './browser-support.ts';
 
 /**
  * Rollouts in Chromium (docs/rollouts.md): "Run on boards…" on an invocation's page starts
@@ -13,7 +13,7 @@ import { CHROMIUM, createInvocation, expectAccessible, hasChromium, screenshot, 
  */
 if (!hasChromium) console.warn(`rollouts browser test skipped: no Chromium at ${CHROMIUM}`);
 
-const SHOTS = process.env.MM_ROLLOUT_SHOTS ?? '/work/shots/rollouts';
+const SHOTS = process.env.MM_ROLLOUT_SHOTS ?? path.join(SHOTS_DIR, 'rollouts');
 
 describe.skipIf(!hasChromium)('the dashboard in Chromium: rollouts', () => {
   let h: Harness;

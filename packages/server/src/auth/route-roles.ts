@@ -37,9 +37,7 @@ const TUS_UPLOAD_METHODS = ['GET', 'HEAD', 'PATCH', 'POST', 'OPTIONS'] as const;
 /**
  * THE one place that says which role each route needs (docs/api.md, "People and access").
  * A test walks the OpenAPI document: every documented route must be here, and a user
- * one role lower gets 403 on it. Entries for routes other branches are adding (tus
- * uploads, attaching known content, metrics) are here ahead of them; that test lists
- * them as expected-pending until they are served.
+ * one role lower gets 403 on it, and no entry may name a route that is not served.
  */
 export const ROUTE_ROLES: readonly RouteRole[] = [
   // Outside user auth: health for probes, the agent link (board tokens), signing in.
