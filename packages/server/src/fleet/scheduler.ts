@@ -143,7 +143,8 @@ export class FleetScheduler {
     const { db } = this.deps;
     const selectors = await waitingSelectors(db);
     if (selectors.length === 0) return 0;
-    const boards = (await idleBoards(db, this.deps.sessionStaleMs, only)).filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
+    const found = await idleBoards(db, this.deps.sessionStaleMs, only);
+    const boards = found.filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
     // Boards in order, a few at a time (each has its own lock; SKIP LOCKED keeps their picks apart).
     let assigned = 0;
     let next = 0;
@@ -160,6 +161,11 @@ export class FleetScheduler {
     };
     await Promise.all(Array.from({ length: Math.min(PASS_CONCURRENCY, boards.length) }, worker));
     await Promise.all(announced);
+    // The first N idle boards did not all take work (another replica held or took some): the
+    // new work may still wait while other idle boards match it, so look at all of them.
+    if (only?.limit !== undefined && found.length >= only.limit && assigned < only.limit && !this.stopped) {
+      return assigned + (await this.dispatch({ selectors: only.selectors }));
+    }
     return assigned;
   }
 
