@@ -69,6 +69,10 @@ async function main(): Promise<void> {
     say(`  all ${boardCount} boards linked in ${(linkMs / 1000).toFixed(1)} s`);
     const [inv] = await sql<Array<{ id: number }>>`insert into invocations (name) values ('bench') returning id`;
 
+    const tableReads = () => sql<Array<{ relname: string; reads: string; scans: string }>>`select relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text as reads,
+      (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text as scans from pg_stat_user_tables where relname in ('boards', 'operations', 'board_sessions', 'operation_events')`;
+    const tablesBefore = await tableReads();
+    const sentAt = new Map<number, number>();
     const [before] = await sql`select xact_commit + xact_rollback as xacts, tup_fetched + tup_returned as reads, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = current_database()`;
     const started = performance.now();
     let next = 0;
@@ -78,13 +82,16 @@ async function main(): Promise<void> {
         const i = next++;
         if (i >= opCount) return;
         const server = servers[i % servers.length]!;
+        const sent = Date.now();
         const res = await server.api(`/api/invocations/${inv!.id}/execute/`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', prefer: 'respond-async' },
           body: JSON.stringify({ board_selector: { combo: `c${i % combos}` } }),
         });
-        if (res.status !== 202) refused++;
-        await res.arrayBuffer();
+        if (res.status !== 202) {
+          refused++;
+          await res.arrayBuffer();
+        } else sentAt.set(((await res.json()) as { id: number }).id, sent);
       }
     };
     await Promise.all(Array.from({ length: 32 }, post));
@@ -98,15 +105,23 @@ async function main(): Promise<void> {
     }
     const drainMs = performance.now() - started;
     await new Promise((r) => setTimeout(r, 1000)); // pg_stat counters are flushed on a delay
+    const tablesAfter = await tableReads();
     const [after] = await sql`select xact_commit + xact_rollback as xacts, tup_fetched + tup_returned as reads, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = current_database()`;
 
-    const rows = await sql<Array<{ wait_ms: number }>>`
+    const rows = await sql<Array<{ id: number; wait_ms: number; assigned_ms: number; prev_end_ms: number | null }>>`
       with runs as (
         select o.id, o.board_id, o.created_at, o.assigned_at,
           lag(o.finished_at) over (partition by o.board_id order by o.assigned_at) as prev_end
         from operations o where o.assigned_at is not null)
-      select extract(epoch from (r.assigned_at - greatest(r.created_at, coalesce(r.prev_end, r.created_at)))) * 1000 as wait_ms from runs r`;
+      select r.id, extract(epoch from (r.assigned_at - greatest(r.created_at, coalesce(r.prev_end, r.created_at)))) * 1000 as wait_ms,
+        extract(epoch from r.assigned_at) * 1000 as assigned_ms, extract(epoch from r.prev_end) * 1000 as prev_end_ms from runs r`;
     const waits = rows.map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
+    // Wall clock: from the moment the client sent the POST (or the board's previous run ended) to the assignment.
+    const wall = rows
+      .filter((r) => sentAt.has(Number(r.id)))
+      .map((r) => Number(r.assigned_ms) - Math.max(sentAt.get(Number(r.id))!, r.prev_end_ms === null ? 0 : Number(r.prev_end_ms)))
+      .sort((a, b) => a - b);
+    const waitsAll = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms, max ${xs.at(-1)?.toFixed(1)} ms`;
     const [span] = await sql`select extract(epoch from max(assigned_at) - min(assigned_at)) as s, count(*)::int as n,
       count(*) filter (where status = 'succeeded')::int as ok from operations`;
     const [phases] = await sql`select
@@ -116,11 +131,19 @@ async function main(): Promise<void> {
     const perReplica = await sql`select s.replica_id, count(*)::int as n from operations o join board_sessions s on s.board_id = o.board_id group by 1 order by 1`;
     const d = (k: string) => Number(after![k]) - Number(before![k]);
     say(`  drained in ${(drainMs / 1000).toFixed(1)} s; ${span!.n} operations, ${span!.ok} succeeded`);
-    say(`  runnable → assigned: p50 ${pct(waits, 50).toFixed(1)} ms, p99 ${pct(waits, 99).toFixed(1)} ms, max ${waits.at(-1)?.toFixed(1)} ms (${waits.length} assignments)`);
+    say(`  runnable → assigned, database timestamps: ${waitsAll(waits)} (${waits.length} assignments)`);
+    say(`  runnable → assigned, wall clock from the POST being sent: ${waitsAll(wall)}`);
     say(`  after assignment (p50): claimed and started ${Number(phases!.claim_ms).toFixed(1)} ms later, ended ${Number(phases!.run_ms).toFixed(1)} ms after that (the generator answers at once)`);
     say(`  assignments/s across ${replicaCount} replicas: ${(Number(span!.n) / Number(span!.s)).toFixed(0)} (first to last assignment, ${Number(span!.s).toFixed(1)} s)`);
     say(`  by the replica holding the board: ${perReplica.map((r) => `${r.replica_id} ${r.n}`).join(', ')}`);
     say(`  database during the drain: ${d('xacts')} transactions (${(d('xacts') / opCount).toFixed(1)}/op), ${d('reads')} rows read (${(d('reads') / opCount).toFixed(0)}/op), ${d('writes')} rows written (${(d('writes') / opCount).toFixed(1)}/op)`);
+    const tableLine = tablesAfter.map((t) => {
+      const b = tablesBefore.find((x) => x.relname === t.relname);
+      const reads = Number(t.reads) - Number(b?.reads ?? 0);
+      const scans = Number(t.scans) - Number(b?.scans ?? 0);
+      return `${t.relname} ${(scans / opCount).toFixed(1)} scans, ${(reads / opCount).toFixed(0)} rows`;
+    });
+    say(`  per operation by table (pg_stat_user_tables, scans = index + sequential): ${tableLine.join('; ')}`);
     say(`  load ${os.loadavg()[0]!.toFixed(2)}`);
   } finally {
     for (const c of children) c.kill('SIGKILL');

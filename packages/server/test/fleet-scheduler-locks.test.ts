@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { boards, boardSessions, operations } from '../src/db/schema.ts';
-import { assignToBoard, idleBoards } from '../src/fleet/scheduler-store.ts';
+import { assignToBoard, clearStaleBusy, idleBoards, markIdleSince } from '../src/fleet/scheduler-store.ts';
 import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
 
 const REPLICAS = 4;
@@ -82,4 +82,29 @@ describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas',
       expect(Math.min(...assigned.map((r) => r.priority))).toBeGreaterThanOrEqual(2);
     });
   }
+
+  it('an assigned board leaves the idle-board walk until its work ends; a limit stops the walk', async () => {
+    const rows = await reset();
+    const { db } = dbs[0]!;
+    await db.insert(operations).values([{ kind: 'execute', status: 'queued', boardId: null, boardSelector: { kind: 'a' } }]);
+    const candidates = await idleBoards(db, 15_000, { selectors: [{ kind: 'a' }] });
+    expect(candidates).toHaveLength(BOARDS / 2);
+    expect(await idleBoards(db, 15_000, { selectors: [{ kind: 'a' }], limit: 2 })).toHaveLength(2);
+    const row = await assignToBoard(db, candidates[0]!);
+    expect(row?.boardId).toBe(candidates[0]!.id);
+    // Busy now: out of the walk (flag and work), still read by id (it is not idle: nothing comes back).
+    expect((await idleBoards(db, 15_000)).map((b) => b.id)).not.toContain(row!.boardId);
+    expect(await idleBoards(db, 15_000, { boardIds: [row!.boardId!] })).toEqual([]);
+    // Its work ends: back in the walk, idle since now, so last among the idle ones.
+    await db.execute(sql`update operations set status = 'succeeded', finished_at = now() where id = ${row!.id}`);
+    await markIdleSince(db, row!.boardId!);
+    const after = await idleBoards(db, 15_000);
+    expect(after).toHaveLength(BOARDS);
+    expect(after.at(-1)!.id).toBe(row!.boardId);
+    // A flag left behind (an end not heard of) is cleared by the sweep once nothing runs there.
+    await db.execute(sql`update boards set scheduler_busy = true where id = ${rows[1]!.id}`);
+    expect((await idleBoards(db, 15_000)).map((b) => b.id)).not.toContain(rows[1]!.id);
+    expect(await clearStaleBusy(db)).toBe(1);
+    expect((await idleBoards(db, 15_000)).map((b) => b.id)).toContain(rows[1]!.id);
+  });
 });

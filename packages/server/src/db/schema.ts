@@ -115,11 +115,20 @@ export const boards = pgTable(
     healthCheckedAt: ts('health_checked_at'),
     /** When its last operation ended: the scheduler gives selector work to the board idle longest. */
     idleSince: ts('idle_since'),
+    /**
+     * The scheduler gave it selector work that has not ended yet: a hint that keeps busy boards
+     * out of `boards_idle_idx` (the lock and re-check in fleet/scheduler-store.ts decide).
+     */
+    schedulerBusy: boolean('scheduler_busy').notNull().default(false),
   },
   (t) => [
     uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId),
     // Selectors and `?label=` filters: `labels @> '{...}'`.
     index('boards_labels_idx').using('gin', t.labels),
+    // The scheduler's idle boards, longest idle first, without reading the busy ones.
+    index('boards_idle_idx')
+      .on(sql`coalesce(${t.idleSince}, ${t.createdAt})`)
+      .where(sql`not ${t.pending} and not ${t.maintenance} and ${t.health} <> 'bad' and not ${t.schedulerBusy}`),
   ],
 );
 
@@ -188,6 +197,13 @@ export const operations = pgTable(
       .on(t.boardSelector)
       .where(sql`${t.status} = 'queued' and ${t.boardId} is null and ${t.boardSelector} is not null`),
     index('operations_invocation_idx').on(t.invocationId, t.id),
+    // The sweep's queue timeouts and stranded assignments: read the few rows concerned, not all queued work.
+    index('operations_queue_deadline_idx')
+      .on(t.queueDeadline)
+      .where(sql`${t.status} = 'queued'`),
+    index('operations_assigned_waiting_idx')
+      .on(t.boardId)
+      .where(sql`${t.status} = 'queued' and ${t.boardSelector} is not null and ${t.boardId} is not null`),
     // The retention pruner's `coalesce(finished_at, created_at) < cutoff`: its hourly pass
     // finds the few expired rows without reading the table (bench/operation-indexes.ts).
     index('operations_expiry_idx').on(sql`coalesce(${t.finishedAt}, ${t.createdAt})`),

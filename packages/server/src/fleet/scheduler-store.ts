@@ -64,11 +64,18 @@ export interface IdleBoard {
 /**
  * Boards that may take selector work now: linked (a fresh board session), not rebooting, not
  * pending, not in maintenance, not `bad`, with nothing queued or running on them. Longest idle
- * first; boards idle since the same second in random order, so wear spreads.
+ * first (`idle_since` carries a random fraction of its second, so boards idle since the same
+ * second come in random order and wear spreads).
+ *
+ * Without `boardIds` the walk follows `boards_idle_idx`, which leaves out the boards the
+ * scheduler keeps busy (`scheduler_busy`): its cost follows the idle boards, not all boards;
+ * `limit` stops it after that many (a pass for N new operations needs N boards at most).
+ * With `boardIds` (boards just freed or back online) those boards are read by id, flag or not.
  */
-export async function idleBoards(db: Db, staleMs: number, only?: { boardIds?: string[]; selectors?: BoardSelector[] }): Promise<IdleBoard[]> {
+export async function idleBoards(db: Db, staleMs: number, only?: { boardIds?: string[]; selectors?: BoardSelector[]; limit?: number }): Promise<IdleBoard[]> {
   const narrow: SQL[] = [];
   if (only?.boardIds) narrow.push(sql`b.id in (${sql.join(only.boardIds.length ? only.boardIds.map((id) => sql`${id}::uuid`) : [sql`null`], sql`, `)})`);
+  else narrow.push(sql`not b.scheduler_busy`);
   if (only?.selectors) {
     const any = only.selectors.map((sel) => sql`b.labels @> ${JSON.stringify(sel)}::jsonb`);
     narrow.push(any.length ? sql`(${sql.join(any, sql` or `)})` : sql`false`);
@@ -77,10 +84,11 @@ export async function idleBoards(db: Db, staleMs: number, only?: { boardIds?: st
     db,
     sql`select b.id, b.labels from boards b
       join board_sessions s on s.board_id = b.id and s.heartbeat_at >= ${staleBefore(staleMs)}
-      where not b.pending and not b.maintenance and b.health <> 'bad' ${narrow.length ? sql`and ${sql.join(narrow, sql` and `)}` : sql``}
+      where not b.pending and not b.maintenance and b.health <> 'bad' and ${sql.join(narrow, sql` and `)}
         and not exists (select 1 from board_reboots r where r.board_id = b.id and r.expires_at > now())
         and not exists (select 1 from operations o where o.board_id = b.id and o.status in ('queued', 'running'))
-      order by date_trunc('second', coalesce(b.idle_since, b.created_at)), random()`,
+      order by coalesce(b.idle_since, b.created_at)
+      ${only?.limit !== undefined ? sql`limit ${Math.max(0, Math.floor(only.limit))}` : sql``}`,
   );
   return rows.map((r) => ({ id: String(r['id']), labels: (r['labels'] ?? {}) as Record<string, string> }));
 }
@@ -117,6 +125,8 @@ export async function assignToBoard(db: Db, board: IdleBoard, opts: { waitForLoc
           for update skip locked)`,
       )
       .returning();
+    // Out of the idle-board index until its work ends (markIdleSince) or goes back (releaseStrandedAssignments).
+    if (row) await t.execute(sql`update boards set scheduler_busy = true where id = ${board.id}`);
     return row;
   });
 }
@@ -129,18 +139,35 @@ export async function assignToBoard(db: Db, board: IdleBoard, opts: { waitForLoc
 export async function releaseStrandedAssignments(db: Db, staleMs: number): Promise<number[]> {
   const rows = await query(
     db,
-    sql`update operations o set board_id = null, assigned_at = null
-      where o.status = 'queued' and o.board_selector is not null and o.board_id is not null
-        and (exists (select 1 from boards b where b.id = o.board_id and (b.maintenance or b.health = 'bad'))
-          or not exists (select 1 from board_sessions s where s.board_id = o.board_id and s.heartbeat_at >= ${staleBefore(staleMs)}))
-      returning o.id`,
+    sql`with released as (
+        update operations o set board_id = null, assigned_at = null
+        where o.status = 'queued' and o.board_selector is not null and o.board_id is not null
+          and (exists (select 1 from boards b where b.id = o.board_id and (b.maintenance or b.health = 'bad'))
+            or not exists (select 1 from board_sessions s where s.board_id = o.board_id and s.heartbeat_at >= ${staleBefore(staleMs)}))
+        returning o.id, o.board_id),
+      freed as (update boards set scheduler_busy = false where id in (select board_id from released))
+      select id from released`,
   );
   return rows.map((r) => Number(r['id']));
 }
 
+/**
+ * Boards flagged busy with nothing queued or running on them (an end this replica did not hear
+ * of, a replica killed mid-way): back into the idle-board index. One sweep's work, not a pass's.
+ */
+export async function clearStaleBusy(db: Db): Promise<number> {
+  const rows = await query(
+    db,
+    sql`update boards b set scheduler_busy = false
+      where b.scheduler_busy and not exists (select 1 from operations o where o.board_id = b.id and o.status in ('queued', 'running'))
+      returning b.id`,
+  );
+  return rows.length;
+}
+
 /** Queued operations past their queue deadline. */
 export async function expiredQueued(db: Db): Promise<number[]> {
-  const rows = await query(db, sql`select id from operations where status = 'queued' and queue_deadline <= now() order by id limit 1000`);
+  const rows = await query(db, sql`select id from operations where status = 'queued' and queue_deadline <= now() order by queue_deadline limit 1000`);
   return rows.map((r) => Number(r['id']));
 }
 
@@ -150,7 +177,11 @@ export async function anyBoardMatches(db: Db, selector: BoardSelector): Promise<
   return rows.length > 0;
 }
 
-/** The board's last operation ended now: it has been idle since. */
+/**
+ * The board's last operation ended now: it has been idle since, and is back in the idle-board
+ * index. A random fraction of the second is added so that boards freed in the same second are
+ * taken in random order by a plain index walk (wear spreads, as LAVA's shuffled devices).
+ */
 export async function markIdleSince(db: Db, boardId: string): Promise<void> {
-  await db.execute(sql`update boards set idle_since = now() where id = ${boardId}`);
+  await db.execute(sql`update boards set idle_since = date_trunc('second', now()) + random() * interval '1 second', scheduler_busy = false where id = ${boardId}`);
 }

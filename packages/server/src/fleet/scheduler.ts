@@ -6,7 +6,7 @@ import type { OperationObject } from '../operations/operation-object.ts';
 import type { Operations } from '../operations/operations.ts';
 import { matchesSelector, type BoardSelector } from './board-selector.ts';
 import { checksOfBoard, healthCheckIdOf, insertDueCheckRuns, newCheckRun, refreshBoardHealth } from './health-checks.ts';
-import { anyBoardMatches, assignToBoard, expiredQueued, idleBoards, markIdleSince, releaseStrandedAssignments, waitingSelectors } from './scheduler-store.ts';
+import { anyBoardMatches, assignToBoard, clearStaleBusy, expiredQueued, idleBoards, markIdleSince, releaseStrandedAssignments, waitingSelectors } from './scheduler-store.ts';
 
 /** Boards assigned at once in one pass (each a short transaction of its own). */
 const PASS_CONCURRENCY = 4;
@@ -33,7 +33,9 @@ export interface FleetSchedulerDeps {
  * A dispatch pass takes the idle eligible boards, longest idle first, keeps those matching
  * some waiting selector, and for each asks the database for the best waiting operation its
  * labels satisfy (priority, then age). Its cost follows the number of idle boards and of
- * distinct waiting selectors, not the number of boards or of waiting operations.
+ * distinct waiting selectors, not the number of boards or of waiting operations: busy boards
+ * are kept out of the idle-board index (`boards.scheduler_busy`), and a pass for new work
+ * stops after as many boards as operations were created.
  *
  * Triggers: new selector work (`kick`), a board online or ready again, an operation ended on
  * this replica (its board is idle), maintenance or health changes, and the sweep.
@@ -42,7 +44,11 @@ export class FleetScheduler {
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
   private running: Promise<void> | undefined;
-  private pending: { full: boolean; boards: Set<string>; selectors: Map<string, BoardSelector> } = { full: false, boards: new Set(), selectors: new Map() };
+  /** Asks gathered for the next pass; `newWork` counts the selector kicks (one new operation each). */
+  private pending = FleetScheduler.nothingPending();
+  private static nothingPending(): { full: boolean; boards: Set<string>; selectors: Map<string, BoardSelector>; newWork: number } {
+    return { full: false, boards: new Set(), selectors: new Map(), newWork: 0 };
+  }
   private stopped = false;
   private sweeping: Promise<void> | undefined;
   private readonly unsubscribe: Array<() => void> = [];
@@ -85,17 +91,21 @@ export class FleetScheduler {
     if (this.stopped) return;
     if (!target) this.pending.full = true;
     else if ('boardId' in target) this.pending.boards.add(target.boardId);
-    else this.pending.selectors.set(JSON.stringify(target.selector), target.selector);
+    else {
+      this.pending.selectors.set(JSON.stringify(target.selector), target.selector);
+      this.pending.newWork++;
+    }
     if (this.running) return;
     this.running = (async () => {
       try {
         while (!this.stopped && (this.pending.full || this.pending.boards.size || this.pending.selectors.size)) {
-          const { full, boards, selectors } = this.pending;
-          this.pending = { full: false, boards: new Set(), selectors: new Map() };
+          const { full, boards, selectors, newWork } = this.pending;
+          this.pending = FleetScheduler.nothingPending();
           if (full) await this.dispatch();
           else {
             if (boards.size) await this.dispatch({ boardIds: [...boards] });
-            if (selectors.size) await this.dispatch({ selectors: [...selectors.values()] });
+            // N new operations need N boards at most: the idle-board walk stops there.
+            if (selectors.size) await this.dispatch({ selectors: [...selectors.values()], limit: newWork });
           }
         }
       } catch (err) {
@@ -129,11 +139,12 @@ export class FleetScheduler {
    * One pass: each idle eligible board (all, or only those named or matching), longest idle
    * first, takes the best waiting operation it matches. Returns how many were assigned.
    */
-  async dispatch(only?: { boardIds?: string[]; selectors?: BoardSelector[] }): Promise<number> {
+  async dispatch(only?: { boardIds?: string[]; selectors?: BoardSelector[]; limit?: number }): Promise<number> {
     const { db } = this.deps;
     const selectors = await waitingSelectors(db);
     if (selectors.length === 0) return 0;
-    const boards = (await idleBoards(db, this.deps.sessionStaleMs, only)).filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
+    const found = await idleBoards(db, this.deps.sessionStaleMs, only);
+    const boards = found.filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
     // Boards in order, a few at a time (each has its own lock; SKIP LOCKED keeps their picks apart).
     let assigned = 0;
     let next = 0;
@@ -150,6 +161,11 @@ export class FleetScheduler {
     };
     await Promise.all(Array.from({ length: Math.min(PASS_CONCURRENCY, boards.length) }, worker));
     await Promise.all(announced);
+    // The first N idle boards did not all take work (another replica held or took some): the
+    // new work may still wait while other idle boards match it, so look at all of them.
+    if (only?.limit !== undefined && found.length >= only.limit && assigned < only.limit && !this.stopped) {
+      return assigned + (await this.dispatch({ selectors: only.selectors }));
+    }
     return assigned;
   }
 
@@ -163,6 +179,7 @@ export class FleetScheduler {
           await operations.finish(id, 'failed', null, { code: 'queue_timeout', message: 'No board took it before its queue timeout.' });
         }
         const released = await releaseStrandedAssignments(db, this.deps.sessionStaleMs);
+        await clearStaleBusy(db);
         if (released.length) this.deps.log.info({ op_ids: released }, 'fleet scheduler: assignments to boards that can no longer take them were released');
         for (const row of await insertDueCheckRuns(db, this.deps.sessionStaleMs, this.deps.queueTimeoutMs)) await operations.announceCreated(row);
         // Boards linked here with queued work look at it again (a lost bus message costs one sweep).

@@ -1,0 +1,4 @@
+ALTER TABLE "boards" ADD COLUMN "scheduler_busy" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "boards_idle_idx" ON "boards" USING btree (coalesce("idle_since", "created_at")) WHERE not "boards"."pending" and not "boards"."maintenance" and "boards"."health" <> 'bad' and not "boards"."scheduler_busy";--> statement-breakpoint
+CREATE INDEX "operations_queue_deadline_idx" ON "operations" USING btree ("queue_deadline") WHERE "operations"."status" = 'queued';--> statement-breakpoint
+CREATE INDEX "operations_assigned_waiting_idx" ON "operations" USING btree ("board_id") WHERE "operations"."status" = 'queued' and "operations"."board_selector" is not null and "operations"."board_id" is not null;
