@@ -95,7 +95,9 @@ describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas',
     // Busy now: out of the walk (flag and work), still read by id (it is not idle: nothing comes back).
     expect((await idleBoards(db, 15_000)).map((b) => b.id)).not.toContain(row!.boardId);
     expect(await idleBoards(db, 15_000, { boardIds: [row!.boardId!] })).toEqual([]);
-    // Its work ends: back in the walk, idle since now, so last among the idle ones.
+    // Its work ends: back in the walk, idle since now, so last among the idle ones (the others
+    // have been idle for a while: idle_since keeps only the second, plus a random fraction).
+    await db.execute(sql`update boards set idle_since = now() - interval '10 seconds' where id <> ${row!.boardId}`);
     await db.execute(sql`update operations set status = 'succeeded', finished_at = now() where id = ${row!.id}`);
     await markIdleSince(db, row!.boardId!);
     const after = await idleBoards(db, 15_000);

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { z } from 'zod';
 import type { ScriptState } from '@mm/protocol';
 import type { AgentHub } from '../agent-link/hub.ts';
@@ -8,6 +7,9 @@ import type { Logger } from '../logger.ts';
 import { OperationFailure, type OperationKindRegistry } from '../operations/kinds.ts';
 import { getDeviceScript } from '../services/device-scripts.ts';
 import { recordBoardScripts, scriptProgramOf } from '../services/device-script-programs.ts';
+import { remoteDirRefusal } from './remote-dir.ts';
+
+export { isInsideRoot, remoteDirRefusal } from './remote-dir.ts';
 
 /** The operation kinds of device scripts on a board (docs/device-scripts.md). */
 export const SCRIPT_CONTROL_KINDS = { start: 'script_start', stop: 'script_stop', restart: 'script_restart' } as const;
@@ -24,29 +26,6 @@ export interface ScriptOperationDeps {
   uploads: UploadRegistry;
   healthTimeoutS: number;
   log: Logger;
-}
-
-/** Where the board's scripts may go: `dir` equal to `root` or inside it, both already normalised. */
-export function isInsideRoot(dir: string, root: string): boolean {
-  const rel = path.posix.relative(root, dir);
-  return rel === '' || (!rel.startsWith('..') && !path.posix.isAbsolute(rel));
-}
-
-/**
- * A `remote_dir` the server will send to a board: absolute, without `.`/`..` segments (a
- * catalogue edit cannot climb out of the board's scripts root), and, when the board names
- * its MM_SCRIPTS_ROOT, inside it. Undefined when fine; otherwise why not.
- */
-export function remoteDirRefusal(remoteDir: string, scriptsRoot: string | undefined): string | undefined {
-  const segments = remoteDir.split('/');
-  if (!remoteDir.startsWith('/') || segments.some((s) => s === '..' || s === '.')) {
-    return `remote_dir ${JSON.stringify(remoteDir)} must be an absolute path without "." or ".." segments.`;
-  }
-  const normal = path.posix.normalize(remoteDir);
-  if (scriptsRoot !== undefined && !isInsideRoot(normal, path.posix.normalize(scriptsRoot))) {
-    return `remote_dir ${JSON.stringify(remoteDir)} is outside the board's scripts folder ${scriptsRoot} (MM_SCRIPTS_ROOT): nothing was written.`;
-  }
-  return undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { ScriptState } from '@mm/protocol';
 import { boards, boardScripts, contents, deviceScriptPrograms, deviceScripts } from '../db/schema.ts';
 import type { Db } from '../db/database.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { remoteDirRefusal } from '../device-scripts/script-operations.ts';
+import { remoteDirRefusal } from '../device-scripts/remote-dir.ts';
 import { plainFileName } from '../http/file-name.ts';
 import type { StoreContext } from '../store-context.ts';
 import { deviceScriptNotFound, getDeviceScript } from './device-scripts.ts';
