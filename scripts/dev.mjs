@@ -189,7 +189,8 @@ try {
   const gpioPort = gpioTaken ? await freePort() : GPIO_PORT;
   const board = registerSimulatedBoard(gpioPort);
   const webcamProgram = webcamBundle();
-  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir, ...(webcamProgram ? { MM_WEBCAM_PROGRAM: webcamProgram } : {}) }, SERVER_NODE_FLAGS);
+  if (webcamProgram) process.env.MM_WEBCAM_PROGRAM = webcamProgram;
+  server = start('control plane', serverBin, [], { ...process.env, MM_DATA_DIR: dataDir }, SERVER_NODE_FLAGS);
   await waitForHealth();
   if (stopping) process.exit(0);
   const agentEnv = { ...process.env, MM_SERVER_URL: serverUrl, MM_BOARD_TOKEN: board.token, MM_AGENT_DIR: path.join(dataDir, 'agent'), MM_SIM_GPIO_PORT: String(gpioPort) };

@@ -186,6 +186,8 @@ describe.each(dbKinds)('invocations: create, list, details, delete (%s database)
         kind: 'execute',
         status: 'failed',
         board_id: null,
+        board_selector: null,
+        priority: 0,
         invocation_id: id,
         created_at: '2026-01-02T00:00:00.000Z',
         started_at: null,

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { NotFoundError } from '../errors.ts';
-import { requireJson } from '../http/openapi.ts';
+import { requireJson, InvocationId } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
 import { requireInvocation } from '../services/invocations.ts';
@@ -20,7 +20,8 @@ import {
 const notFoundCheck = (id: unknown) => new NotFoundError('health_check_not_found', `No health check with id ${String(id)}.`);
 
 const IdParams = z.object({
-  id: z.coerce.number().int().positive().openapi({ param: { name: 'id', in: 'path' }, example: 1 }),
+  // A serial key like an invocation's: a larger number is a 400, never a database error.
+  id: InvocationId.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
 });
 
 const ListQuery = z.object({
