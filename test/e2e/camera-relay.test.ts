@@ -70,7 +70,7 @@ describe.each(dbKinds.slice(-1))('camera relay end to end: mm-agent --simulate a
     await agent?.stop();
     webcam?.kill('SIGTERM');
     await server?.stop();
-    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true });
+    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
   it('several viewers each get whole, decodable JPEG frames from one upstream', async () => {

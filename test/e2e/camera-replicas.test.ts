@@ -73,7 +73,7 @@ describe('camera relay across replicas: a viewer on the replica without the link
     for (const c of clusters) await c.cleanup();
     await scratch?.drop();
     if (sharedDir) await fs.rm(sharedDir, { recursive: true, force: true });
-    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true });
+    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
   it('viewers on B get whole JPEG frames from the one upstream A keeps, which closes once the last viewer anywhere left', async () => {

@@ -73,7 +73,7 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
   afterAll(async () => {
     await agent?.stop();
     await server?.stop();
-    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true });
+    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
   it('stores the program of the entry version (multipart, or attached by sha256) and serves it back', async () => {

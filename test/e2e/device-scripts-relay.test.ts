@@ -124,7 +124,7 @@ describe.each(dbKinds)('device-script relay end to end through mm-agent --simula
     for (const c of openClients) c.close();
     await agent?.stop();
     await server?.stop();
-    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true });
+    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
   it('POST …/proxy/motor/forward drives the GPIO lines and a client on …/stream/ sees the event', async () => {

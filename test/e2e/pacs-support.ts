@@ -47,7 +47,7 @@ export async function startBoard(server: TestServer, name: string, env: Record<s
 export async function stopBoard(board: Board | undefined): Promise<void> {
   if (!board) return;
   await board.agent.stop();
-  await fs.rm(board.agent.agentDir, { recursive: true, force: true });
+  await fs.rm(board.agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }
 
 export function postJson(server: TestServer, pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {

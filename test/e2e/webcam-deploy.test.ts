@@ -81,7 +81,7 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
     for (const v of viewers) v.close();
     await agent?.stop();
     await server?.stop();
-    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true });
+    if (agent) await fs.rm(agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
   it('the entry starts with the bundle MM_WEBCAM_PROGRAM names as its program (as under pnpm start)', async () => {

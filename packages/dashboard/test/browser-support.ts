@@ -113,7 +113,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     async stop() {
       await browser.close().catch(() => undefined);
       await agent.stop();
-      await fs.rm(agent.agentDir, { recursive: true, force: true });
+      await fs.rm(agent.agentDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
       await cluster.cleanup();
     },
   };
