@@ -110,6 +110,7 @@ export class Agent {
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       reconnectMaxDelayMs: config.reconnectMaxDelayMs,
+      compressPolicy: config.linkCompressAlways ? 'always' : 'auto',
       ...(opts.reconnectBaseMs !== undefined ? { reconnectBaseMs: opts.reconnectBaseMs } : {}),
       log: log.child({ component: 'link' }),
       ...(opts.clock ? { clock: opts.clock } : {}),

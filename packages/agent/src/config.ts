@@ -111,8 +111,12 @@ export const agentEnvSchema = z.object({
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(HEARTBEAT_INTERVAL_MS),
   MM_HEARTBEAT_TIMEOUT_MS: int(10, 3_600_000).default(HEARTBEAT_TIMEOUT_MS),
   MM_RECONNECT_MAX_DELAY_MS: int(10, 3_600_000).default(30_000),
-  /** Compressed file streams on the link (docs/compression.md): `1` names `stream.compress` in hello, `0` never. */
-  MM_LINK_COMPRESSION: z.preprocess(unsetIfEmpty, z.enum(['0', '1'])).default('1'),
+  /**
+   * Compressed file streams on the link (docs/compression.md): `1` names `stream.compress` in
+   * hello and compresses what the agent sends when that is faster; `always` whenever it
+   * shrinks (metered links); `0` never.
+   */
+  MM_LINK_COMPRESSION: z.preprocess(unsetIfEmpty, z.enum(['0', '1', 'always'])).default('1'),
   /** How often the agent sends the board's telemetry (temperatures, power, memory, load, free disk). */
   MM_TELEMETRY_INTERVAL_S: z.preprocess(unsetIfEmpty, z.coerce.number().finite('must be a number of seconds').min(0.1, 'must be at least 0.1').max(86_400, 'must be at most 86400')).default(30),
   MM_BOOT_ID_FILE: optionalString,
@@ -169,6 +173,8 @@ export interface AgentConfig {
   reconnectMaxDelayMs: number;
   /** MM_LINK_COMPRESSION: take compressed file streams from a server that offers them. */
   linkCompression: boolean;
+  /** MM_LINK_COMPRESSION=always: what the agent sends goes compressed whenever it shrinks, not only when that is faster. */
+  linkCompressAlways: boolean;
   /** MM_TELEMETRY_INTERVAL_S in ms. */
   telemetryIntervalMs: number;
   bootIdFile: string;
@@ -297,7 +303,8 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     reconnectMaxDelayMs: e.MM_RECONNECT_MAX_DELAY_MS,
-    linkCompression: e.MM_LINK_COMPRESSION === '1',
+    linkCompression: e.MM_LINK_COMPRESSION !== '0',
+    linkCompressAlways: e.MM_LINK_COMPRESSION === 'always',
     telemetryIntervalMs: Math.round(e.MM_TELEMETRY_INTERVAL_S * 1000),
     bootIdFile: e.MM_BOOT_ID_FILE ?? simulated?.bootIdFile ?? '/proc/sys/kernel/random/boot_id',
     hostRoot: path.resolve(e.MM_HOST_ROOT ?? '/'),

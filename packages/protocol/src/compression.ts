@@ -222,6 +222,13 @@ export class CompressionDecider {
     private readonly measuredLinkBps: () => number | undefined,
     /** The link's round trip from pings, if any. */
     private readonly rttMs: () => number | undefined,
+    /**
+     * `always` (MM_LINK_COMPRESSION=always): every frame of a file that shrinks goes
+     * compressed, whatever the link's rate, as on a link presumed slow: a metered link, where
+     * bytes cost money even when sending them raw would be as fast. The sampling, the probes
+     * of incompressible files and the choice of quality stay as in `auto`.
+     */
+    private readonly policy: 'auto' | 'always' = 'auto',
   ) {}
 
   /** A frame (or a sample) of `raw` bytes compressed at `quality` to `wire` bytes in `ms`. */
@@ -255,8 +262,9 @@ export class CompressionDecider {
     return own;
   }
 
-  /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip. */
+  /** The link rate the decision uses: measured, learned, hinted, or presumed from the round trip (0: slow, compress). */
   linkBps(): number {
+    if (this.policy === 'always') return 0;
     const measured = this.measuredLinkBps() ?? this.hints.linkBps;
     if (measured !== undefined) return measured;
     const rtt = this.rttMs();

@@ -67,6 +67,12 @@ export interface LinkPeerOptions<In extends LinkMessage> {
    * the wire for them (fewer when frames went compressed). For byte counters.
    */
   onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void;
+  /**
+   * How this side compresses what it serves once compression is negotiated: `auto` when that
+   * moves the file faster than raw (the default), `always` whenever the file shrinks
+   * (MM_LINK_COMPRESSION=always, for metered links).
+   */
+  compressPolicy?: 'auto' | 'always';
 }
 
 /**
@@ -380,6 +386,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       { decodeBps: offer.decode_bps, linkBps: offer.link_bps },
       () => sender.measuredLinkBps ?? this.learnedSendBps,
       () => (this.rttMs !== undefined && offer.rtt_ms !== undefined ? Math.min(this.rttMs, offer.rtt_ms) : (this.rttMs ?? offer.rtt_ms)),
+      this.opts.compressPolicy ?? 'auto',
     );
     if (opened.size !== undefined) await sampleCompression(opened.reader, pull.offset, opened.size, decider);
     return decider;

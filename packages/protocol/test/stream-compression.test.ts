@@ -138,6 +138,23 @@ describe('the sender’s decision (CompressionDecider)', () => {
     expect(hinted.compressNext()).toBe(false);
   });
 
+  it('MM_LINK_COMPRESSION=always compresses whatever shrinks even on a fast link, and still sends raw what does not', () => {
+    const lan = (policy: 'auto' | 'always') => new CompressionDecider({ decodeBps: 470e6 }, () => 600e6, () => 0.2, policy);
+    const auto = lan('auto');
+    observeMiB(auto, 46, 1300);
+    expect(auto.compressNext()).toBe(false);
+    const always = lan('always');
+    observeMiB(always, 46, 1300);
+    expect(always.compressNext()).toBe(true);
+    // However slow the sender's compressor looks (a starved CPU), a metered link still gets fewer bytes.
+    const starved = lan('always');
+    observeMiB(starved, 46, 1);
+    expect(starved.compressNext()).toBe(true);
+    const video = lan('always');
+    observeMiB(video, 1.01, 1500);
+    expect(video.compressNext()).toBe(false);
+  });
+
   /** A decider that has measured both qualities: ratios, per-call compression rates (MB/s), how fast each decodes vs the calibration. */
   const twoQualities = (link: { mbps: number; rttMs: number }, decodeMBps: number, fast: [number, number, number], dense: [number, number, number]) => {
     const d = new CompressionDecider({ decodeBps: decodeMBps * 1e6 }, () => link.mbps * 1e6, () => link.rttMs);

@@ -68,9 +68,11 @@ export const configSchema = z.object({
   MM_RECEIVE_WINDOWS_MB: int(8, 1_048_576).default(64),
   /**
    * Compression of file streams on agent links (docs/compression.md): `1` names the
-   * `stream.compress` feature in welcome (used only with agents that name it too), `0` never.
+   * `stream.compress` feature in welcome (used only with agents that name it too) and
+   * compresses a file sent to a board when that is faster; `always` also compresses whenever
+   * the file shrinks (metered links); `0` never.
    */
-  MM_LINK_COMPRESSION: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1'])).default('1'),
+  MM_LINK_COMPRESSION: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1', 'always'])).default('1'),
   /** Resumable uploads untouched for this long are removed with their bytes. */
   MM_UPLOAD_EXPIRY_S: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -194,6 +196,8 @@ export interface Config {
   receiveWindowsCapBytes: number;
   /** MM_LINK_COMPRESSION: offer compressed file streams to agents that take them. */
   linkCompression: boolean;
+  /** MM_LINK_COMPRESSION=always: files sent to boards go compressed whenever they shrink, not only when that is faster. */
+  linkCompressAlways: boolean;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
@@ -265,7 +269,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     agentHandshakesMax: e.MM_AGENT_HANDSHAKES_MAX,
     receiveWindowsCapBytes: e.MM_RECEIVE_WINDOWS_MB * 1024 * 1024,
-    linkCompression: e.MM_LINK_COMPRESSION === '1',
+    linkCompression: e.MM_LINK_COMPRESSION !== '0',
+    linkCompressAlways: e.MM_LINK_COMPRESSION === 'always',
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,

@@ -42,6 +42,8 @@ export interface SessionOptions {
   log: Logger;
   handlers: SessionHandlers;
   clock?: Clock;
+  /** MM_LINK_COMPRESSION=always: what this agent serves goes compressed whenever it shrinks. */
+  compressPolicy?: 'auto' | 'always';
 }
 
 export type SessionEnd =
@@ -116,6 +118,7 @@ export class ControlPlaneLink {
       clock: this.clock,
       heartbeat: { intervalMs: opts.heartbeatIntervalMs, timeoutMs: opts.heartbeatTimeoutMs },
       pingOnOpen: true,
+      ...(opts.compressPolicy ? { compressPolicy: opts.compressPolicy } : {}),
       handlers: {
         opened: () => void this.sayHello(),
         message: (m) => this.onMessage(m),

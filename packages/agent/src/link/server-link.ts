@@ -13,6 +13,8 @@ export interface ServerLinkOptions {
   reconnectMaxDelayMs: number;
   log: Logger;
   handlers: SessionHandlers;
+  /** MM_LINK_COMPRESSION=always: what the agent serves goes compressed whenever it shrinks. */
+  compressPolicy?: 'auto' | 'always';
   /** Heartbeats and the pauses between attempts (default: the system clock). */
   clock?: Clock;
   /** The jitter's random numbers in [0, 1) (default Math.random). */
@@ -102,6 +104,7 @@ export class ServerLink {
         heartbeatTimeoutMs: this.opts.heartbeatTimeoutMs,
         log,
         clock,
+        ...(this.opts.compressPolicy ? { compressPolicy: this.opts.compressPolicy } : {}),
         handlers: {
           buildHello: () => this.opts.handlers.buildHello(),
           onMessage: (m, c) => this.opts.handlers.onMessage(m, c),

@@ -60,6 +60,7 @@ export function testConfig(serverUrl: string, agentDir: string, overrides: Parti
     heartbeatIntervalMs: 15_000,
     heartbeatTimeoutMs: 45_000,
     linkCompression: true,
+    linkCompressAlways: false,
     telemetryIntervalMs: 30_000,
     reconnectMaxDelayMs: 200,
     bootIdFile: path.join(agentDir, 'boot_id'),

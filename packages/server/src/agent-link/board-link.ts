@@ -84,7 +84,12 @@ export class BoardLink {
     private readonly handlers: BoardLinkHandlers,
     log: Logger,
     heartbeat: HeartbeatSettings,
-    opts: { clock?: Clock; sharedWindowBudget?: WindowBudget; onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void } = {},
+    opts: {
+      clock?: Clock;
+      sharedWindowBudget?: WindowBudget;
+      onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void;
+      compressPolicy?: 'auto' | 'always';
+    } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });
     this.rpc = new RpcClient((m) => this.sendMessage(m), opts.clock);
@@ -98,6 +103,7 @@ export class BoardLink {
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.sharedWindowBudget ? { sharedWindowBudget: opts.sharedWindowBudget } : {}),
       ...(opts.onStreamBytes ? { onStreamBytes: opts.onStreamBytes } : {}),
+      ...(opts.compressPolicy ? { compressPolicy: opts.compressPolicy } : {}),
       handlers: {
         message: (m) => this.onMessage(m),
         closed: (code, reason) => {

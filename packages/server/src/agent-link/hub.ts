@@ -31,7 +31,7 @@ export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<Opene
 export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
 
 export interface AgentHubDeps {
-  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax' | 'receiveWindowsCapBytes' | 'linkCompression'>;
+  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax' | 'receiveWindowsCapBytes' | 'linkCompression' | 'linkCompressAlways'>;
   log: Logger;
   db: Db;
   links: BoardLinks;
@@ -101,6 +101,7 @@ export class AgentHub {
       sharedWindowBudget: this.receiveWindows,
       clock: this.clock,
       onStreamBytes: (direction, bytes, wireBytes) => this.countStreamBytes?.(direction, bytes, wireBytes),
+      compressPolicy: config.linkCompressAlways ? 'always' : 'auto',
     });
     this.open.add(conn);
     this.handshakeOf.set(conn, endHandshake);
