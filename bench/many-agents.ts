@@ -71,6 +71,8 @@ interface GeneratorStart {
   rampConcurrency: number;
   /** bench/scheduler.ts: answer each op.start at once with a succeeded op.result (no files, no run). */
   answerOps?: boolean;
+  /** With answerOps: how long each operation "runs" before its result is sent (default 0: at once). */
+  runMs?: number;
 }
 
 /** Sent to the parent every 250 ms. */
@@ -173,8 +175,12 @@ async function generator(): Promise<void> {
           },
           message: (m) => {
             if (m.type === 'op.start' && start.answerOps) {
-              const outcome = { op_id: m.op_id, status: 'succeeded', finished_at: new Date().toISOString(), result: {}, error: null, output: null };
-              ws.send(JSON.stringify({ type: 'op.result', outcome }));
+              const answer = () => {
+                const outcome = { op_id: m.op_id, status: 'succeeded', finished_at: new Date().toISOString(), result: {}, error: null, output: null };
+                if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'op.result', outcome }));
+              };
+              if (start.runMs) setTimeout(answer, start.runMs);
+              else answer();
             }
             if (m.type === 'welcome' && !welcomed) {
               welcomed = true;
@@ -397,7 +403,7 @@ export async function insertBoards(databaseUrl: string, agents: number): Promise
 }
 
 /** Forks the generators, each with its share of the tokens; their reports add up in the returned totals. */
-export function startGenerators(urls: string[], tokens: string[], generators: number, children: ChildProcess[], opts: { answerOps?: boolean } = {}): Totals {
+export function startGenerators(urls: string[], tokens: string[], generators: number, children: ChildProcess[], opts: { answerOps?: boolean; runMs?: number } = {}): Totals {
   const totals: Totals = { ready: 0, attemptsPerBucket: new Map(), failures: 0 };
   const readyBy = new Map<ChildProcess, number>();
   const per = Math.ceil(tokens.length / generators);
@@ -420,6 +426,7 @@ export function startGenerators(urls: string[], tokens: string[], generators: nu
       localAddress: `127.0.0.${10 + g}`,
       rampConcurrency: 100,
       ...(opts.answerOps ? { answerOps: true } : {}),
+      ...(opts.runMs ? { runMs: opts.runMs } : {}),
     };
     child.send(start);
   }

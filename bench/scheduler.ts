@@ -1,7 +1,7 @@
 /**
  * The fleet scheduler under load (run by hand, prints figures; not a test):
  *
- *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2]
+ *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2] [--rate 0] [--run-ms 0]
  *
  * Needs the real PostgreSQL. Starts `--replicas` control planes (MM_REPLICA_ID fleet-1…N) on one
  * scratch database, inserts `--boards` boards straight into it with `--combos` label
@@ -10,6 +10,11 @@
  * run): what is measured is the scheduler and the operation lifecycle around it, not runners.
  * Then `--ops` executes with `board_selector: { combo: cK }` (round robin over the combos) are
  * posted through the replicas in turn, 32 at a time, and the bench waits until all ended.
+ * `--rate N` paces the posts at N a second instead (still up to 32 in flight), to measure the
+ * scheduler below the machine's saturation rather than the queue of a saturated machine.
+ * `--run-ms N` makes each operation last N ms on its board, so that work queues for boards
+ * (with 1,000 boards and 30 s, the fleet takes ~33 a second): most operations then become
+ * runnable when a board's previous one ends, which is the scheduler's everyday path.
  *
  * Figures:
  * - runnable → assigned: per operation, `assigned_at − max(created_at, the end of the
@@ -43,6 +48,8 @@ async function main(): Promise<void> {
   const replicaCount = Number(arg('replicas', '3'));
   const combos = Number(arg('combos', '10'));
   const generators = Number(arg('generators', '2'));
+  const rate = Number(arg('rate', '0'));
+  const runMs = Number(arg('run-ms', '0'));
   const scratch = await createScratchDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-bench-sched-'));
   const clusters: ServerCluster[] = [];
@@ -63,7 +70,7 @@ async function main(): Promise<void> {
       tokens,
       generators,
       children,
-      { answerOps: true },
+      { answerOps: true, runMs },
     );
     const linkMs = await waitAllLinked(totals, boardCount, performance.now(), 'linking', say);
     say(`  all ${boardCount} boards linked in ${(linkMs / 1000).toFixed(1)} s`);
@@ -81,6 +88,10 @@ async function main(): Promise<void> {
       for (;;) {
         const i = next++;
         if (i >= opCount) return;
+        if (rate > 0) {
+          const due = started + (i / rate) * 1000;
+          if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+        }
         const server = servers[i % servers.length]!;
         const sent = Date.now();
         const res = await server.api(`/api/invocations/${inv!.id}/execute/`, {
@@ -96,6 +107,7 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: 32 }, post));
     const postedMs = performance.now() - started;
+    const postsEndedAt = Date.now();
     say(`  posted ${opCount} in ${(postedMs / 1000).toFixed(1)} s (${refused} refused)`);
     for (;;) {
       const [{ open }] = (await sql`select count(*)::int as open from operations where status in ('queued', 'running')`) as unknown as [{ open: number }];
@@ -132,8 +144,18 @@ async function main(): Promise<void> {
     const d = (k: string) => Number(after![k]) - Number(before![k]);
     say(`  drained in ${(drainMs / 1000).toFixed(1)} s; ${span!.n} operations, ${span!.ok} succeeded`);
     say(`  runnable → assigned, database timestamps: ${waitsAll(waits)} (${waits.length} assignments)`);
+    // Split by what made the operation runnable: its creation (a board was idle) or the end of a
+    // board's previous operation (it waited for a board).
+    const byFreed = rows.filter((r) => r.prev_end_ms !== null && Number(r.prev_end_ms) > Number(r.assigned_ms) - Number(r.wait_ms) - 1);
+    const freedWaits = byFreed.map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
+    const freedIds = new Set(byFreed.map((r) => r.id));
+    const newWaits = rows.filter((r) => !freedIds.has(r.id)).map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
+    if (freedWaits.length) say(`    of them, runnable when a board's previous operation ended: ${waitsAll(freedWaits)} (${freedWaits.length})`);
+    const quiet = byFreed.filter((r) => Number(r.assigned_ms) > postsEndedAt).map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
+    if (quiet.length) say(`      and assigned after the last POST (nothing but the drain going on): ${waitsAll(quiet)} (${quiet.length})`);
+    if (newWaits.length) say(`    of them, runnable when created (a board was idle): ${waitsAll(newWaits)} (${newWaits.length})`);
     say(`  runnable → assigned, wall clock from the POST being sent: ${waitsAll(wall)}`);
-    say(`  after assignment (p50): claimed and started ${Number(phases!.claim_ms).toFixed(1)} ms later, ended ${Number(phases!.run_ms).toFixed(1)} ms after that (the generator answers at once)`);
+    say(`  after assignment (p50): claimed and started ${Number(phases!.claim_ms).toFixed(1)} ms later, ended ${Number(phases!.run_ms).toFixed(1)} ms after that (the generator answers ${runMs > 0 ? `after ${runMs} ms` : 'at once'})`);
     say(`  assignments/s across ${replicaCount} replicas: ${(Number(span!.n) / Number(span!.s)).toFixed(0)} (first to last assignment, ${Number(span!.s).toFixed(1)} s)`);
     say(`  by the replica holding the board: ${perReplica.map((r) => `${r.replica_id} ${r.n}`).join(', ')}`);
     say(`  database during the drain: ${d('xacts')} transactions (${(d('xacts') / opCount).toFixed(1)}/op), ${d('reads')} rows read (${(d('reads') / opCount).toFixed(0)}/op), ${d('writes')} rows written (${(d('writes') / opCount).toFixed(1)}/op)`);

@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { boards, boardSessions, operations } from '../src/db/schema.ts';
-import { assignToBoard, clearStaleBusy, idleBoards, markIdleSince } from '../src/fleet/scheduler-store.ts';
+import { anyWaitingFor, assignToBoard, clearStaleBusy, idleBoards, markIdleSince } from '../src/fleet/scheduler-store.ts';
 import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
 
 const REPLICAS = 4;
@@ -108,5 +108,33 @@ describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas',
     expect((await idleBoards(db, 15_000)).map((b) => b.id)).not.toContain(rows[1]!.id);
     expect(await clearStaleBusy(db)).toBe(1);
     expect((await idleBoards(db, 15_000)).map((b) => b.id)).toContain(rows[1]!.id);
+  });
+
+  it('anyWaitingFor: work a board could take, not counting work another replica is assigning right now', async () => {
+    await reset();
+    const { db } = dbs[0]!;
+    expect(await anyWaitingFor(db, { kind: 'a' })).toBe(false);
+    const [op] = await db.insert(operations).values({ kind: 'execute', status: 'queued', boardId: null, boardSelector: { kind: 'a' } }).returning();
+    expect(await anyWaitingFor(db, { kind: 'a', extra: 'x' })).toBe(true);
+    expect(await anyWaitingFor(db, { kind: 'b' })).toBe(false);
+    // Another replica holds the row (mid-assignment): nothing left for this pass to walk boards for.
+    const other = dbs[1]!.db;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const tx = other.transaction(async (t) => {
+      await t.execute(sql`select id from operations where id = ${op!.id} for update`);
+      locked();
+      await held;
+    });
+    await isLocked;
+    expect(await anyWaitingFor(db, { kind: 'a' })).toBe(false);
+    release();
+    await tx;
+    expect(await anyWaitingFor(db, { kind: 'a' })).toBe(true);
+    // Given to a board: no longer waiting.
+    await db.execute(sql`update operations set board_id = (select id from boards limit 1) where id = ${op!.id}`);
+    expect(await anyWaitingFor(db, { kind: 'a' })).toBe(false);
   });
 });

@@ -132,6 +132,21 @@ export async function assignToBoard(db: Db, board: IdleBoard, opts: { waitForLoc
 }
 
 /**
+ * Whether any waiting selector work, not being assigned by another replica right now (SKIP
+ * LOCKED), could go to a board with these labels. After a board took nothing, false means the
+ * selectors its labels hold have no work left: a pass stops walking boards for them.
+ */
+export async function anyWaitingFor(db: Db, labels: Record<string, string>): Promise<boolean> {
+  const rows = await query(
+    db,
+    sql`select 1 as waiting from operations
+      where status = 'queued' and board_id is null and board_selector is not null and board_selector <@ ${JSON.stringify(labels)}::jsonb
+      limit 1 for update skip locked`,
+  );
+  return rows.length > 0;
+}
+
+/**
  * Selector operations given a board that has not started them, whose board can no longer take
  * selector work (gone offline, in maintenance, `bad`): back to the pool. The board queue's claim
  * checks the board again, so one taken meanwhile is left where it is.

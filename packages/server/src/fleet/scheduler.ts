@@ -6,7 +6,7 @@ import type { OperationObject } from '../operations/operation-object.ts';
 import type { Operations } from '../operations/operations.ts';
 import { matchesSelector, type BoardSelector } from './board-selector.ts';
 import { checksOfBoard, healthCheckIdOf, insertDueCheckRuns, newCheckRun, refreshBoardHealth } from './health-checks.ts';
-import { anyBoardMatches, assignToBoard, clearStaleBusy, expiredQueued, idleBoards, markIdleSince, releaseStrandedAssignments, waitingSelectors } from './scheduler-store.ts';
+import { anyBoardMatches, anyWaitingFor, assignToBoard, clearStaleBusy, expiredQueued, idleBoards, markIdleSince, releaseStrandedAssignments, waitingSelectors, type IdleBoard } from './scheduler-store.ts';
 
 /** Boards assigned at once in one pass (each a short transaction of its own). */
 const PASS_CONCURRENCY = 4;
@@ -34,8 +34,9 @@ export interface FleetSchedulerDeps {
  * some waiting selector, and for each asks the database for the best waiting operation its
  * labels satisfy (priority, then age). Its cost follows the number of idle boards and of
  * distinct waiting selectors, not the number of boards or of waiting operations: busy boards
- * are kept out of the idle-board index (`boards.scheduler_busy`), and a pass for new work
- * stops after as many boards as operations were created.
+ * are kept out of the idle-board index (`boards.scheduler_busy`), a pass for new work
+ * stops after as many boards as operations were created, and a pass stops walking the boards
+ * of a selector once one of them found nothing left for it.
  *
  * Triggers: new selector work (`kick`), a board online or ready again, an operation ended on
  * this replica (its board is idle), maintenance or health changes, and the sweep.
@@ -144,16 +145,28 @@ export class FleetScheduler {
     const selectors = await waitingSelectors(db);
     if (selectors.length === 0) return 0;
     const found = await idleBoards(db, this.deps.sessionStaleMs, only);
-    const boards = found.filter((b) => selectors.some((s) => matchesSelector(b.labels, s)));
+    // The selectors whose work may still wait: one a board took nothing for (while nothing else
+    // holds such work) has none left, and boards only it matches are not walked in vain. Without
+    // this, a pass whose new work another replica had already taken walked every idle board of
+    // its selector, a transaction each, and delayed the passes behind it by seconds.
+    const open = new Map(selectors.map((s) => [JSON.stringify(s), s]));
+    const wanted = (b: IdleBoard) => [...open.values()].some((s) => matchesSelector(b.labels, s));
+    const boards = found.filter(wanted);
     // Boards in order, a few at a time (each has its own lock; SKIP LOCKED keeps their picks apart).
     let assigned = 0;
     let next = 0;
     const announced: Array<Promise<void>> = [];
     const worker = async () => {
-      while (next < boards.length && !this.stopped) {
+      while (next < boards.length && !this.stopped && open.size > 0) {
         const board = boards[next++]!;
+        if (!wanted(board)) continue;
         const row = await assignToBoard(db, board, { waitForLock: only?.boardIds !== undefined });
-        if (!row) continue;
+        if (!row) {
+          if (!(await anyWaitingFor(db, board.labels))) {
+            for (const [key, s] of open) if (matchesSelector(board.labels, s)) open.delete(key);
+          }
+          continue;
+        }
         assigned++;
         this.deps.log.info({ op_id: row.id, board_id: board.id, priority: row.priority }, 'fleet scheduler: board assigned');
         announced.push(this.deps.operations.announceAssigned(row));
@@ -161,10 +174,11 @@ export class FleetScheduler {
     };
     await Promise.all(Array.from({ length: Math.min(PASS_CONCURRENCY, boards.length) }, worker));
     await Promise.all(announced);
-    // The first N idle boards did not all take work (another replica held or took some): the
-    // new work may still wait while other idle boards match it, so look at all of them.
-    if (only?.limit !== undefined && found.length >= only.limit && assigned < only.limit && !this.stopped) {
-      return assigned + (await this.dispatch({ selectors: only.selectors }));
+    // The first N idle boards did not all take work (another replica held or took some) and
+    // work may still wait: other idle boards may match it, so look at all of them.
+    const stillOpen = only?.selectors?.filter((s) => open.has(JSON.stringify(s))) ?? [];
+    if (only?.limit !== undefined && found.length >= only.limit && assigned < only.limit && stillOpen.length > 0 && !this.stopped) {
+      return assigned + (await this.dispatch({ selectors: stillOpen }));
     }
     return assigned;
   }
