@@ -71,7 +71,7 @@ interface GeneratorStart {
   rampConcurrency: number;
   /** bench/scheduler.ts: answer each op.start at once with a succeeded op.result (no files, no run). */
   answerOps?: boolean;
-  /** With answerOps: how long each operation "runs" before its result is sent (default 0: at once). */
+  /** With answerOps: how long each operation "runs" on average (0.5–1.5×) before its result is sent (default 0: at once). */
   runMs?: number;
 }
 
@@ -179,7 +179,8 @@ async function generator(): Promise<void> {
                 const outcome = { op_id: m.op_id, status: 'succeeded', finished_at: new Date().toISOString(), result: {}, error: null, output: null };
                 if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'op.result', outcome }));
               };
-              if (start.runMs) setTimeout(answer, start.runMs);
+              // Run times spread over 0.5–1.5× runMs, as real runs differ: boards do not all end at once.
+              if (start.runMs) setTimeout(answer, start.runMs * (0.5 + Math.random()));
               else answer();
             }
             if (m.type === 'welcome' && !welcomed) {

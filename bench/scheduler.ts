@@ -1,7 +1,7 @@
 /**
  * The fleet scheduler under load (run by hand, prints figures; not a test):
  *
- *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2] [--rate 0] [--run-ms 0]
+ *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2] [--rate 0] [--run-ms 0] [--prequeue]
  *
  * Needs the real PostgreSQL. Starts `--replicas` control planes (MM_REPLICA_ID fleet-1…N) on one
  * scratch database, inserts `--boards` boards straight into it with `--combos` label
@@ -12,9 +12,11 @@
  * posted through the replicas in turn, 32 at a time, and the bench waits until all ended.
  * `--rate N` paces the posts at N a second instead (still up to 32 in flight), to measure the
  * scheduler below the machine's saturation rather than the queue of a saturated machine.
- * `--run-ms N` makes each operation last N ms on its board, so that work queues for boards
+ * `--run-ms N` makes each operation last N ms on its board on average (0.5–1.5×), so that work queues for boards
  * (with 1,000 boards and 30 s, the fleet takes ~33 a second): most operations then become
  * runnable when a board's previous one ends, which is the scheduler's everyday path.
+ * `--prequeue` posts every operation before any board links, so that what is measured is the
+ * drain of a full queue alone (each board's first operation then counts from its creation).
  *
  * Figures:
  * - runnable → assigned: per operation, `assigned_at − max(created_at, the end of the
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
   const generators = Number(arg('generators', '2'));
   const rate = Number(arg('rate', '0'));
   const runMs = Number(arg('run-ms', '0'));
+  const prequeue = process.argv.includes('--prequeue');
   const scratch = await createScratchDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-bench-sched-'));
   const clusters: ServerCluster[] = [];
@@ -59,21 +62,24 @@ async function main(): Promise<void> {
   try {
     say(`fleet scheduler: ${boardCount} boards (${combos} label combinations), ${opCount} operations, ${replicaCount} replicas; load ${os.loadavg()[0]!.toFixed(2)}`);
     for (let r = 1; r <= replicaCount; r++) {
-      const cluster = await serverCluster('embedded', { DATABASE_URL: scratch.url, MM_DATA_DIR: dataDir, MM_REPLICA_ID: `fleet-${r}` });
+      const cluster = await serverCluster('embedded', { DATABASE_URL: scratch.url, MM_DATA_DIR: dataDir, MM_REPLICA_ID: `fleet-${r}`, ...(process.env.MM_SCHEDULER_SWEEP_S ? { MM_SCHEDULER_SWEEP_S: process.env.MM_SCHEDULER_SWEEP_S } : {}) });
       clusters.push(cluster);
       servers.push(await cluster.start());
     }
     const tokens = await insertBoards(scratch.url, boardCount);
     await sql`update boards b set labels = jsonb_build_object('combo', 'c' || (substring(name from 6)::int % ${combos}))`;
-    const totals = startGenerators(
-      servers.map((s) => s.url),
-      tokens,
-      generators,
-      children,
-      { answerOps: true, runMs },
-    );
-    const linkMs = await waitAllLinked(totals, boardCount, performance.now(), 'linking', say);
-    say(`  all ${boardCount} boards linked in ${(linkMs / 1000).toFixed(1)} s`);
+    const linkBoards = async () => {
+      const totals = startGenerators(
+        servers.map((s) => s.url),
+        tokens,
+        generators,
+        children,
+        { answerOps: true, runMs },
+      );
+      const linkMs = await waitAllLinked(totals, boardCount, performance.now(), 'linking', say);
+      say(`  all ${boardCount} boards linked in ${(linkMs / 1000).toFixed(1)} s`);
+    };
+    if (!prequeue) await linkBoards();
     const [inv] = await sql<Array<{ id: number }>>`insert into invocations (name) values ('bench') returning id`;
 
     const tableReads = () => sql<Array<{ relname: string; reads: string; scans: string }>>`select relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text as reads,
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
     const postedMs = performance.now() - started;
     const postsEndedAt = Date.now();
     say(`  posted ${opCount} in ${(postedMs / 1000).toFixed(1)} s (${refused} refused)`);
+    if (prequeue) await linkBoards();
     for (;;) {
       const [{ open }] = (await sql`select count(*)::int as open from operations where status in ('queued', 'running')`) as unknown as [{ open: number }];
       if (open === 0) break;
@@ -153,7 +160,10 @@ async function main(): Promise<void> {
     if (freedWaits.length) say(`    of them, runnable when a board's previous operation ended: ${waitsAll(freedWaits)} (${freedWaits.length})`);
     const quiet = byFreed.filter((r) => Number(r.assigned_ms) > postsEndedAt).map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
     if (quiet.length) say(`      and assigned after the last POST (nothing but the drain going on): ${waitsAll(quiet)} (${quiet.length})`);
-    if (newWaits.length) say(`    of them, runnable when created (a board was idle): ${waitsAll(newWaits)} (${newWaits.length})`);
+    if (newWaits.length) {
+      const why = prequeue ? 'each board’s first, posted before any board linked: this is the posting and linking time' : 'a board was idle';
+      say(`    of them, runnable when created (${why}): ${waitsAll(newWaits)} (${newWaits.length})`);
+    }
     say(`  runnable → assigned, wall clock from the POST being sent: ${waitsAll(wall)}`);
     say(`  after assignment (p50): claimed and started ${Number(phases!.claim_ms).toFixed(1)} ms later, ended ${Number(phases!.run_ms).toFixed(1)} ms after that (the generator answers ${runMs > 0 ? `after ${runMs} ms` : 'at once'})`);
     say(`  assignments/s across ${replicaCount} replicas: ${(Number(span!.n) / Number(span!.s)).toFixed(0)} (first to last assignment, ${Number(span!.s).toFixed(1)} s)`);

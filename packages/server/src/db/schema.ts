@@ -201,6 +201,11 @@ export const operations = pgTable(
     index('operations_queue_deadline_idx')
       .on(t.queueDeadline)
       .where(sql`${t.status} = 'queued'`),
+    // The boards with queued work (the sweep's resync, a restart): read the boards' queues, not
+    // the waiting selector work, which may be thousands of rows.
+    index('operations_board_queued_idx')
+      .on(t.boardId)
+      .where(sql`${t.status} = 'queued' and ${t.boardId} is not null`),
     index('operations_assigned_waiting_idx')
       .on(t.boardId)
       .where(sql`${t.status} = 'queued' and ${t.boardSelector} is not null and ${t.boardId} is not null`),

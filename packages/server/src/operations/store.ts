@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { boards, invocationFiles, invocations, operations, type AgentStart } from '../db/schema.ts';
 import { currentActor } from '../auth/request-auth.ts';
@@ -249,7 +249,7 @@ export async function boardsWithQueuedWork(db: Db): Promise<string[]> {
   const rows = await db
     .selectDistinct({ boardId: operations.boardId })
     .from(operations)
-    .where(eq(operations.status, 'queued'));
+    .where(and(eq(operations.status, 'queued'), isNotNull(operations.boardId)));
   return rows.flatMap((r) => (r.boardId ? [r.boardId] : []));
 }
 

@@ -1,0 +1,1 @@
+CREATE INDEX "operations_board_queued_idx" ON "operations" USING btree ("board_id") WHERE "operations"."status" = 'queued' and "operations"."board_id" is not null;
