@@ -37,6 +37,8 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
   const [timeline, setTimeline] = useState<TimelineEntry[]>([]);
   const [connected, setConnected] = useState(true);
   const [logView, setLogView] = useState({ text: '', total: 0 });
+  /** The event stream has been replayed to the operation's end: an empty log is then known to be empty. */
+  const [ended, setEnded] = useState(false);
   const tail = useRef({ text: '', total: 0, timer: 0, frame: 0 });
   const pre = useRef<HTMLPreElement>(null);
   const follow = useRef(true);
@@ -48,6 +50,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
     t.text = '';
     t.total = 0;
     setTimeline([]);
+    setEnded(false);
     const flush = () => {
       t.timer = 0;
       t.frame = 0;
@@ -85,6 +88,12 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
         } else if (e.event === 'end') {
           const final = data as unknown as Operation;
           setOp(final);
+          // The last lines are drawn with the end, not a throttle's delay after it.
+          if (t.timer) {
+            clearTimeout(t.timer);
+            flush();
+          }
+          setEnded(true);
           onEndRef.current?.(final);
         }
       },
@@ -154,7 +163,11 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
       <div class="row wrap">
         <h3 class="inline">Log</h3>
         <span class="muted small">
-          {logView.total > logView.text.length ? `showing the last ${formatBytes(logView.text.length)} of ${formatBytes(logView.total)}` : formatBytes(logView.total)}
+          {logView.total > logView.text.length
+            ? `showing the last ${formatBytes(logView.text.length)} of ${formatBytes(logView.total)}`
+            : logView.total > 0
+              ? formatBytes(logView.total)
+              : ''}
         </span>
         <a href={`/api/operations/${op.id}/log/`} download={`operation-${op.id}.log`}>
           Download the whole log
@@ -163,7 +176,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
       </div>
       {/* role="log": a live region of appended lines, and a role that may carry a label (a bare <pre> may not, and axe says so when it is empty). */}
       <pre
-        class="log"
+        class={!logView.text && ended && op.status !== 'queued' && op.status !== 'running' ? 'log log-empty' : 'log'}
         ref={pre}
         role="log"
         tabIndex={0}
@@ -174,8 +187,15 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           follow.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 20;
         }}
       >
-        {logView.text || (op.status === 'queued' ? 'Waiting for the board…' : '')}
+        {logView.text || emptyLogNote(op.status, ended)}
       </pre>
     </div>
   );
+}
+
+/** What the log box says while it has no line: a finished operation that wrote none says so, rather than an empty box under "0 B". */
+function emptyLogNote(status: string, ended: boolean): string {
+  if (status === 'queued') return 'Waiting for the board…';
+  if (status === 'running') return 'No output yet.';
+  return ended ? 'This operation wrote no log.' : '';
 }
