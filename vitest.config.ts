@@ -34,7 +34,18 @@ export default defineConfig({
       // global state behind (environment, fake timers, mocks).
       { extends: true, test: { name: 'unit', include: UNIT, pool: 'threads', isolate: false } },
       { extends: true, test: { name: 'integration', include: TESTS, exclude: [...configDefaults.exclude, ...UNIT, ...E2E], globalSetup: GLOBAL_SETUP } },
-      { extends: true, test: { name: 'e2e', include: E2E, exclude: [...configDefaults.exclude, ...UNIT], globalSetup: GLOBAL_SETUP } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: E2E,
+          exclude: [...configDefaults.exclude, ...UNIT],
+          globalSetup: GLOBAL_SETUP,
+          // Real processes and a browser on a loaded 2-core machine: a poll waits for what it
+          // asserts up to 15 s, not vitest's 1 s (the drive view's poll once ran out in CI's load).
+          expect: { poll: { timeout: 15_000 } },
+        },
+      },
     ],
   },
 });

@@ -66,11 +66,13 @@ describe.skipIf(!hasChromium)('the drive view in Chromium', () => {
     await expect.poll(frames, { timeout: 30_000 }).toBeGreaterThan(5);
     const seen = await frames();
     await expect.poll(frames, { timeout: 30_000 }).toBeGreaterThan(seen + 10);
-    const img = await page.getByTestId('camera-frame').evaluate((el) => {
-      const i = el as unknown as { naturalWidth: number; naturalHeight: number };
-      return [i.naturalWidth, i.naturalHeight];
-    });
-    expect(img).toEqual([640, 480]);
+    // The image is replaced 15 times a second: one caught between its src and its decode reads 0 × 0.
+    const naturalSize = () =>
+      page.getByTestId('camera-frame').evaluate((el) => {
+        const i = el as unknown as { naturalWidth: number; naturalHeight: number };
+        return [i.naturalWidth, i.naturalHeight];
+      });
+    await expect.poll(naturalSize).toEqual([640, 480]);
     expect(await page.getByTestId('drive-forward').isDisabled()).toBe(false);
     await page.getByText('Motor feed: connected').waitFor({ timeout: 30_000 });
 
