@@ -110,7 +110,7 @@ export class Agent {
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       reconnectMaxDelayMs: config.reconnectMaxDelayMs,
-      compressPolicy: config.linkCompressAlways ? 'always' : 'auto',
+      ...(config.linkCompression !== 'off' ? { compressPolicy: config.linkCompression } : {}),
       ...(opts.reconnectBaseMs !== undefined ? { reconnectBaseMs: opts.reconnectBaseMs } : {}),
       log: log.child({ component: 'link' }),
       ...(opts.clock ? { clock: opts.clock } : {}),
@@ -235,7 +235,7 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
-      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
       ...(facts ? { facts } : {}),
       scripts: await this.scripts.states(),
     };

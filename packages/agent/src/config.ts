@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { AGENT_CONNECT_PATH, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '@mm/protocol';
+import { AGENT_CONNECT_PATH, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, linkCompressionOf, type CompressPolicy } from '@mm/protocol';
 import { splitCommandLine } from './command-line.ts';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 
@@ -171,10 +171,11 @@ export interface AgentConfig {
   heartbeatTimeoutMs: number;
   /** Cap of the reconnect backoff (full jitter below it). */
   reconnectMaxDelayMs: number;
-  /** MM_LINK_COMPRESSION: take compressed file streams from a server that offers them. */
-  linkCompression: boolean;
-  /** MM_LINK_COMPRESSION=always: what the agent sends goes compressed whenever it shrinks, not only when that is faster. */
-  linkCompressAlways: boolean;
+  /**
+   * MM_LINK_COMPRESSION: `off` takes and sends no compressed file streams; otherwise what the
+   * agent sends goes compressed when that is faster (`auto`) or whenever it shrinks (`always`).
+   */
+  linkCompression: 'off' | CompressPolicy;
   /** MM_TELEMETRY_INTERVAL_S in ms. */
   telemetryIntervalMs: number;
   bootIdFile: string;
@@ -303,8 +304,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     reconnectMaxDelayMs: e.MM_RECONNECT_MAX_DELAY_MS,
-    linkCompression: e.MM_LINK_COMPRESSION !== '0',
-    linkCompressAlways: e.MM_LINK_COMPRESSION === 'always',
+    linkCompression: linkCompressionOf(e.MM_LINK_COMPRESSION),
     telemetryIntervalMs: Math.round(e.MM_TELEMETRY_INTERVAL_S * 1000),
     bootIdFile: e.MM_BOOT_ID_FILE ?? simulated?.bootIdFile ?? '/proc/sys/kernel/random/boot_id',
     hostRoot: path.resolve(e.MM_HOST_ROOT ?? '/'),

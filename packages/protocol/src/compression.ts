@@ -136,6 +136,17 @@ function decodeCpuRate(packed: Buffer, rawBytes: number): number {
   return Math.round(rawBytes / (Math.max(best, 0.05) / 1000));
 }
 
+/**
+ * When a sender compresses a file once compression is negotiated: `auto` when that moves it
+ * faster than raw, `always` whenever it shrinks (MM_LINK_COMPRESSION=always, metered links).
+ */
+export type CompressPolicy = 'auto' | 'always';
+
+/** The MM_LINK_COMPRESSION setting (server and agent alike): `0` off, `1` auto, `always`. */
+export function linkCompressionOf(setting: '0' | '1' | 'always'): 'off' | CompressPolicy {
+  return setting === '0' ? 'off' : setting === '1' ? 'auto' : 'always';
+}
+
 /** What the puller tells the sender in `stream.pull.compression`. */
 export interface CompressionHints {
   /** The puller's decompression rate (bytes of output per second). */
@@ -228,7 +239,7 @@ export class CompressionDecider {
      * bytes cost money even when sending them raw would be as fast. The sampling, the probes
      * of incompressible files and the choice of quality stay as in `auto`.
      */
-    private readonly policy: 'auto' | 'always' = 'auto',
+    private readonly policy: CompressPolicy = 'auto',
   ) {}
 
   /** A frame (or a sample) of `raw` bytes compressed at `quality` to `wire` bytes in `ms`. */

@@ -1,6 +1,6 @@
 import type { RawData, WebSocket } from 'ws';
 import { systemClock, type Clock, type TimerHandle } from './clock.ts';
-import { CompressionDecider, LINK_CODEC, measuredDecodeRate, sampleCompression } from './compression.ts';
+import { CompressionDecider, LINK_CODEC, type CompressPolicy, measuredDecodeRate, sampleCompression } from './compression.ts';
 import { decodeFrame } from './frames.ts';
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
 import { clip, ERROR_REPLY_QUEUE_BYTES, ERROR_TEXT_MAX_CHARS, LinkGuard, SEND_QUEUE_MAX_BYTES } from './link-guard.ts';
@@ -67,12 +67,8 @@ export interface LinkPeerOptions<In extends LinkMessage> {
    * the wire for them (fewer when frames went compressed). For byte counters.
    */
   onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void;
-  /**
-   * How this side compresses what it serves once compression is negotiated: `auto` when that
-   * moves the file faster than raw (the default), `always` whenever the file shrinks
-   * (MM_LINK_COMPRESSION=always, for metered links).
-   */
-  compressPolicy?: 'auto' | 'always';
+  /** How this side compresses what it serves once compression is negotiated (default `auto`). */
+  compressPolicy?: CompressPolicy;
 }
 
 /**

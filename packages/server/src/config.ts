@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { linkCompressionOf, type CompressPolicy } from '@mm/protocol';
 import { z } from 'zod';
 
 const GiB = 1024 ** 3;
@@ -194,10 +195,11 @@ export interface Config {
   agentHandshakesMax: number;
   /** MM_RECEIVE_WINDOWS_MB in bytes: the cap on the growth of all boards' receive windows together. */
   receiveWindowsCapBytes: number;
-  /** MM_LINK_COMPRESSION: offer compressed file streams to agents that take them. */
-  linkCompression: boolean;
-  /** MM_LINK_COMPRESSION=always: files sent to boards go compressed whenever they shrink, not only when that is faster. */
-  linkCompressAlways: boolean;
+  /**
+   * MM_LINK_COMPRESSION: `off` offers no compressed file streams; otherwise agents that take
+   * them get files compressed when that is faster (`auto`) or whenever they shrink (`always`).
+   */
+  linkCompression: 'off' | CompressPolicy;
   heartbeatTimeoutMs: number;
   uploadExpiryMs: number;
   /** This replica's name (`MM_REPLICA_ID`): the `replica` label of every metric when set. */
@@ -269,8 +271,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     agentHandshakesMax: e.MM_AGENT_HANDSHAKES_MAX,
     receiveWindowsCapBytes: e.MM_RECEIVE_WINDOWS_MB * 1024 * 1024,
-    linkCompression: e.MM_LINK_COMPRESSION !== '0',
-    linkCompressAlways: e.MM_LINK_COMPRESSION === 'always',
+    linkCompression: linkCompressionOf(e.MM_LINK_COMPRESSION),
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
     uploadExpiryMs: Math.max(1, Math.round(e.MM_UPLOAD_EXPIRY_S * 1000)),
     replicaId: e.MM_REPLICA_ID,

@@ -17,6 +17,7 @@ import {
   type ServerMessage,
   type StreamReceiver,
   type StreamSource,
+  type CompressPolicy,
 } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { parseRetryAfterMs } from './backoff.ts';
@@ -43,7 +44,7 @@ export interface SessionOptions {
   handlers: SessionHandlers;
   clock?: Clock;
   /** MM_LINK_COMPRESSION=always: what this agent serves goes compressed whenever it shrinks. */
-  compressPolicy?: 'auto' | 'always';
+  compressPolicy?: CompressPolicy;
 }
 
 export type SessionEnd =

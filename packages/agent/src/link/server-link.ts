@@ -1,4 +1,4 @@
-import { CloseCode, systemClock, type AgentMessage, type Clock } from '@mm/protocol';
+import { CloseCode, systemClock, type AgentMessage, type Clock, type CompressPolicy } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { ControlPlaneLink, type SessionEnd, type SessionHandlers } from './control-plane-link.ts';
 import { fullJitterDelay, RETRY_AFTER_STATUSES, retryAfterDelay } from './backoff.ts';
@@ -14,7 +14,7 @@ export interface ServerLinkOptions {
   log: Logger;
   handlers: SessionHandlers;
   /** MM_LINK_COMPRESSION=always: what the agent serves goes compressed whenever it shrinks. */
-  compressPolicy?: 'auto' | 'always';
+  compressPolicy?: CompressPolicy;
   /** Heartbeats and the pauses between attempts (default: the system clock). */
   clock?: Clock;
   /** The jitter's random numbers in [0, 1) (default Math.random). */

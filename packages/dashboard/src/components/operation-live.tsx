@@ -176,7 +176,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
       </div>
       {/* role="log": a live region of appended lines, and a role that may carry a label (a bare <pre> may not, and axe says so when it is empty). */}
       <pre
-        class={!logView.text && ended && op.status !== 'queued' && op.status !== 'running' ? 'log log-empty' : 'log'}
+        class={!logView.text && ended ? 'log log-empty' : 'log'}
         ref={pre}
         role="log"
         tabIndex={0}
@@ -193,9 +193,13 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
   );
 }
 
-/** What the log box says while it has no line: a finished operation that wrote none says so, rather than an empty box under "0 B". */
+/**
+ * What the log box says while it has no line. `ended`: the events were replayed to the
+ * operation's end, so a finished operation that wrote none says so, rather than an empty box
+ * under "0 B"; before that, a finished one shows nothing yet.
+ */
 function emptyLogNote(status: string, ended: boolean): string {
+  if (ended) return 'This operation wrote no log.';
   if (status === 'queued') return 'Waiting for the board…';
-  if (status === 'running') return 'No output yet.';
-  return ended ? 'This operation wrote no log.' : '';
+  return status === 'running' ? 'No output yet.' : '';
 }

@@ -14,6 +14,7 @@ import {
   type StreamDone,
   type StreamSource,
   type WindowBudget,
+  type CompressPolicy,
 } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { RpcClient } from './rpc-client.ts';
@@ -88,7 +89,7 @@ export class BoardLink {
       clock?: Clock;
       sharedWindowBudget?: WindowBudget;
       onStreamBytes?: (direction: 'sent' | 'received', bytes: number, wireBytes: number) => void;
-      compressPolicy?: 'auto' | 'always';
+      compressPolicy?: CompressPolicy;
     } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });

@@ -31,7 +31,7 @@ export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<Opene
 export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
 
 export interface AgentHubDeps {
-  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax' | 'receiveWindowsCapBytes' | 'linkCompression' | 'linkCompressAlways'>;
+  config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax' | 'receiveWindowsCapBytes' | 'linkCompression'>;
   log: Logger;
   db: Db;
   links: BoardLinks;
@@ -101,7 +101,7 @@ export class AgentHub {
       sharedWindowBudget: this.receiveWindows,
       clock: this.clock,
       onStreamBytes: (direction, bytes, wireBytes) => this.countStreamBytes?.(direction, bytes, wireBytes),
-      compressPolicy: config.linkCompressAlways ? 'always' : 'auto',
+      ...(config.linkCompression !== 'off' ? { compressPolicy: config.linkCompression } : {}),
     });
     this.open.add(conn);
     this.handshakeOf.set(conn, endHandshake);
@@ -232,7 +232,7 @@ export class AgentHub {
       board_name: row.name,
       server_version: SERVER_VERSION,
       protocol_version: PROTOCOL_VERSION,
-      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.deps.config.linkCompression ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.deps.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
     });
     // The board's device scripts as it runs them (an older agent sends none: what is stored stays).
     if (hello.scripts) {
