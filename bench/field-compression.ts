@@ -152,10 +152,10 @@ async function transfer(board: Board, file: string, what: string): Promise<Moved
   if (res.status !== 200) throw new Error(`transfer answered ${res.status}: ${JSON.stringify(res.body)}`);
   const arrived = path.join(board.agent.agentDir, 'invocations', String(inv), path.basename(file));
   if ((await sha256File(arrived)) !== (await sha256File(file))) throw new Error(`${what}: the board's copy differs`);
-  const pulled = board.agent.output.lines.slice(linesBefore).find((l) => l.msg === 'pull from the server done' && l.bytes === bytes);
+  const pulled = board.agent.output.lines.slice(linesBefore).find((l) => (l.msg === 'pull from the server done' || l.msg === 'push from the server done') && l.bytes === bytes);
   await server.api(`/api/invocations/${inv}/`, { method: 'DELETE' });
   const served = server.output.lines.slice(serverLinesBefore).find((l) => l.msg === 'stream to the agent sent' && l.bytes === bytes);
-  const decision = served ? { ms: served.ms, credit_wait_ms: served.credit_wait_ms, socket_wait_ms: served.socket_wait_ms, compress_ms: served.compress_ms, ...(served.compression as object) } : undefined;
+  const decision = served ? { ms: served.ms, sample_ms: served.sample_ms, credit_wait_ms: served.credit_wait_ms, socket_wait_ms: served.socket_wait_ms, compress_ms: served.compress_ms, ...(served.compression as object) } : undefined;
   const agentSide = pulled ? { write_ms: pulled.write_ms, writes: pulled.writes } : {};
   return { what, bytes, wireBytes: res.body.result.wire_bytes as number, opMs, streamMs: pulled ? Number(pulled.ms) : undefined, cpu, decision: { ...decision, ...agentSide } };
 }

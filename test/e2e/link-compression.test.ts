@@ -34,6 +34,7 @@ interface TransferredFile {
   cached: boolean;
   bytes_pulled: number;
   wire_bytes: number;
+  pushed?: boolean;
 }
 
 describe('compressed file streams over a field link', () => {
@@ -125,6 +126,19 @@ describe('compressed file streams over a field link', () => {
     expect(await sha256File(path.join(dir, 'counter.bin'))).toBe(sha256(ice40));
   }, 120_000);
 
+  it('stream.push: the files a board lacks follow op.start with no pull; files it holds are not sent again', async () => {
+    const bitstream = await generated('pushed.bit', (f) => writeBitstreamLike(f, 4 * MiB, 13));
+    const first = await transfer(await invocationWith('pushed', { 'design.bit': bitstream }), board.id);
+    expect(fileOf(first, 'design.bit')).toMatchObject({ cached: false, bytes_pulled: bitstream.length, pushed: true });
+    expect(first.result.pulls).toEqual([expect.objectContaining({ filename: 'design.bit', sha256: sha256(bitstream), offset: 0, bytes: bitstream.length, complete: true, pushed: true })]);
+    await agent.output.waitFor((l) => l.msg === 'push from the server done' && l.bytes === bitstream.length, 'the agent adopted the push');
+    // Another invocation with the same file: the board holds it, and the server knows.
+    const again = await transfer(await invocationWith('pushed-again', { 'design.bit': bitstream }), board.id);
+    expect(fileOf(again, 'design.bit')).toMatchObject({ cached: true, bytes_pulled: 0, wire_bytes: 0 });
+    expect(fileOf(again, 'design.bit').pushed).toBeUndefined();
+    expect(again.result.pulls ?? []).toEqual([]);
+  }, 120_000);
+
   it('an incompressible file goes raw: as many bytes on the wire as in the file', async () => {
     const noise = randomBytes(2 * MiB);
     const inv = await invocationWith('noise', { 'noise.mp4': noise });
@@ -155,6 +169,12 @@ describe('compressed file streams over a field link', () => {
     expect(await (await api(`/api/operations/${op.id}/log/`)).text()).toMatch(/resuming input_video weights\.bin at byte [1-9]/);
     expect(await sha256File(path.join(agentDir, 'invocations', String(inv), 'weights.bin'))).toBe(sha256(weights));
     const file = fileOf(done, 'weights.bin');
+    // The first attempt was the push behind op.start; the link cut it, and a pull resumed it.
+    const pulls = done.result.pulls as Array<{ offset: number; complete: boolean; pushed?: boolean }>;
+    expect(pulls[0]).toMatchObject({ offset: 0, complete: false, pushed: true });
+    expect(pulls.at(-1)).toMatchObject({ complete: true });
+    expect(pulls.at(-1)!.offset).toBeGreaterThan(0);
+    expect(pulls.at(-1)!.pushed).toBeUndefined();
     // Both attempts together still put fewer bytes on the wire than the file holds.
     expect(file.bytes_pulled).toBeGreaterThan(0);
     expect(file.wire_bytes).toBeLessThan(file.bytes_pulled);

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloseCode, LinkFeature, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
+import { CloseCode, LINK_CODEC, LinkFeature, measuredDecodeRate, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
 import { Board } from './board/board.ts';
 import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
 import { BoardFactsCollector } from './board/board-facts.ts';
@@ -235,7 +235,9 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
-      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, LinkFeature.streamPush, ...(this.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
+      // What a stream the server pushes may be compressed with (a push carries no offer of its own).
+      ...(this.config.linkCompression !== 'off' ? { compression: { codecs: [LINK_CODEC], decode_bps: measuredDecodeRate() } } : {}),
       ...(facts ? { facts } : {}),
       scripts: await this.scripts.states(),
     };

@@ -17,9 +17,9 @@ import { AGENT_CONNECT_PATH, CloseCode, PROTOCOL_VERSION } from './version.ts';
 
 /** One line per message type (zod schemas carry no prose); a test checks none is missing. */
 export const messageSummaries: Record<MessageType, string> = {
-  hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations, the optional features it takes (`stream.compress`, `board.facts`), and (with `board.facts`) what it found on the board.',
+  hello: 'First message on every connection: versions, identity, boot id, cached content, running and finished operations, the optional features it takes (`stream.compress`, `stream.push`, `board.facts`), what it decodes for pushed streams, and (with `board.facts`) what it found on the board.',
   'board.facts': 'The board’s facts changed since hello (a PAC activated, an agent updated): the whole new set (only to a server whose welcome names `board.facts`).',
-  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`, `board.telemetry`, `board.facts`).',
+  welcome: 'The answer to hello: the board this token belongs to, the server version and the optional features it takes (`op.output`, `stream.compress`, `stream.push`, `board.telemetry`, `board.facts`).',
   error: 'The answer to a message that could not be understood or handled. Never answered itself.',
   'op.start': 'Start (or, after a reconnect, resume) a transfer or execute operation.',
   'op.cancel': 'Stop an operation; the agent ends its whole process group and reports `cancelled`.',
@@ -29,6 +29,7 @@ export const messageSummaries: Record<MessageType, string> = {
   'op.result': 'How an operation ended; repeated (in hello.finished) until acknowledged.',
   'op.result.ack': 'The server stored the outcome (and its output file); the agent drops it from its journal.',
   'stream.pull': 'Sent by the side that wants bytes: open a stream of a source from an offset, with initial credit (and, when both sides take `stream.compress`, the codecs it decodes).',
+  'stream.push': 'From the server, when both sides take `stream.push`: a stream of an operation’s input file opened by the sender right behind op.start (no pull’s round trip), with initial credit; the agent adopts it as its pull or declines it (`stream.abort`, `declined`).',
   'stream.credit': 'The puller wrote more bytes to disk: the sender may send that much more.',
   'stream.end': 'From the sender: everything from the offset was sent; `size` is the whole source’s size.',
   'stream.abort': 'Either side gives the stream up (unknown source, read error, cancel).',

@@ -95,25 +95,31 @@ export function measuredDecodeRate(): number {
 }
 
 let calibrationPacked: Buffer | undefined;
+/** Bytes of the calibration sample a relative decode speed is timed against. */
+const RELATIVE_CALIBRATION_BYTES = 64 * 1024;
+
+/** The best of three decodes of `packed`, in ms. */
+function bestDecodeMs(packed: Buffer): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const from = performance.now();
+    zlib.brotliDecompressSync(packed);
+    best = Math.min(best, performance.now() - from);
+  }
+  return Math.max(best, 0.001);
+}
 
 /**
- * How many times faster `packed` (of `rawBytes`) decodes than the calibration sample, both
- * decoded here and now, on this thread, the best of three each: a ratio of two timings taken
- * together, so a loaded machine slows both alike (process CPU time would also count the
- * thread pool's work for other streams). About 2 ms for a 256 KiB sample.
+ * Times the calibration sample's decode now and returns how many times faster than it a
+ * `packed` (of `rawBytes`) decodes, decoded here and now, on this thread, the best of three
+ * each: a ratio of timings taken together, so a loaded machine slows both alike (process CPU
+ * time would also count the thread pool's work for other streams). The calibration is timed
+ * once for the qualities of one file, on 64 KiB: about 2 ms for both qualities in all.
  */
-function relativeDecodeSpeed(packed: Buffer, rawBytes: number): number {
-  calibrationPacked ??= compressSync(calibrationSample(CALIBRATION_BYTES), QUALITY_FAST);
-  const bestMs = (p: Buffer) => {
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < 3; i++) {
-      const from = performance.now();
-      zlib.brotliDecompressSync(p);
-      best = Math.min(best, performance.now() - from);
-    }
-    return Math.max(best, 0.001);
-  };
-  return rawBytes / bestMs(packed) / (CALIBRATION_BYTES / bestMs(calibrationPacked));
+function relativeDecodeSpeeds(): (packed: Buffer, rawBytes: number) => number {
+  calibrationPacked ??= compressSync(calibrationSample(RELATIVE_CALIBRATION_BYTES), QUALITY_FAST);
+  const calibrationRate = RELATIVE_CALIBRATION_BYTES / bestDecodeMs(calibrationPacked);
+  return (packed, rawBytes) => rawBytes / bestDecodeMs(packed) / calibrationRate;
 }
 
 function compressSync(chunk: Uint8Array, quality: LinkQuality): Buffer {
@@ -364,22 +370,31 @@ interface SampledSource {
  * source without it is judged by its first frames instead (at QUALITY_FAST only).
  */
 export async function sampleCompression(reader: SampledSource, offset: number, size: number, decider: CompressionDecider): Promise<void> {
-  if (!reader.readAt || size - offset < 2 * SAMPLE_BYTES) return;
-  const buf = Buffer.allocUnsafe(SAMPLE_BYTES);
-  let first = true;
-  for (const at of [offset, offset + Math.floor((size - offset) / 2)]) {
-    const n = await reader.readAt(buf, 0, SAMPLE_BYTES, at);
-    if (n === 0) continue;
-    const sample = buf.subarray(0, n);
-    for (const quality of [QUALITY_FAST, QUALITY_DENSE] as const) {
-      const from = performance.now();
-      const packed = await compressChunk(sample, quality);
-      decider.observe(n, packed.byteLength, performance.now() - from, quality);
-      if (packed.byteLength > n * MAX_COMPRESSED_SHARE) break;
-      if (first) decider.observeDecode(quality, relativeDecodeSpeed(packed, n));
-      // Quality 5 pays on files of long repeats (bitstreams); weights (1.25×) gain nothing from it.
-      if (packed.byteLength * DENSE_SAMPLE_MIN_RATIO > n) break;
-    }
-    first = false;
-  }
+  const readAt = reader.readAt?.bind(reader);
+  if (!readAt || size - offset < 2 * SAMPLE_BYTES) return;
+  // Both places read and compressed side by side (the thread pool runs them at once): the
+  // sampling delays the stream's first frame, the one cost a small compressible file feels.
+  const samples = await Promise.all(
+    [offset, offset + Math.floor((size - offset) / 2)].map(async (at) => {
+      const buf = Buffer.allocUnsafe(SAMPLE_BYTES);
+      return buf.subarray(0, await readAt(buf, 0, SAMPLE_BYTES, at));
+    }),
+  );
+  const timed = async (sample: Buffer, quality: LinkQuality) => {
+    const from = performance.now();
+    const packed = await compressChunk(sample, quality);
+    decider.observe(sample.byteLength, packed.byteLength, performance.now() - from, quality);
+    return packed;
+  };
+  const present = samples.filter((sample) => sample.byteLength > 0);
+  const fast = await Promise.all(present.map((sample) => timed(sample, QUALITY_FAST)));
+  const shrank = (packed: Buffer, sample: Buffer) => packed.byteLength <= sample.byteLength * MAX_COMPRESSED_SHARE;
+  // Quality 5 pays on files of long repeats (bitstreams); weights (1.25×) gain nothing from it.
+  const denseWorth = present.map((sample, i) => shrank(fast[i]!, sample) && fast[i]!.byteLength * DENSE_SAMPLE_MIN_RATIO <= sample.byteLength);
+  const dense = await Promise.all(present.map((sample, i) => (denseWorth[i] ? timed(sample, QUALITY_DENSE) : undefined)));
+  const first = present[0];
+  if (!first || !shrank(fast[0]!, first)) return;
+  const speedOf = relativeDecodeSpeeds();
+  decider.observeDecode(QUALITY_FAST, speedOf(fast[0]!, first.byteLength));
+  if (dense[0]) decider.observeDecode(QUALITY_DENSE, speedOf(dense[0], first.byteLength));
 }

@@ -10,6 +10,15 @@
  */
 export const STREAM_CHUNK_BYTES = 512 * 1024;
 export const STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
+/**
+ * What a pushed stream (`stream.push`) may send before the agent's first credit: the agent
+ * holds it in memory until an operation adopts the stream (it grants its own window then).
+ */
+export const PUSH_CREDIT_BYTES = STREAM_WINDOW_BYTES;
+/** Pushed streams an agent holds unadopted at once per link; more are declined at once. */
+export const MAX_PENDING_PUSHES = 8;
+/** A pushed stream nothing adopted within this long is declined (its bytes freed). */
+export const PUSH_ADOPT_TIMEOUT_MS = 60_000;
 /** The most one link's adaptive stream windows may add up to (the memory cap per link). */
 export const LINK_WINDOW_CAP_BYTES = 32 * 1024 * 1024;
 /** Largest WebSocket message either side accepts (a data frame is one chunk plus a header). */

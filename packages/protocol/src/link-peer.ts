@@ -4,10 +4,11 @@ import { CompressionDecider, LINK_CODEC, type CompressPolicy, measuredDecodeRate
 import { decodeFrame } from './frames.ts';
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
 import { clip, ERROR_REPLY_QUEUE_BYTES, ERROR_TEXT_MAX_CHARS, LinkGuard, SEND_QUEUE_MAX_BYTES } from './link-guard.ts';
+import { MAX_PENDING_PUSHES, PUSH_ADOPT_TIMEOUT_MS, PUSH_CREDIT_BYTES } from './limits.ts';
 import { CloseCode } from './version.ts';
 import type { ErrorInfo, LinkMessage, MessageOf, ParseResult, StreamSource } from './messages.ts';
 import { PullIdAllocator, type PullIdRange } from './pull-ids.ts';
-import { StreamError, StreamReceiver, StreamSender, WindowBudget, type ByteSink, type ChunkReader, type LinkOutput, type StreamControlMessage } from './streams.ts';
+import { DeferredSink, StreamError, StreamReceiver, StreamSender, WindowBudget, type ByteSink, type ChunkReader, type LinkOutput, type StreamControlMessage } from './streams.ts';
 import { LinkFeature } from './version.ts';
 
 /** The log lines a peer writes; the server's pino logger and the agent's logger both fit. */
@@ -19,7 +20,7 @@ export interface PeerLog {
 }
 
 /** Messages the peer settles itself; every other valid message goes to `handlers.message`. */
-type SettledType = 'stream.credit' | 'stream.end' | 'stream.abort' | 'error';
+type SettledType = 'stream.credit' | 'stream.end' | 'stream.abort' | 'stream.push' | 'error';
 export type DispatchedMessage<In extends LinkMessage> = Exclude<In, { type: SettledType }>;
 
 export interface LinkPeerHandlers<In extends LinkMessage> {
@@ -83,6 +84,31 @@ export type ServedSource =
     }
   | { reader: ChunkReader; size?: number };
 
+/** A stream the other side pushed (`stream.push`), held until this side adopts or declines it. */
+interface PendingPush {
+  receiver: StreamReceiver;
+  sink: DeferredSink;
+  offset: number;
+  timer: TimerHandle;
+  /** The adopter's byte counter, once there is one. */
+  onBytes: ((bytes: number) => void) | undefined;
+}
+
+/** One key per source: a push and a pull of the same bytes meet on it. */
+function sourceKey(source: StreamSource): string {
+  switch (source.kind) {
+    case 'content':
+    case 'produced':
+      return `${source.kind}:${source.sha256}`;
+    case 'output':
+      return `output:${source.op_id}`;
+    case 'upload':
+      return `upload:${source.upload_id}`;
+    default:
+      return `${source.kind}:${source.req_id}`;
+  }
+}
+
 /** Default high-water mark of the socket's send queue (see `sendFrame`). */
 export const SOCKET_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 /** Round trips measured right after opening (pingOnOpen), OPEN_PING_GAP_MS apart; the smallest counts. */
@@ -127,6 +153,12 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   private readonly pullIds: PullIdAllocator;
   private readonly receivers = new Map<number, StreamReceiver>();
   private readonly senders = new Map<number, { sender: StreamSender; peerAborted: boolean }>();
+  /** Pushed streams not adopted yet, by source (`sourceKey`). */
+  private readonly pushes = new Map<string, PendingPush>();
+  /** Sources this side is pulling or has adopted a push of, and how many such streams are open: a push of one is declined. */
+  private readonly pulling = new Map<string, number>();
+  /** What the other side's hello said it decodes (`hello.compression`), for the streams this side pushes. */
+  private peerDecodes: MessageOf<'hello'>['compression'];
   /** The memory cap shared by the adaptive windows of this link's pulls. */
   private readonly windowBudget: WindowBudget;
   private heartbeat: Heartbeat | undefined;
@@ -191,6 +223,12 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     return this.ownFeatures.includes(feature) && this.peerFeatures.includes(feature);
   }
 
+  /** Both sides named `stream.push`: the server may push files, the agent adopts them. */
+  get pushNegotiated(): boolean {
+    const feature = LinkFeature.streamPush;
+    return this.ownFeatures.includes(feature) && this.peerFeatures.includes(feature);
+  }
+
   /** Pings the other side to measure the round trip (the heartbeat's pings measure it too). */
   private ping(): void {
     if (this.socket.readyState !== OPEN) return;
@@ -249,12 +287,16 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    * receiver's `done` settles when the sender ends or aborts the stream, or the link closes.
    */
   pull(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void; window?: number } = {}): StreamReceiver {
-    const id = this.pullIds.take((candidate) => this.receivers.has(candidate));
+    const id = this.takeStreamId();
     const compress = this.compressionNegotiated;
     const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget, acceptCompressed: compress });
     this.receivers.set(id, receiver);
     const started = performance.now();
-    const forget = () => this.receivers.delete(id);
+    const unpull = this.markPulling(source);
+    const forget = () => {
+      this.receivers.delete(id);
+      unpull();
+    };
     const count = this.opts.onStreamBytes;
     if (count) {
       const tell = () => count('received', receiver.bytes, receiver.wireBytes);
@@ -284,6 +326,128 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     return receiver;
   }
 
+  /** A fresh id of this side's range, used by no stream of either direction (pushes take them too). */
+  private takeStreamId(): number {
+    return this.pullIds.take((candidate) => this.receivers.has(candidate) || this.senders.has(candidate));
+  }
+
+  /** Counts an open pull (or adopted push) of `source`; the returned function ends it. */
+  private markPulling(source: StreamSource): () => void {
+    const key = sourceKey(source);
+    this.pulling.set(key, (this.pulling.get(key) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.pulling.get(key) ?? 1) - 1;
+      if (left > 0) this.pulling.set(key, left);
+      else this.pulling.delete(key);
+    };
+  }
+
+  /**
+   * Sends `source` (from `offset`) to the other side without waiting for its pull
+   * (`stream.push`, when both sides named the feature): the other side adopts it as its pull
+   * or declines it. Resolves like `serve` once the stream ended, or undefined at once when
+   * pushing is not negotiated (the other side pulls as before). A push is served exactly as
+   * a pull carrying PUSH_CREDIT_BYTES of credit and the compression offer of the other
+   * side's hello.
+   */
+  async push(source: StreamSource, open: () => Promise<ServedSource>, offset = 0): Promise<{ bytes: number; wireBytes: number; ok: boolean; pull: MessageOf<'stream.pull'> } | undefined> {
+    if (!this.pushNegotiated || !this.isOpen) return undefined;
+    const id = this.takeStreamId();
+    const decodes = this.peerDecodes;
+    const pull: MessageOf<'stream.pull'> = {
+      type: 'stream.pull',
+      stream_id: id,
+      source,
+      offset,
+      credit: PUSH_CREDIT_BYTES,
+      ...(decodes && this.compressionNegotiated ? { compression: { codecs: decodes.codecs, ...(decodes.decode_bps ? { decode_bps: decodes.decode_bps } : {}) } } : {}),
+    };
+    if (!this.sendAny({ type: 'stream.push', stream_id: id, source, offset, credit: PUSH_CREDIT_BYTES })) return undefined;
+    return { ...(await this.serve(pull, open)), pull };
+  }
+
+  /**
+   * Takes the stream the other side pushed of `source`, if one waits, as this side's pull
+   * from `offset` into `sink` (it grants the rest of its window now). A push from another
+   * offset is declined (undefined: pull instead). Frames that arrived before go to `sink`
+   * first, in order.
+   */
+  adoptPush(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void } = {}): StreamReceiver | undefined {
+    const key = sourceKey(source);
+    const pending = this.pushes.get(key);
+    if (!pending) return undefined;
+    this.pushes.delete(key);
+    this.clock.clearTimeout(pending.timer);
+    if (pending.offset !== offset) {
+      pending.receiver.fail({ code: 'declined', message: `the agent resumes this file at byte ${offset}` }, true);
+      return undefined;
+    }
+    const unpull = this.markPulling(source);
+    pending.receiver.done.then(unpull, unpull);
+    pending.onBytes = opts.onBytes;
+    pending.sink.attach(sink);
+    pending.receiver.adopted();
+    return pending.receiver;
+  }
+
+  /** Gives up the stream pushed of `source`, if one waits (this side holds the file already). */
+  declinePush(source: StreamSource, why: string): void {
+    const key = sourceKey(source);
+    const pending = this.pushes.get(key);
+    if (!pending) return;
+    this.pushes.delete(key);
+    this.clock.clearTimeout(pending.timer);
+    pending.receiver.fail({ code: 'declined', message: why }, true);
+  }
+
+  /** The other side pushed a stream: held (its credit's worth of frames queued) until adopted. */
+  private onPush(m: MessageOf<'stream.push'>): void {
+    const id = m.stream_id;
+    const refuse = (code: string, message: string) => this.sendAny({ type: 'stream.abort', stream_id: id, error: { code, message } });
+    if (!this.ownFeatures.includes(LinkFeature.streamPush)) return void refuse('declined', 'this side takes no pushed streams');
+    // Ids of this side's range are its pulls': a push must come from the other side's.
+    if ((id >= this.opts.pullIds.first && id <= this.opts.pullIds.last) || this.receivers.has(id)) return void refuse('stream_in_use', `stream ${id} is not free for a push`);
+    if (m.credit > PUSH_CREDIT_BYTES) return void refuse('declined', `a push may hold at most ${PUSH_CREDIT_BYTES} bytes of credit`);
+    const key = sourceKey(m.source);
+    if (this.pulling.has(key) || this.pushes.has(key)) return void refuse('declined', 'the agent is pulling this source already');
+    if (this.pushes.size >= MAX_PENDING_PUSHES) return void refuse('declined', 'too many pushed streams wait');
+    const sink = new DeferredSink();
+    const receiver = new StreamReceiver(this, id, sink, {
+      budget: this.windowBudget,
+      acceptCompressed: this.compressionNegotiated,
+      pushedCredit: m.credit,
+      onBytes: (n) => pending.onBytes?.(n),
+    });
+    const timer = this.clock.setTimeout(() => {
+      if (this.pushes.get(key) !== pending) return;
+      this.pushes.delete(key);
+      receiver.fail({ code: 'declined', message: `nothing took the pushed stream within ${PUSH_ADOPT_TIMEOUT_MS / 1000} s` }, true);
+    }, PUSH_ADOPT_TIMEOUT_MS);
+    timer.unref();
+    const pending: PendingPush = { receiver, sink, offset: m.offset, timer, onBytes: undefined };
+    this.receivers.set(id, receiver);
+    this.pushes.set(key, pending);
+    const arrived = performance.now();
+    const count = this.opts.onStreamBytes;
+    const ended = () => {
+      this.receivers.delete(id);
+      this.clock.clearTimeout(timer);
+      if (this.pushes.get(key) === pending) this.pushes.delete(key);
+      count?.('received', receiver.bytes, receiver.wireBytes);
+    };
+    receiver.done.then(({ bytes }) => {
+      ended();
+      const measured = receiver.measured;
+      this.log.debug(
+        { stream_id: id, source: m.source.kind, bytes, wire_bytes: receiver.wireBytes, ms: Math.round(performance.now() - arrived), write_ms: Math.round(receiver.writes.ms), writes: receiver.writes.count, window: receiver.window, rtt_ms: measured?.rttMs, rate: measured?.rate },
+        `push from ${this.opts.peerName} done`,
+      );
+    }, ended);
+  }
+
   /**
    * Answers the other side's `stream.pull` with `open()`'s bytes, under its credit. `open`
    * may throw a StreamError (unknown source, bad offset): the pull is aborted with its
@@ -311,6 +475,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       if ('reader' in opened) {
         const started = performance.now();
         const decider = await this.compressionFor(pull, entry.sender, opened);
+        const sampledMs = performance.now() - started;
         await entry.sender.pumpReader(opened.reader, opened.size, (n) => (bytes += n), decider);
         if (entry.sender.measuredLinkBps !== undefined) this.learnedSendBps = entry.sender.measuredLinkBps;
         const round = (ms: number) => Math.round(ms);
@@ -322,6 +487,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
             bytes,
             wire_bytes: entry.sender.wireBytes,
             ms: round(performance.now() - started),
+            sample_ms: round(sampledMs),
             credit_wait_ms: round(creditMs),
             socket_wait_ms: round(socketMs),
             read_ms: round(readMs),
@@ -461,9 +627,16 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     const m: LinkMessage = parsed.message;
     switch (m.type) {
       case 'hello':
+        this.peerDecodes = m.compression;
+        this.peerFeatures = m.features ?? [];
+        this.dispatch(parsed.message as DispatchedMessage<In>);
+        return;
       case 'welcome':
         this.peerFeatures = m.features ?? [];
         this.dispatch(parsed.message as DispatchedMessage<In>);
+        return;
+      case 'stream.push':
+        this.onPush(m);
         return;
       case 'stream.credit':
         this.senders.get(m.stream_id)?.sender.addCredit(m.bytes);

@@ -122,6 +122,11 @@ export const Hello = z.object({
   facts: BoardFacts.optional(),
   /** The device scripts deployed on the board and their states (`device.scripts` feature); absent from older agents. */
   scripts: z.array(ScriptState).optional(),
+  /**
+   * What the agent decodes, for the streams the server pushes it (`stream.push` feature; a
+   * pushed stream has no `stream.pull` to carry this): as `stream.pull.compression`.
+   */
+  compression: z.object({ codecs: z.array(z.string()), decode_bps: z.number().positive().optional() }).optional(),
 });
 
 /**
@@ -254,6 +259,23 @@ export const StreamPull = z.object({
       rtt_ms: z.number().nonnegative().optional(),
     })
     .optional(),
+});
+
+/**
+ * S→A, only when both sides named the `stream.push` feature: the server opens stream
+ * `stream_id` (from its own id range) of `source` from `offset` itself, right behind the
+ * `op.start` that needs the file, and sends up to `credit` bytes (at most PUSH_CREDIT_BYTES)
+ * before the agent's first `stream.credit`. The agent adopts it as the pull it would have
+ * sent, which saves that pull's round trip, or gives it up with `stream.abort` (code
+ * `declined`: the file is cached, a partial file resumes elsewhere, nothing adopted it in
+ * time). Everything else is a pull's: credit, frames, `stream.end`, `stream.abort`.
+ */
+export const StreamPush = z.object({
+  type: z.literal('stream.push'),
+  stream_id: StreamId,
+  source: StreamSource,
+  offset: z.number().int().nonnegative(),
+  credit: z.number().int().positive(),
 });
 
 /** A↔S, the puller has written `bytes` more to disk: the sender may send that much more. */
@@ -414,6 +436,7 @@ export const catalog = {
   'op.result': OpResult,
   'op.result.ack': OpResultAck,
   'stream.pull': StreamPull,
+  'stream.push': StreamPush,
   'stream.credit': StreamCredit,
   'stream.end': StreamEnd,
   'stream.abort': StreamAbort,
@@ -469,6 +492,7 @@ export const ServerMessage = z.discriminatedUnion('type', [
   OpCancel,
   OpResultAck,
   StreamPull,
+  StreamPush,
   StreamCredit,
   StreamEnd,
   StreamAbort,

@@ -297,6 +297,51 @@ export interface ByteSink {
   destroy(error: Error): void;
 }
 
+/**
+ * The sink of a pushed stream before anything adopted it: writes wait until `attach` names
+ * the real sink (the receiver writes one batch at a time, so one batch waits; the rest stays
+ * within the push's credit in the receiver's queue).
+ */
+export class DeferredSink implements ByteSink {
+  private target: ByteSink | undefined;
+  private failure: Error | undefined;
+  private readonly ready: Promise<ByteSink>;
+  private resolveReady!: (sink: ByteSink) => void;
+
+  constructor() {
+    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+  }
+
+  /** From now on bytes go to `sink` (destroyed at once if the stream already failed). */
+  attach(sink: ByteSink): void {
+    if (this.failure) {
+      sink.destroy(this.failure);
+      return;
+    }
+    this.target = sink;
+    this.resolveReady(sink);
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    return (await this.ready).write(chunk);
+  }
+
+  async writev(chunks: Buffer[]): Promise<void> {
+    const sink = await this.ready;
+    if (sink.writev) return sink.writev(chunks);
+    for (const chunk of chunks) await sink.write(chunk);
+  }
+
+  async finish(): Promise<void> {
+    return (await this.ready).finish();
+  }
+
+  destroy(error: Error): void {
+    this.failure = error;
+    this.target?.destroy(error);
+  }
+}
+
 /** A ByteSink over a Node Writable (e.g. fs.createWriteStream). */
 export function writableSink(w: Writable): ByteSink {
   return {
@@ -463,6 +508,11 @@ export interface StreamReceiverOptions {
   acceptCompressed?: boolean;
   /** The link's memory cap for adaptive windows; left out, a cap of this stream alone. */
   budget?: WindowBudget;
+  /**
+   * A pushed stream (`stream.push`): the sender holds this much credit already, and the
+   * receiver grants the rest of its window only once it is adopted (`adopted()`).
+   */
+  pushedCredit?: number;
 }
 
 /**
@@ -531,8 +581,8 @@ export class StreamReceiver {
       this.currentWindow = this.budget.startingWindow();
       this.budget.hold(this.currentWindow);
     }
-    this.outstandingCredit = this.currentWindow;
-    this.creditLimit = this.currentWindow;
+    this.outstandingCredit = opts.pushedCredit ?? this.currentWindow;
+    this.creditLimit = this.outstandingCredit;
     this.done = new Promise((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -559,6 +609,19 @@ export class StreamReceiver {
   /** The adaptive window's measurements (undefined for a fixed window). */
   get measured(): { rttMs: number | undefined; rate: number | undefined } | undefined {
     return this.tuner ? { rttMs: this.tuner.rttMs, rate: this.tuner.rate } : undefined;
+  }
+
+  /**
+   * A pushed stream was adopted: grants what its window holds beyond the credit the sender
+   * started with (an unadopted push keeps the sender to that credit, all of it in memory here).
+   */
+  adopted(): void {
+    const more = this.currentWindow - this.creditLimit;
+    if (this.settled || more <= 0) return;
+    this.tuner?.granted(this.creditLimit);
+    this.creditLimit += more;
+    this.outstandingCredit += more;
+    this.link.sendMessage({ type: 'stream.credit', stream_id: this.streamId, bytes: more });
   }
 
   /** A data frame for this stream arrived (`rawLength`: a compressed one, of that many bytes once decompressed). */

@@ -25,6 +25,12 @@ export const LinkFeature = {
    */
   streamCompression: 'stream.compress',
   /**
+   * Named by both sides: the server pushes an operation's input files (`stream.push`) right
+   * behind its `op.start` instead of waiting for the agent's pulls, unless it knows the board
+   * holds them; the agent adopts or declines each (docs/agent-link.md, "Pushed streams").
+   */
+  streamPush: 'stream.push',
+  /**
    * The server takes `board.telemetry`: the agent sends a sample of the board's
    * temperatures, power, memory, load and free disk every MM_TELEMETRY_INTERVAL_S. An agent
    * sends none to a server whose welcome does not name it; an older agent never sends any.

@@ -17,6 +17,9 @@ import {
   LinkFeature,
   LinkPeer,
   ManualClock,
+  MAX_PENDING_PUSHES,
+  PUSH_ADOPT_TIMEOUT_MS,
+  PUSH_CREDIT_BYTES,
   parseAgentMessage,
   parseServerMessage,
   PROTOCOL_VERSION,
@@ -26,6 +29,8 @@ import {
   type AgentMessage,
   type ByteSink,
   type Clock,
+  type CompressPolicy,
+  type MessageOf,
   type LinkPeerHandlers,
   type PeerLog,
   type ServerMessage,
@@ -57,6 +62,8 @@ async function pair(opts: {
   serverHandlers?: Partial<LinkPeerHandlers<AgentMessage>>;
   agentHandlers?: Partial<LinkPeerHandlers<ServerMessage>>;
   serverClock?: Clock;
+  agentClock?: Clock;
+  serverCompressPolicy?: CompressPolicy;
   serverHeartbeat?: { intervalMs: number; timeoutMs: number };
   agentAutoPong?: boolean;
   serverLog?: PeerLog;
@@ -75,6 +82,7 @@ async function pair(opts: {
     peerName: 'the agent',
     log: opts.serverLog ?? quietLog,
     ...(opts.serverClock ? { clock: opts.serverClock } : {}),
+    ...(opts.serverCompressPolicy ? { compressPolicy: opts.serverCompressPolicy } : {}),
     ...(opts.serverHeartbeat ? { heartbeat: opts.serverHeartbeat } : {}),
     handlers: { observe: (m) => serverSeen.push(m), message: () => {}, ...opts.serverHandlers },
   });
@@ -84,6 +92,7 @@ async function pair(opts: {
     pullIds: AGENT_PULL_IDS,
     peerName: 'the server',
     log: quietLog,
+    ...(opts.agentClock ? { clock: opts.agentClock } : {}),
     handlers: { observe: (m) => agentSeen.push(m), message: () => {}, ...opts.agentHandlers },
   });
   if (client.readyState !== WebSocket.OPEN) await once(client, 'open');
@@ -110,6 +119,30 @@ async function until<T>(probe: () => T | undefined | false, what: string): Promi
 async function* pieces(data: Buffer, size: number) {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
 }
+
+const hello = (features?: string[], extra: Partial<MessageOf<'hello'>> = {}): AgentMessage => ({
+  type: 'hello',
+  protocol_version: PROTOCOL_VERSION,
+  agent_version: '0.0.0',
+  hostname: 'board',
+  platform: 'linux',
+  arch: 'arm64',
+  boot_id: 'boot',
+  active_pac: null,
+  cached: [],
+  running: [],
+  finished: [],
+  ...(features ? { features } : {}),
+  ...extra,
+});
+const welcome = (features?: string[]): ServerMessage => ({
+  type: 'welcome',
+  board_id: '00000000-0000-4000-8000-000000000001',
+  board_name: 'b',
+  server_version: '0.0.0',
+  protocol_version: PROTOCOL_VERSION,
+  ...(features ? { features } : {}),
+});
 
 describe('LinkPeer', () => {
   it('streams a source both ways, from an offset, never past the granted credit', async () => {
@@ -301,28 +334,6 @@ describe('LinkPeer against a misbehaving peer (link-guard.ts)', () => {
 });
 
 describe('the stream.compress feature', () => {
-  const hello = (features?: string[]): AgentMessage => ({
-    type: 'hello',
-    protocol_version: PROTOCOL_VERSION,
-    agent_version: '0.0.0',
-    hostname: 'board',
-    platform: 'linux',
-    arch: 'arm64',
-    boot_id: 'boot',
-    active_pac: null,
-    cached: [],
-    running: [],
-    finished: [],
-    ...(features ? { features } : {}),
-  });
-  const welcome = (features?: string[]): ServerMessage => ({
-    type: 'welcome',
-    board_id: '00000000-0000-4000-8000-000000000001',
-    board_name: 'b',
-    server_version: '0.0.0',
-    protocol_version: PROTOCOL_VERSION,
-    ...(features ? { features } : {}),
-  });
   const data = Buffer.alloc(3 * 1024 * 1024, 7);
 
   /** A pair that exchanged hello (agent's features) and welcome (server's); the agent pulls `data` from the server. */
@@ -372,6 +383,133 @@ describe('the stream.compress feature', () => {
     expect(StreamPull.omit({ compression: true }).parse(offered)).toEqual(pull);
     const withFeatures = hello([LinkFeature.streamCompression]);
     expect(Hello.omit({ features: true }).safeParse(withFeatures).success).toBe(true);
+  });
+});
+
+describe('the stream.push feature', () => {
+  const sha = 'd'.repeat(64);
+  const source = { kind: 'content', sha256: sha } as const;
+  /** Incompressible bytes: what crosses is exactly the file, so credit can be read off the wire count. */
+  const data = Buffer.from(Array.from({ length: 6 * 1024 * 1024 + 3 }, (_, i) => (i * 2654435761) >>> 24));
+  const serveData = (offset: number) => async () => ({ source: pieces(data.subarray(offset), 512 * 1024), size: data.length });
+
+  /** A pair after hello (the agent's features and extra fields) and welcome (the server's). */
+  async function greeted(agentFeatures: string[] | undefined, serverFeatures: string[] | undefined, opts: Parameters<typeof pair>[0] = {}, extra: Partial<MessageOf<'hello'>> = {}) {
+    const p = await pair(opts);
+    p.agent.send(hello(agentFeatures, extra));
+    await until(() => p.serverSeen.some((m) => m.type === 'hello'), 'hello');
+    p.server.send(welcome(serverFeatures));
+    await until(() => p.agentSeen.some((m) => m.type === 'welcome'), 'welcome');
+    return p;
+  }
+  const aborts = (p: Pair) => p.serverSeen.flatMap((m) => (m.type === 'stream.abort' ? [m.error] : []));
+
+  it('sends a file behind no pull: the agent adopts it late, holding no more than the push credit before, and gets every byte', async () => {
+    const p = await greeted([LinkFeature.streamPush], [LinkFeature.streamPush]);
+    expect(p.server.pushNegotiated && p.agent.pushNegotiated).toBe(true);
+    const pushed = p.server.push(source, serveData(0));
+    const announced = await until(() => p.agentSeen.find((m) => m.type === 'stream.push'), 'stream.push');
+    expect(announced).toMatchObject({ source, offset: 0, credit: PUSH_CREDIT_BYTES });
+    // Not adopted yet: the server sends its credit's worth, then waits.
+    await new Promise((r) => setTimeout(r, 200));
+    const sink = memorySink();
+    let counted = 0;
+    const receiver = p.agent.adoptPush(source, 0, sink, { onBytes: (n) => (counted += n) });
+    expect(receiver).toBeDefined();
+    expect(receiver!.wireBytes).toBeGreaterThan(0);
+    expect(receiver!.wireBytes).toBeLessThanOrEqual(PUSH_CREDIT_BYTES);
+    expect(await receiver!.done).toEqual({ bytes: data.length, size: data.length, wireBytes: data.length });
+    expect(sink.data().equals(data)).toBe(true);
+    expect(counted).toBe(data.length);
+    expect(await pushed).toMatchObject({ bytes: data.length, wireBytes: data.length, ok: true, pull: { source, offset: 0, credit: PUSH_CREDIT_BYTES } });
+    expect(p.serverSeen.some((m) => m.type === 'stream.pull')).toBe(false);
+    // Taken once: a second adoption finds nothing (the caller pulls).
+    expect(p.agent.adoptPush(source, 0, memorySink())).toBeUndefined();
+  });
+
+  it('compresses a push with what the hello said the agent decodes', async () => {
+    const p = await greeted([LinkFeature.streamPush, LinkFeature.streamCompression], [LinkFeature.streamPush, LinkFeature.streamCompression], { serverCompressPolicy: 'always' }, { compression: { codecs: ['br'], decode_bps: 2e8 } });
+    const zeros = Buffer.alloc(3 * 1024 * 1024, 9);
+    const fileReader = {
+      read: async (into: Buffer, offset: number, length: number) => 0 + zeros.copy(into, offset, readAt.at, Math.min(zeros.length, readAt.at + length)) + 0 * (readAt.at += Math.min(length, zeros.length - readAt.at)),
+      readAt: async (into: Buffer, offset: number, length: number, position: number) => zeros.copy(into, offset, position, Math.min(zeros.length, position + length)),
+      close: async () => {},
+    };
+    const readAt = { at: 0 };
+    const pushed = p.server.push(source, async () => ({ reader: fileReader, size: zeros.length }));
+    await until(() => p.agentSeen.find((m) => m.type === 'stream.push'), 'stream.push');
+    const sink = memorySink();
+    const done = await p.agent.adoptPush(source, 0, sink)!.done;
+    expect(sink.data().equals(zeros)).toBe(true);
+    expect(done.bytes).toBe(zeros.length);
+    expect(done.wireBytes).toBeLessThan(zeros.length / 20);
+    expect((await pushed)?.pull.compression).toEqual({ codecs: ['br'], decode_bps: 2e8 });
+  });
+
+  it('is declined when the agent holds the file or resumes it elsewhere, and never used unless both sides name it', async () => {
+    const p = await greeted([LinkFeature.streamPush], [LinkFeature.streamPush]);
+    const cached = p.server.push(source, serveData(0));
+    await until(() => p.agentSeen.some((m) => m.type === 'stream.push'), 'stream.push');
+    p.agent.declinePush(source, 'the board holds this file already');
+    expect(await cached).toMatchObject({ ok: false });
+    expect(aborts(p)).toContainEqual({ code: 'declined', message: 'the board holds this file already' });
+
+    const partial = p.server.push(source, serveData(0));
+    await until(() => p.agentSeen.filter((m) => m.type === 'stream.push').length === 2, 'second stream.push');
+    expect(p.agent.adoptPush(source, 4096, memorySink())).toBeUndefined();
+    expect(await partial).toMatchObject({ ok: false });
+    expect(aborts(p).at(-1)).toMatchObject({ code: 'declined' });
+
+    for (const [agentFeatures, serverFeatures] of [
+      [undefined, [LinkFeature.streamPush]],
+      [[LinkFeature.streamPush], [LinkFeature.streamCompression]],
+    ] as const) {
+      const one = await greeted(agentFeatures ? [...agentFeatures] : undefined, serverFeatures ? [...serverFeatures] : undefined);
+      expect(await one.server.push(source, serveData(0))).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(one.agentSeen.some((m) => m.type === 'stream.push')).toBe(false);
+    }
+  });
+
+  it('declines a push of a source the agent pulls already, and refuses one under an id of the agent’s own range', async () => {
+    const p = await greeted([LinkFeature.streamPush], [LinkFeature.streamPush], {
+      serverHandlers: {
+        message: async (m) => {
+          if (m.type === 'stream.pull') await p.server.serve(m, serveData(m.offset));
+        },
+      },
+    });
+    const sink = memorySink();
+    const pulling = p.agent.pull(source, 0, sink);
+    const pushed = p.server.push(source, serveData(0));
+    expect(await pushed).toMatchObject({ ok: false });
+    expect(aborts(p)).toContainEqual({ code: 'declined', message: 'the agent is pulling this source already' });
+    expect((await pulling.done).bytes).toBe(data.length);
+    expect(sink.data().equals(data)).toBe(true);
+
+    p.server.socket.send(JSON.stringify({ type: 'stream.push', stream_id: AGENT_PULL_IDS.first + 5, source: { kind: 'content', sha256: 'e'.repeat(64) }, offset: 0, credit: 1024 }));
+    await until(() => aborts(p).some((e) => e.code === 'stream_in_use'), 'stream_in_use');
+    // More credit than a push may hold is refused too: the agent would have to keep it all in memory.
+    p.server.socket.send(JSON.stringify({ type: 'stream.push', stream_id: SERVER_PULL_IDS.first + 99, source: { kind: 'content', sha256: 'f'.repeat(64) }, offset: 0, credit: PUSH_CREDIT_BYTES + 1 }));
+    await until(() => aborts(p).some((e) => e.code === 'declined' && e.message.includes('at most')), 'credit refused');
+  });
+
+  it('gives up a push nothing adopts within PUSH_ADOPT_TIMEOUT_MS (manual clock), and holds at most MAX_PENDING_PUSHES', async () => {
+    const clock = new ManualClock();
+    const p = await greeted([LinkFeature.streamPush], [LinkFeature.streamPush], { agentClock: clock });
+    // Larger than the push credit: each sender waits for an adoption that never comes.
+    const pushes = Array.from({ length: MAX_PENDING_PUSHES + 1 }, (_, i) => p.server.push({ kind: 'content', sha256: i.toString(16).padStart(64, '0') }, serveData(0)));
+    expect(await pushes[MAX_PENDING_PUSHES]).toMatchObject({ ok: false, bytes: expect.any(Number) });
+    expect(aborts(p)).toContainEqual({ code: 'declined', message: 'too many pushed streams wait' });
+    expect(p.agent.adoptPush({ kind: 'content', sha256: MAX_PENDING_PUSHES.toString(16).padStart(64, '0') }, 0, memorySink())).toBeUndefined();
+    clock.advance(PUSH_ADOPT_TIMEOUT_MS);
+    for (const pushed of pushes.slice(0, MAX_PENDING_PUSHES)) {
+      const ended = await pushed;
+      expect(ended).toMatchObject({ ok: false });
+      expect(ended!.wireBytes).toBeLessThanOrEqual(PUSH_CREDIT_BYTES);
+    }
+    expect(aborts(p).filter((e) => e.code === 'declined' && e.message.startsWith('nothing took'))).toHaveLength(MAX_PENDING_PUSHES);
+    expect(p.agent.adoptPush({ kind: 'content', sha256: '0'.repeat(64) }, 0, memorySink())).toBeUndefined();
   });
 });
 

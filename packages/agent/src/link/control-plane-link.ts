@@ -156,6 +156,16 @@ export class ControlPlaneLink {
     return this.peer.pull(source, offset, sink, opts);
   }
 
+  /** The stream the server pushed of `source`, adopted as this side's pull from `offset` (LinkPeer.adoptPush). */
+  adoptPush(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void } = {}): StreamReceiver | undefined {
+    return this.peer.adoptPush(source, offset, sink, opts);
+  }
+
+  /** Declines the stream the server pushed of `source`, if one waits. */
+  declinePush(source: StreamSource, why: string): void {
+    this.peer.declinePush(source, why);
+  }
+
   /**
    * Answers the server's `stream.pull` with `open()`'s bytes. `open` may throw a StreamError
    * (unknown source, bad offset): the pull is then aborted with its code. A source of

@@ -17,6 +17,8 @@ export interface TransferredFile {
   bytes_pulled: number;
   /** Payload bytes that crossed the link for them (fewer than `bytes_pulled` when compressed). */
   wire_bytes: number;
+  /** The server pushed it right behind op.start (`stream.push`): no pull was sent for it. */
+  pushed?: boolean;
 }
 
 export interface TransferStats {
@@ -57,6 +59,8 @@ export async function transferFiles(opts: {
     const entry: TransferredFile = { kind: file.kind, filename: file.filename, size: file.size, cached: false, bytes_pulled: 0, wire_bytes: 0 };
     stats.files.push(entry);
     if (await cache.has(file.sha256)) {
+      // A server that did not know the board holds it may have pushed it behind op.start.
+      link.current?.declinePush({ kind: 'content', sha256: file.sha256 }, 'the board holds this file already');
       await cache.touch(file.sha256);
       entry.cached = true;
       stats.filesCached++;
@@ -85,13 +89,18 @@ export async function transferFiles(opts: {
               ? `resuming ${file.kind} ${file.filename} at byte ${pull.offset} of ${file.size}`
               : `pulling ${file.kind} ${file.filename} (${file.size} bytes)`,
           );
-          const receiver = connection.pull({ kind: 'content', sha256: file.sha256 }, pull.offset, pull.sink, {
-            onBytes: (n) => {
+          const source = { kind: 'content', sha256: file.sha256 } as const;
+          const counting = {
+            onBytes: (n: number) => {
               stats.bytesPulled += n;
               entry.bytes_pulled += n;
               reporter.progress('transfer', doneBefore + pull.bytesOnDisk, total);
             },
-          });
+          };
+          // The stream the server pushed right behind op.start, if it did (no pull's round trip).
+          const pushed = connection.adoptPush(source, pull.offset, pull.sink, counting);
+          if (pushed) entry.pushed = true;
+          const receiver = pushed ?? connection.pull(source, pull.offset, pull.sink, counting);
           const onAbort = () => receiver.fail({ code: 'cancelled', message: 'the operation was stopped' }, true);
           signal.addEventListener('abort', onAbort, { once: true });
           try {

@@ -40,8 +40,11 @@ export interface BoardLinkHandlers {
   operationMessage(link: BoardLink, message: OperationMessage): Promise<void>;
   /** Opens a pulled source from the pull's offset; throws a StreamError (e.g. `not_found`) if it cannot. */
   openSource(link: BoardLink, pull: PullMessage): Promise<OpenedSource>;
-  /** A pull of the agent's finished: for transfer statistics (file bytes read, payload bytes on the wire). */
-  served(link: BoardLink, pull: PullMessage, bytes: number, ok: boolean, wireBytes: number): void;
+  /**
+   * A pull of the agent's finished, or a stream the server pushed (`pushed`, described as the
+   * pull it stands for): for transfer statistics (file bytes read, payload bytes on the wire).
+   */
+  served(link: BoardLink, pull: PullMessage, bytes: number, ok: boolean, wireBytes: number, pushed?: boolean): void;
   closed(link: BoardLink, code: number, reason: string): void;
   /** A valid message of a type the link does not handle itself (see AgentHub.handleMessages). */
   other(link: BoardLink, message: RelayMessage): void;
@@ -77,6 +80,13 @@ export class BoardLink {
    * do not wait: settling may take as long as pulling a finished run's output video.
    */
   private helloSettled: Promise<void> = Promise.resolve();
+  /**
+   * Content this board holds, as far as this connection knows: its hello's `cached`, what it
+   * has since pulled whole, and the files of the operations it has since run. Such content is
+   * not pushed again (a board that evicted it since pulls it, one round trip later). A push
+   * sent whole does not count: the agent may have declined it after its last byte.
+   */
+  private readonly contentOnBoard = new Set<string>();
 
   constructor(
     readonly socket: WebSocket,
@@ -101,6 +111,8 @@ export class BoardLink {
       peerName: 'the agent',
       log: this.log,
       heartbeat,
+      // The round trip known before the first pushed stream (its sender presumes a link from it).
+      pingOnOpen: true,
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.sharedWindowBudget ? { sharedWindowBudget: opts.sharedWindowBudget } : {}),
       ...(opts.onStreamBytes ? { onStreamBytes: opts.onStreamBytes } : {}),
@@ -178,6 +190,30 @@ export class BoardLink {
     return receiver.done;
   }
 
+  /**
+   * Pushes content to the agent right behind the op.start that needs it (`stream.push`),
+   * saving the pull's round trip; nothing when the feature was not negotiated or the board
+   * is known to hold it. Served and counted exactly as the agent's pull of it would be.
+   */
+  pushContent(sha256: string): void {
+    if (!this.peer.pushNegotiated || this.contentOnBoard.has(sha256)) return;
+    void this.peer
+      .push({ kind: 'content', sha256 }, async () => {
+        const opened = await this.handlers.openSource(this, { type: 'stream.pull', stream_id: 0, source: { kind: 'content', sha256 }, offset: 0, credit: 1 });
+        const size = opened.size !== undefined ? { size: opened.size } : {};
+        return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
+      })
+      .then((pushed) => {
+        if (!pushed) return;
+        this.handlers.served(this, pushed.pull, pushed.bytes, pushed.ok, pushed.wireBytes, true);
+      });
+  }
+
+  /** The board holds this content now (an operation that needed it succeeded): it is not pushed again. */
+  noteContentOnBoard(sha256: string): void {
+    this.contentOnBoard.add(sha256);
+  }
+
   private onMessage(m: Exclude<AgentMessage, { type: 'stream.credit' | 'stream.end' | 'stream.abort' | 'error' }>): void {
     switch (m.type) {
       case 'hello':
@@ -186,6 +222,7 @@ export class BoardLink {
           return;
         }
         this.state = 'ready';
+        for (const sha of m.cached) this.contentOnBoard.add(sha);
         this.operationChain = this.handlers.hello(this, m).catch((err: unknown) => {
           this.log.error({ err }, 'could not settle the agent hello');
           this.close(1011, 'hello failed');
@@ -212,7 +249,10 @@ export class BoardLink {
             const size = opened.size !== undefined ? { size: opened.size } : {};
             return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
           })
-          .then(({ bytes, wireBytes, ok }) => this.handlers.served(this, m, bytes, ok, wireBytes));
+          .then(({ bytes, wireBytes, ok }) => {
+            if (ok && m.source.kind === 'content') this.contentOnBoard.add(m.source.sha256);
+            this.handlers.served(this, m, bytes, ok, wireBytes);
+          });
         return;
       case 'rpc.response':
         if (!this.rpc.settle(m)) this.log.debug({ id: m.id }, 'rpc.response for no waiting call');

@@ -14,5 +14,5 @@ export interface BoardWork {
   /** The board started pulling a source of `size` bytes from the pull's offset. */
   onServing(boardId: string, pull: PullMessage, size: number): void;
   /** Bytes the board pulled from us (file bytes, and payload bytes on the wire: fewer when compressed), when the pull ended. */
-  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean, wireBytes?: number): void;
+  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean, wireBytes?: number, pushed?: boolean): void;
 }

@@ -183,7 +183,7 @@ export class AgentHub {
     hello: (conn, hello) => this.onHello(conn, hello),
     operationMessage: (conn, m) => this.deps.work.onOperationMessage(conn, m),
     openSource: (conn, pull) => this.openSource(conn, pull),
-    served: (conn, pull, bytes, ok, wireBytes) => this.deps.work.onServed(conn.boardId, pull, bytes, ok, wireBytes),
+    served: (conn, pull, bytes, ok, wireBytes, pushed) => this.deps.work.onServed(conn.boardId, pull, bytes, ok, wireBytes, pushed),
     closed: (conn, code, reason) => this.onClosed(conn, code, reason),
     other: (conn, message) => {
       const handler = this.extraMessages.get(message.type);
@@ -232,7 +232,7 @@ export class AgentHub {
       board_name: row.name,
       server_version: SERVER_VERSION,
       protocol_version: PROTOCOL_VERSION,
-      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, LinkFeature.deviceScripts, ...(this.deps.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, LinkFeature.deviceScripts, LinkFeature.streamPush, ...(this.deps.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
     });
     // The board's device scripts as it runs them (an older agent sends none: what is stored stays).
     if (hello.scripts) {

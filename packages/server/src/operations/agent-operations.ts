@@ -78,7 +78,11 @@ export class AgentOperations implements BoardWork {
     this.track(started);
     const conn = this.ctx.agents.connection(row.boardId);
     // Offline now: the agent's next hello finds it running and unknown to it, and gets op.start then.
-    if (conn) this.sendStart(conn, started);
+    if (!conn) return;
+    this.sendStart(conn, started);
+    // The files right behind it, unless the board holds them: no pull's round trip. Only for a
+    // fresh start: an agent resuming after a reconnect may hold a partial file, and pulls.
+    for (const sha256 of new Set(start.files.map((f) => f.sha256))) conn.pushContent(sha256);
   }
 
   private sendStart(conn: BoardLink, row: OperationRow): void {
@@ -188,6 +192,8 @@ export class AgentOperations implements BoardWork {
 
     let status = outcome.status;
     let error = outcome.error;
+    // A board that ran the operation holds its input files: none is pushed to it again.
+    if (status === 'succeeded') for (const f of row.agentStart?.files ?? []) conn.noteContentOnBoard(f.sha256);
     const result: Record<string, unknown> = { ...(outcome.result ?? {}) };
     // What the operation was about: the files of its op.start.
     result.files ??= row.agentStart?.files ?? [];
@@ -307,14 +313,14 @@ export class AgentOperations implements BoardWork {
     void this.ops.appendLog(op.id, 'server', text);
   }
 
-  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean, wireBytes = bytes): void {
+  onServed(boardId: string, pull: PullMessage, bytes: number, ok: boolean, wireBytes = bytes, pushed = false): void {
     if (pull.source.kind !== 'content') return;
     const op = this.live.agentOnBoard(boardId);
     if (op === undefined) return;
     const s = (op.stats ??= { bytesSent: 0, wireBytesSent: 0, pulls: [] });
     s.bytesSent += bytes;
     s.wireBytesSent += wireBytes;
-    s.pulls.push({ filename: fileOf(op, pull.source.sha256)?.filename ?? null, sha256: pull.source.sha256, offset: pull.offset, bytes, wire_bytes: wireBytes, complete: ok });
+    s.pulls.push({ filename: fileOf(op, pull.source.sha256)?.filename ?? null, sha256: pull.source.sha256, offset: pull.offset, bytes, wire_bytes: wireBytes, complete: ok, ...(pushed ? { pushed } : {}) });
   }
 }
 

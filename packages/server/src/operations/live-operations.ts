@@ -35,7 +35,7 @@ export interface TransferStats {
   bytesSent: number;
   /** Payload bytes on the wire for `bytesSent`. */
   wireBytesSent: number;
-  pulls: Array<{ filename: string | null; sha256: string; offset: number; bytes: number; wire_bytes: number; complete: boolean }>;
+  pulls: Array<{ filename: string | null; sha256: string; offset: number; bytes: number; wire_bytes: number; complete: boolean; pushed?: boolean }>;
 }
 
 /**

@@ -56,10 +56,11 @@ export const OperationSchema = z
     result: z.unknown().openapi({
       description:
         'What the operation produced, by kind (null until it ends). `transfer` and `execute` report the input files: ' +
-        '`{ invocation_dir, files_pulled, files_cached, bytes_pulled, wire_bytes, files: [{ kind, filename, size, cached, bytes_pulled, wire_bytes }] }`, ' +
+        '`{ invocation_dir, files_pulled, files_cached, bytes_pulled, wire_bytes, files: [{ kind, filename, size, cached, bytes_pulled, wire_bytes, pushed? }] }`, ' +
         'where `bytes_pulled` counts file bytes received over the agent link and `wire_bytes` the bytes that crossed it for them ' +
         '(fewer when the link compressed them, docs/compression.md); the server adds what it sent of them: `bytes_sent`, `wire_bytes_sent`, ' +
-        '`pulls: [{ filename, sha256, offset, bytes, wire_bytes, complete }]`. `execute` adds `exit_code`, `duration_ms`, `output_video`, ' +
+        '`pulls: [{ filename, sha256, offset, bytes, wire_bytes, complete, pushed? }]`; `pushed: true` marks a file the server sent right behind ' +
+        'the operation\'s start, with no pull (`complete` then means sent whole). `execute` adds `exit_code`, `duration_ms`, `output_video`, ' +
         'and for the output video\'s way back `output_bytes_received` (file bytes the server received, every attempt) and `output_wire_bytes` (the bytes on the wire for them).',
       example: {
         invocation_dir: '/var/lib/mm-agent/invocations/7',
@@ -67,10 +68,10 @@ export const OperationSchema = z
         files_cached: 0,
         bytes_pulled: 20971520,
         wire_bytes: 402211,
-        files: [{ kind: 'parameter', filename: 'design.bit', size: 20971520, cached: false, bytes_pulled: 20971520, wire_bytes: 402211 }],
+        files: [{ kind: 'parameter', filename: 'design.bit', size: 20971520, cached: false, bytes_pulled: 20971520, wire_bytes: 402211, pushed: true }],
         bytes_sent: 20971520,
         wire_bytes_sent: 402211,
-        pulls: [{ filename: 'design.bit', sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', offset: 0, bytes: 20971520, wire_bytes: 402211, complete: true }],
+        pulls: [{ filename: 'design.bit', sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', offset: 0, bytes: 20971520, wire_bytes: 402211, complete: true, pushed: true }],
         exit_code: 0,
         duration_ms: 41250,
         output_bytes_received: 67108864,
