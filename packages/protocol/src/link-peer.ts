@@ -4,7 +4,8 @@ import { CompressionDecider, LINK_CODEC, type CompressPolicy, measuredDecodeRate
 import { decodeFrame } from './frames.ts';
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts';
 import { clip, ERROR_REPLY_QUEUE_BYTES, ERROR_TEXT_MAX_CHARS, LinkGuard, SEND_QUEUE_MAX_BYTES } from './link-guard.ts';
-import { MAX_PENDING_PUSHES, PUSH_ADOPT_TIMEOUT_MS, PUSH_CREDIT_BYTES } from './limits.ts';
+import { PUSH_ADOPT_TIMEOUT_MS, PUSH_CREDIT_BYTES } from './limits.ts';
+import { PushedStreams, type PendingPush } from './pushed-streams.ts';
 import { CloseCode } from './version.ts';
 import type { ErrorInfo, LinkMessage, MessageOf, ParseResult, StreamSource } from './messages.ts';
 import { PullIdAllocator, type PullIdRange } from './pull-ids.ts';
@@ -84,31 +85,6 @@ export type ServedSource =
     }
   | { reader: ChunkReader; size?: number };
 
-/** A stream the other side pushed (`stream.push`), held until this side adopts or declines it. */
-interface PendingPush {
-  receiver: StreamReceiver;
-  sink: DeferredSink;
-  offset: number;
-  timer: TimerHandle;
-  /** The adopter's byte counter, once there is one. */
-  onBytes: ((bytes: number) => void) | undefined;
-}
-
-/** One key per source: a push and a pull of the same bytes meet on it. */
-function sourceKey(source: StreamSource): string {
-  switch (source.kind) {
-    case 'content':
-    case 'produced':
-      return `${source.kind}:${source.sha256}`;
-    case 'output':
-      return `output:${source.op_id}`;
-    case 'upload':
-      return `upload:${source.upload_id}`;
-    default:
-      return `${source.kind}:${source.req_id}`;
-  }
-}
-
 /** Default high-water mark of the socket's send queue (see `sendFrame`). */
 export const SOCKET_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 /** Round trips measured right after opening (pingOnOpen), OPEN_PING_GAP_MS apart; the smallest counts. */
@@ -153,10 +129,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
   private readonly pullIds: PullIdAllocator;
   private readonly receivers = new Map<number, StreamReceiver>();
   private readonly senders = new Map<number, { sender: StreamSender; peerAborted: boolean }>();
-  /** Pushed streams not adopted yet, by source (`sourceKey`). */
-  private readonly pushes = new Map<string, PendingPush>();
-  /** Sources this side is pulling or has adopted a push of, and how many such streams are open: a push of one is declined. */
-  private readonly pulling = new Map<string, number>();
+  /** Pushed streams not adopted yet, and the sources this side pulls. */
+  private readonly pushes: PushedStreams;
   /** What the other side's hello said it decodes (`hello.compression`), for the streams this side pushes. */
   private peerDecodes: MessageOf<'hello'>['compression'];
   /** The memory cap shared by the adaptive windows of this link's pulls. */
@@ -175,6 +149,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     this.lastHeardAt = this.clock.now();
     this.guard = new LinkGuard(this.clock);
     this.pullIds = new PullIdAllocator(opts.pullIds);
+    this.pushes = new PushedStreams(this.clock);
     this.windowBudget = new WindowBudget(opts.windowCapBytes, opts.sharedWindowBudget);
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     const socket = opts.socket;
@@ -292,11 +267,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget, acceptCompressed: compress });
     this.receivers.set(id, receiver);
     const started = performance.now();
-    const unpull = this.markPulling(source);
-    const forget = () => {
-      this.receivers.delete(id);
-      unpull();
-    };
+    this.pushes.pullingUntilDone(source, receiver);
+    const forget = () => this.receivers.delete(id);
     const count = this.opts.onStreamBytes;
     if (count) {
       const tell = () => count('received', receiver.bytes, receiver.wireBytes);
@@ -331,20 +303,6 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     return this.pullIds.take((candidate) => this.receivers.has(candidate) || this.senders.has(candidate));
   }
 
-  /** Counts an open pull (or adopted push) of `source`; the returned function ends it. */
-  private markPulling(source: StreamSource): () => void {
-    const key = sourceKey(source);
-    this.pulling.set(key, (this.pulling.get(key) ?? 0) + 1);
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      const left = (this.pulling.get(key) ?? 1) - 1;
-      if (left > 0) this.pulling.set(key, left);
-      else this.pulling.delete(key);
-    };
-  }
-
   /**
    * Sends `source` (from `offset`) to the other side without waiting for its pull
    * (`stream.push`, when both sides named the feature): the other side adopts it as its pull
@@ -376,17 +334,13 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    * first, in order.
    */
   adoptPush(source: StreamSource, offset: number, sink: ByteSink, opts: { onBytes?: (bytes: number) => void } = {}): StreamReceiver | undefined {
-    const key = sourceKey(source);
-    const pending = this.pushes.get(key);
+    const pending = this.pushes.take(source);
     if (!pending) return undefined;
-    this.pushes.delete(key);
-    this.clock.clearTimeout(pending.timer);
     if (pending.offset !== offset) {
       pending.receiver.fail({ code: 'declined', message: `the agent resumes this file at byte ${offset}` }, true);
       return undefined;
     }
-    const unpull = this.markPulling(source);
-    pending.receiver.done.then(unpull, unpull);
+    this.pushes.pullingUntilDone(source, pending.receiver);
     pending.onBytes = opts.onBytes;
     pending.sink.attach(sink);
     pending.receiver.adopted();
@@ -395,12 +349,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
 
   /** Gives up the stream pushed of `source`, if one waits (this side holds the file already). */
   declinePush(source: StreamSource, why: string): void {
-    const key = sourceKey(source);
-    const pending = this.pushes.get(key);
-    if (!pending) return;
-    this.pushes.delete(key);
-    this.clock.clearTimeout(pending.timer);
-    pending.receiver.fail({ code: 'declined', message: why }, true);
+    this.pushes.take(source)?.receiver.fail({ code: 'declined', message: why }, true);
   }
 
   /** The other side pushed a stream: held (its credit's worth of frames queued) until adopted. */
@@ -411,32 +360,25 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     // Ids of this side's range are its pulls': a push must come from the other side's.
     if ((id >= this.opts.pullIds.first && id <= this.opts.pullIds.last) || this.receivers.has(id)) return void refuse('stream_in_use', `stream ${id} is not free for a push`);
     if (m.credit > PUSH_CREDIT_BYTES) return void refuse('declined', `a push may hold at most ${PUSH_CREDIT_BYTES} bytes of credit`);
-    const key = sourceKey(m.source);
-    if (this.pulling.has(key) || this.pushes.has(key)) return void refuse('declined', 'the agent is pulling this source already');
-    if (this.pushes.size >= MAX_PENDING_PUSHES) return void refuse('declined', 'too many pushed streams wait');
+    const refusal = this.pushes.refusal(m.source);
+    if (refusal) return void refuse('declined', refusal);
     const sink = new DeferredSink();
     const receiver = new StreamReceiver(this, id, sink, {
       budget: this.windowBudget,
       acceptCompressed: this.compressionNegotiated,
       pushedCredit: m.credit,
+      // Counted for whoever adopts it (frames before that wait in the receiver, unwritten).
       onBytes: (n) => pending.onBytes?.(n),
     });
-    const timer = this.clock.setTimeout(() => {
-      if (this.pushes.get(key) !== pending) return;
-      this.pushes.delete(key);
-      receiver.fail({ code: 'declined', message: `nothing took the pushed stream within ${PUSH_ADOPT_TIMEOUT_MS / 1000} s` }, true);
-    }, PUSH_ADOPT_TIMEOUT_MS);
-    timer.unref();
-    const pending: PendingPush = { receiver, sink, offset: m.offset, timer, onBytes: undefined };
+    const pending: PendingPush = { receiver, sink, offset: m.offset, onBytes: undefined };
     this.receivers.set(id, receiver);
-    this.pushes.set(key, pending);
+    this.pushes.hold(m.source, pending, () =>
+      receiver.fail({ code: 'declined', message: `nothing took the pushed stream within ${PUSH_ADOPT_TIMEOUT_MS / 1000} s` }, true),
+    );
     const arrived = performance.now();
-    const count = this.opts.onStreamBytes;
     const ended = () => {
       this.receivers.delete(id);
-      this.clock.clearTimeout(timer);
-      if (this.pushes.get(key) === pending) this.pushes.delete(key);
-      count?.('received', receiver.bytes, receiver.wireBytes);
+      this.opts.onStreamBytes?.('received', receiver.bytes, receiver.wireBytes);
     };
     receiver.done.then(({ bytes }) => {
       ended();
