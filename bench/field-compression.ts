@@ -8,12 +8,15 @@
  * A real server and real `mm-agent --simulate` processes; each board reaches the server
  * through bench/wan-proxy.ts with the link's shape (round trip ms : MB/s). Two boards per
  * link, used one after the other: one takes compression (`MM_LINK_COMPRESSION=1`, the
- * default), one does not (`0`: what the link did before). For each, fresh content:
+ * default), one does not (`0`: the link without compression; both take pushed streams,
+ * docs/agent-link.md). For each, fresh content:
  *
  * - a transfer (server → board) of an UltraScale+-like bitstream and of int8 weights
  *   (test/support/field-data.ts): the operation's time (POST → 200, its round trips
- *   included) and the stream's (the agent's `pull from the server done`: from its pull to the
- *   last byte written), the effective rate (file bytes ÷ stream time), the bytes on the
+ *   included) and the stream's (the agent's `push from the server done`: from the push's
+ *   arrival, right behind op.start, to the last byte written; or `pull from the server done`,
+ *   from its pull to the last byte written, when the server did not push), the effective rate
+ *   (file bytes ÷ stream time), the bytes on the
  *   wire (`result.files[].wire_bytes`);
  * - an output video back (board → server; bench/output-runner.mjs leaves a copy of a random
  *   file, incompressible like H.264): from the runner's last line to the 200;
@@ -67,7 +70,7 @@ interface Moved {
   wireBytes: number;
   /** The whole operation (POST → 200), or for an output from the runner's last line to the 200. */
   opMs: number;
-  /** The stream alone (pull → last byte written), when the agent logged it. */
+  /** The stream alone (push arrived or pull sent → last byte written), when the agent logged it. */
   streamMs: number | undefined;
   cpu: { server: number; agent: number };
   /** The sender's compression decision and where its time went, from its log line. */
