@@ -492,6 +492,9 @@ describe('the stream.push feature', () => {
     // More credit than a push may hold is refused too: the agent would have to keep it all in memory.
     p.server.socket.send(JSON.stringify({ type: 'stream.push', stream_id: SERVER_PULL_IDS.first + 99, source: { kind: 'content', sha256: 'f'.repeat(64) }, offset: 0, credit: PUSH_CREDIT_BYTES + 1 }));
     await until(() => aborts(p).some((e) => e.code === 'declined' && e.message.includes('at most')), 'credit refused');
+    // Only the server pushes: from an agent, stream.push is not a message it sends.
+    const fromAgent = parseAgentMessage(JSON.stringify({ type: 'stream.push', stream_id: 3, source, offset: 0, credit: 1024 }));
+    expect(fromAgent).toMatchObject({ ok: false, code: 'malformed_message', error: 'stream.push is not a message the agent sends' });
   });
 
   it('gives up a push nothing adopts within PUSH_ADOPT_TIMEOUT_MS (manual clock), and holds at most MAX_PENDING_PUSHES', async () => {
