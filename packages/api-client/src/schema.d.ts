@@ -1412,7 +1412,7 @@ export interface components {
                 bytes_total: number;
             };
             /**
-             * @description What the operation produced, by kind (null until it ends). `transfer` and `execute` report the input files: `{ invocation_dir, files_pulled, files_cached, bytes_pulled, wire_bytes, files: [{ kind, filename, size, cached, bytes_pulled, wire_bytes }] }`, where `bytes_pulled` counts file bytes received over the agent link and `wire_bytes` the bytes that crossed it for them (fewer when the link compressed them, docs/compression.md); the server adds what it sent of them: `bytes_sent`, `wire_bytes_sent`, `pulls: [{ filename, sha256, offset, bytes, wire_bytes, complete }]`. `execute` adds `exit_code`, `duration_ms`, `output_video`, and for the output video's way back `output_bytes_received` (file bytes the server received, every attempt) and `output_wire_bytes` (the bytes on the wire for them).
+             * @description What the operation produced, by kind (null until it ends). `transfer` and `execute` report the input files: `{ invocation_dir, files_pulled, files_cached, bytes_pulled, wire_bytes, files: [{ kind, filename, size, cached, bytes_pulled, wire_bytes, pushed? }] }`, where `bytes_pulled` counts file bytes received over the agent link and `wire_bytes` the bytes that crossed it for them (fewer when the link compressed them, docs/compression.md); the server adds what it sent of them: `bytes_sent`, `wire_bytes_sent`, `pulls: [{ filename, sha256, offset, bytes, wire_bytes, complete, pushed? }]`; `pushed: true` marks a file the server sent right behind the operation's start, with no pull (`complete` then means sent whole). `execute` adds `exit_code`, `duration_ms`, `output_video`, and for the output video's way back `output_bytes_received` (file bytes the server received, every attempt) and `output_wire_bytes` (the bytes on the wire for them).
              * @example {
              *       "invocation_dir": "/var/lib/mm-agent/invocations/7",
              *       "files_pulled": 1,
@@ -1426,7 +1426,8 @@ export interface components {
              *           "size": 20971520,
              *           "cached": false,
              *           "bytes_pulled": 20971520,
-             *           "wire_bytes": 402211
+             *           "wire_bytes": 402211,
+             *           "pushed": true
              *         }
              *       ],
              *       "bytes_sent": 20971520,
@@ -1438,7 +1439,8 @@ export interface components {
              *           "offset": 0,
              *           "bytes": 20971520,
              *           "wire_bytes": 402211,
-             *           "complete": true
+             *           "complete": true,
+             *           "pushed": true
              *         }
              *       ],
              *       "exit_code": 0,
