@@ -126,11 +126,21 @@ describe('compressed file streams over a field link', () => {
     expect(await sha256File(path.join(dir, 'counter.bin'))).toBe(sha256(ice40));
   }, 120_000);
 
-  it('stream.push: the files a board lacks follow op.start with no pull; files it holds are not sent again', async () => {
+  it('stream.push: the files a board lacks follow op.start with no pull, one after the other; files it holds are not sent again', async () => {
     const bitstream = await generated('pushed.bit', (f) => writeBitstreamLike(f, 4 * MiB, 13));
-    const first = await transfer(await invocationWith('pushed', { 'design.bit': bitstream }), board.id);
+    const weights = await generated('pushed-weights.bin', (f) => writeWeightsLike(f, MiB, 17));
+    const first = await transfer(await invocationWith('pushed', { 'design.bit': bitstream, 'weights.bin': weights }), board.id);
     expect(fileOf(first, 'design.bit')).toMatchObject({ cached: false, bytes_pulled: bitstream.length, pushed: true });
-    expect(first.result.pulls).toEqual([expect.objectContaining({ filename: 'design.bit', sha256: sha256(bitstream), offset: 0, bytes: bitstream.length, complete: true, pushed: true })]);
+    expect(fileOf(first, 'weights.bin')).toMatchObject({ cached: false, bytes_pulled: weights.length, pushed: true });
+    // In op.start's order (by kind), as the agent takes them.
+    const byKind = (first.result.files as TransferredFile[]).map((f) => f.filename);
+    expect(first.result.pulls).toEqual(
+      byKind.map((name) =>
+        name === 'design.bit'
+          ? expect.objectContaining({ filename: 'design.bit', sha256: sha256(bitstream), offset: 0, bytes: bitstream.length, complete: true, pushed: true })
+          : expect.objectContaining({ filename: 'weights.bin', sha256: sha256(weights), offset: 0, bytes: weights.length, complete: true, pushed: true }),
+      ),
+    );
     await agent.output.waitFor((l) => l.msg === 'push from the server done' && l.bytes === bitstream.length, 'the agent adopted the push');
     // Another invocation with the same file: the board holds it, and the server knows.
     const again = await transfer(await invocationWith('pushed-again', { 'design.bit': bitstream }), board.id);

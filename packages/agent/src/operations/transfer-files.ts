@@ -54,7 +54,16 @@ export async function transferFiles(opts: {
   const stats: TransferStats = { filesPulled: 0, bytesPulled: 0, filesCached: 0, wireBytes: 0, files: [] };
   reporter.progress('transfer', 0, total);
 
-  for (const file of unique) {
+  try {
+    for (const file of unique) await takeOne(file);
+  } finally {
+    // A transfer that ended early leaves no push of its files waiting (60 s of memory, link time).
+    for (const file of unique) link.current?.declinePush({ kind: 'content', sha256: file.sha256 }, 'the transfer ended without it');
+  }
+  if (stats.filesCached > 0) reporter.note(`${stats.filesCached} of ${unique.length} files already on the board`);
+  return stats;
+
+  async function takeOne(file: FileRef): Promise<void> {
     if (signal.aborted) throw new OperationStopped('stopped');
     const entry: TransferredFile = { kind: file.kind, filename: file.filename, size: file.size, cached: false, bytes_pulled: 0, wire_bytes: 0 };
     stats.files.push(entry);
@@ -66,15 +75,13 @@ export async function transferFiles(opts: {
       stats.filesCached++;
       doneBefore += file.size;
       reporter.progress('transfer', doneBefore, total);
-      continue;
+      return;
     }
     await pullOne(file, entry);
     stats.filesPulled++;
     doneBefore += file.size;
     reporter.progress('transfer', doneBefore, total);
   }
-  if (stats.filesCached > 0) reporter.note(`${stats.filesCached} of ${unique.length} files already on the board`);
-  return stats;
 
   async function pullOne(file: FileRef, entry: TransferredFile): Promise<void> {
     for (;;) {

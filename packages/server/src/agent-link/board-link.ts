@@ -192,21 +192,28 @@ export class BoardLink {
 
   /**
    * Pushes content to the agent right behind the op.start that needs it (`stream.push`),
-   * saving the pull's round trip; nothing when the feature was not negotiated or the board
-   * is known to hold it. Served and counted exactly as the agent's pull of it would be.
+   * saving the pull's round trip: one file after the other, in the order the agent takes
+   * them, each as soon as the one before ended, so the next file's bytes follow the last
+   * one's without a gap and no push waits unadopted behind a long one. Skips what the board
+   * is known to hold; stops when `wanted()` says the operation no longer runs. Nothing when
+   * the feature was not negotiated. Each is served and counted as the agent's pull of it
+   * would be.
    */
-  pushContent(sha256: string): void {
-    if (!this.peer.pushNegotiated || this.contentOnBoard.has(sha256)) return;
-    void this.peer
-      .push({ kind: 'content', sha256 }, async () => {
-        const opened = await this.handlers.openSource(this, { type: 'stream.pull', stream_id: 0, source: { kind: 'content', sha256 }, offset: 0, credit: 1 });
-        const size = opened.size !== undefined ? { size: opened.size } : {};
-        return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
-      })
-      .then((pushed) => {
+  pushContent(sha256s: readonly string[], wanted: () => boolean): void {
+    if (!this.peer.pushNegotiated) return;
+    void (async () => {
+      for (const sha256 of sha256s) {
+        if (!this.isOpen || !wanted()) return;
+        if (this.contentOnBoard.has(sha256)) continue;
+        const pushed = await this.peer.push({ kind: 'content', sha256 }, async () => {
+          const opened = await this.handlers.openSource(this, { type: 'stream.pull', stream_id: 0, source: { kind: 'content', sha256 }, offset: 0, credit: 1 });
+          const size = opened.size !== undefined ? { size: opened.size } : {};
+          return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
+        });
         if (!pushed) return;
         this.handlers.served(this, pushed.pull, pushed.bytes, pushed.ok, pushed.wireBytes, true);
-      });
+      }
+    })().catch((err: unknown) => this.log.warn({ err }, 'pushing files to the agent failed'));
   }
 
   /** The board holds this content now (an operation that needed it succeeded): it is not pushed again. */

@@ -82,7 +82,8 @@ export class AgentOperations implements BoardWork {
     this.sendStart(conn, started);
     // The files right behind it, unless the board holds them: no pull's round trip. Only for a
     // fresh start: an agent resuming after a reconnect may hold a partial file, and pulls.
-    for (const sha256 of new Set(start.files.map((f) => f.sha256))) conn.pushContent(sha256);
+    const boardId = row.boardId;
+    conn.pushContent([...new Set(start.files.map((f) => f.sha256))], () => this.live.agentOnBoard(boardId)?.id === row.id);
   }
 
   private sendStart(conn: BoardLink, row: OperationRow): void {
