@@ -337,7 +337,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     const pending = this.pushes.take(source);
     if (!pending) return undefined;
     if (pending.offset !== offset) {
-      pending.receiver.fail({ code: 'declined', message: `the agent resumes this file at byte ${offset}` }, true);
+      pending.receiver.fail({ code: 'declined', message: `resuming this file at byte ${offset} instead` }, true);
       return undefined;
     }
     this.pushes.pullingUntilDone(source, pending.receiver);

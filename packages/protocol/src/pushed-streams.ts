@@ -43,7 +43,7 @@ export class PushedStreams {
   /** Why a push of `source` cannot be held now, or undefined when it can. */
   refusal(source: StreamSource): string | undefined {
     const key = sourceKey(source);
-    if (this.pulling.has(key) || this.waiting.has(key)) return 'the agent is pulling this source already';
+    if (this.pulling.has(key) || this.waiting.has(key)) return 'already pulling this source';
     if (this.waiting.size >= MAX_PENDING_PUSHES) return 'too many pushed streams wait';
     return undefined;
   }

@@ -483,7 +483,7 @@ describe('the stream.push feature', () => {
     const pulling = p.agent.pull(source, 0, sink);
     const pushed = p.server.push(source, serveData(0));
     expect(await pushed).toMatchObject({ ok: false });
-    expect(aborts(p)).toContainEqual({ code: 'declined', message: 'the agent is pulling this source already' });
+    expect(aborts(p)).toContainEqual({ code: 'declined', message: 'already pulling this source' });
     expect((await pulling.done).bytes).toBe(data.length);
     expect(sink.data().equals(data)).toBe(true);
 
