@@ -30,12 +30,13 @@ function sourceKey(source: StreamSource): string {
 
 /**
  * The receiving side's book of one link's pushed streams: those waiting to be adopted (at
- * most MAX_PENDING_PUSHES, each given up after PUSH_ADOPT_TIMEOUT_MS), and the sources this
+ * most MAX_PENDING_PUSHES, each given up after PUSH_ADOPT_TIMEOUT_MS without a pull), and the sources this
  * side pulls or has adopted a push of (a push of one of those is declined: the bytes come
  * already). The streams themselves are the link peer's.
  */
 export class PushedStreams {
   private readonly waiting = new Map<string, { push: PendingPush; timer: TimerHandle }>();
+  /** Open pulls (and adopted pushes) by source. */
   private readonly pulling = new Map<string, number>();
 
   constructor(private readonly clock: Clock) {}
@@ -48,16 +49,28 @@ export class PushedStreams {
     return undefined;
   }
 
-  /** Holds `push` for an adopter; `expired` runs if none takes it in time. Forgotten once its receiver settles. */
+  /**
+   * Holds `push` for an adopter; `expired` runs if none takes it within PUSH_ADOPT_TIMEOUT_MS
+   * of this side pulling nothing (a transfer still pulling an earlier file may adopt it next,
+   * however long that file takes). Forgotten once its receiver settles.
+   */
   hold(source: StreamSource, push: PendingPush, expired: () => void): void {
     const key = sourceKey(source);
-    const timer = this.clock.setTimeout(() => {
-      if (this.waiting.get(key)?.push !== push) return;
-      this.waiting.delete(key);
-      expired();
-    }, PUSH_ADOPT_TIMEOUT_MS);
-    timer.unref();
-    this.waiting.set(key, { push, timer });
+    const arm = (): TimerHandle => {
+      const timer = this.clock.setTimeout(() => {
+        const held = this.waiting.get(key);
+        if (held?.push !== push) return;
+        if (this.pulling.size > 0) {
+          held.timer = arm();
+          return;
+        }
+        this.waiting.delete(key);
+        expired();
+      }, PUSH_ADOPT_TIMEOUT_MS);
+      timer.unref();
+      return timer;
+    };
+    this.waiting.set(key, { push, timer: arm() });
     const forget = () => {
       const held = this.waiting.get(key);
       if (held?.push !== push) return;

@@ -514,6 +514,37 @@ describe('the stream.push feature', () => {
     expect(aborts(p).filter((e) => e.code === 'declined' && e.message.startsWith('nothing took'))).toHaveLength(MAX_PENDING_PUSHES);
     expect(p.agent.adoptPush({ kind: 'content', sha256: '0'.repeat(64) }, 0, memorySink())).toBeUndefined();
   });
+
+  it('keeps a push waiting while the agent pulls an earlier file, however long that takes; gives it up 60 s after the pulls end', async () => {
+    const clock = new ManualClock();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = async function* () {
+      yield Buffer.alloc(1000, 1);
+      await held;
+      yield Buffer.alloc(1000, 2);
+    };
+    const p = await greeted([LinkFeature.streamPush], [LinkFeature.streamPush], {
+      agentClock: clock,
+      serverHandlers: {
+        message: async (m) => {
+          if (m.type === 'stream.pull') await p.server.serve(m, async () => ({ source: slow(), size: 2000 }));
+        },
+      },
+    });
+    const earlier = p.agent.pull({ kind: 'content', sha256: 'a'.repeat(64) }, 0, memorySink());
+    const next = { kind: 'content', sha256: 'b'.repeat(64) } as const;
+    const pushed = p.server.push(next, serveData(0));
+    await until(() => p.agentSeen.some((m) => m.type === 'stream.push'), 'stream.push');
+    clock.advance(3 * PUSH_ADOPT_TIMEOUT_MS);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(aborts(p)).toEqual([]);
+    release();
+    expect((await earlier.done).bytes).toBe(2000);
+    clock.advance(PUSH_ADOPT_TIMEOUT_MS);
+    expect(await pushed).toMatchObject({ ok: false });
+    expect(aborts(p)).toEqual([{ code: 'declined', message: `nothing took the pushed stream within ${PUSH_ADOPT_TIMEOUT_MS / 1000} s` }]);
+  });
 });
 
 describe('protocol version', () => {
