@@ -30,9 +30,9 @@ function sourceKey(source: StreamSource): string {
 
 /**
  * The receiving side's book of one link's pushed streams: those waiting to be adopted (at
- * most MAX_PENDING_PUSHES, each given up after PUSH_ADOPT_TIMEOUT_MS without a pull), and the sources this
- * side pulls or has adopted a push of (a push of one of those is declined: the bytes come
- * already). The streams themselves are the link peer's.
+ * most MAX_PENDING_PUSHES, each given up after PUSH_ADOPT_TIMEOUT_MS in which this side
+ * pulled nothing), and the sources this side pulls or has adopted a push of (a push of one
+ * of those is declined: the bytes come already). The streams themselves are the link peer's.
  */
 export class PushedStreams {
   private readonly waiting = new Map<string, { push: PendingPush; timer: TimerHandle }>();
