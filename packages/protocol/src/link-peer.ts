@@ -265,34 +265,8 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
     const id = this.takeStreamId();
     const compress = this.compressionNegotiated;
     const receiver = new StreamReceiver(this, id, sink, { ...opts, budget: this.windowBudget, acceptCompressed: compress });
-    this.receivers.set(id, receiver);
-    const started = performance.now();
+    this.track(receiver, source, 'pull');
     this.pushes.pullingUntilDone(source, receiver);
-    const forget = () => this.receivers.delete(id);
-    const count = this.opts.onStreamBytes;
-    if (count) {
-      const tell = () => count('received', receiver.bytes, receiver.wireBytes);
-      receiver.done.then(tell, tell);
-    }
-    receiver.done.then(({ bytes }) => {
-      forget();
-      const measured = receiver.measured;
-      this.log.debug(
-        {
-          stream_id: id,
-          source: source.kind,
-          bytes,
-          wire_bytes: receiver.wireBytes,
-          ms: Math.round(performance.now() - started),
-          write_ms: Math.round(receiver.writes.ms),
-          writes: receiver.writes.count,
-          window: receiver.window,
-          rtt_ms: measured?.rttMs,
-          rate: measured?.rate,
-        },
-        `pull from ${this.opts.peerName} done`,
-      );
-    }, forget);
     const compression = compress ? { compression: this.compressionOffer() } : {};
     if (!this.sendAny({ type: 'stream.pull', stream_id: id, source, offset, credit: receiver.window, ...compression })) receiver.fail(this.linkClosedError().info);
     return receiver;
@@ -309,9 +283,9 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
    * or declines it. Resolves like `serve` once the stream ended, or undefined at once when
    * pushing is not negotiated (the other side pulls as before). A push is served exactly as
    * a pull carrying PUSH_CREDIT_BYTES of credit and the compression offer of the other
-   * side's hello.
+   * side's hello: `open` gets that pull, as a pull's opener would.
    */
-  async push(source: StreamSource, open: () => Promise<ServedSource>, offset = 0): Promise<{ bytes: number; wireBytes: number; ok: boolean; pull: MessageOf<'stream.pull'> } | undefined> {
+  async push(source: StreamSource, open: (pull: MessageOf<'stream.pull'>) => Promise<ServedSource>, offset = 0): Promise<{ bytes: number; wireBytes: number; ok: boolean; pull: MessageOf<'stream.pull'> } | undefined> {
     if (!this.pushNegotiated || !this.isOpen) return undefined;
     const id = this.takeStreamId();
     const decodes = this.peerDecodes;
@@ -324,7 +298,7 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       ...(decodes && this.compressionNegotiated ? { compression: { codecs: decodes.codecs, ...(decodes.decode_bps ? { decode_bps: decodes.decode_bps } : {}) } } : {}),
     };
     if (!this.sendAny({ type: 'stream.push', stream_id: id, source, offset, credit: PUSH_CREDIT_BYTES })) return undefined;
-    return { ...(await this.serve(pull, open)), pull };
+    return { ...(await this.serve(pull, () => open(pull))), pull };
   }
 
   /**
@@ -371,11 +345,21 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       onBytes: (n) => pending.onBytes?.(n),
     });
     const pending: PendingPush = { receiver, sink, offset: m.offset, onBytes: undefined };
-    this.receivers.set(id, receiver);
+    this.track(receiver, m.source, 'push');
     this.pushes.hold(m.source, pending, () =>
       receiver.fail({ code: 'declined', message: `nothing took the pushed stream within ${PUSH_ADOPT_TIMEOUT_MS / 1000} s` }, true),
     );
-    const arrived = performance.now();
+  }
+
+  /**
+   * Keeps a stream this side receives (a pull, or a push from the other side) under its id
+   * until it settles; then counts its bytes and, when it ran to its end, logs it with the
+   * time since now (from the pull sent, or the push arrived).
+   */
+  private track(receiver: StreamReceiver, source: StreamSource, how: 'pull' | 'push'): void {
+    const id = receiver.streamId;
+    this.receivers.set(id, receiver);
+    const started = performance.now();
     const ended = () => {
       this.receivers.delete(id);
       this.opts.onStreamBytes?.('received', receiver.bytes, receiver.wireBytes);
@@ -384,8 +368,19 @@ export class LinkPeer<In extends LinkMessage, Out extends LinkMessage> implement
       ended();
       const measured = receiver.measured;
       this.log.debug(
-        { stream_id: id, source: m.source.kind, bytes, wire_bytes: receiver.wireBytes, ms: Math.round(performance.now() - arrived), write_ms: Math.round(receiver.writes.ms), writes: receiver.writes.count, window: receiver.window, rtt_ms: measured?.rttMs, rate: measured?.rate },
-        `push from ${this.opts.peerName} done`,
+        {
+          stream_id: id,
+          source: source.kind,
+          bytes,
+          wire_bytes: receiver.wireBytes,
+          ms: Math.round(performance.now() - started),
+          write_ms: Math.round(receiver.writes.ms),
+          writes: receiver.writes.count,
+          window: receiver.window,
+          rtt_ms: measured?.rttMs,
+          rate: measured?.rate,
+        },
+        `${how} from ${this.opts.peerName} done`,
       );
     }, ended);
   }

@@ -10,6 +10,7 @@ import {
   type ChunkReader,
   type Clock,
   type MessageOf,
+  type ServedSource,
   type ServerMessage,
   type StreamDone,
   type StreamSource,
@@ -33,6 +34,12 @@ export type RelayMessage = Exclude<AgentMessage, CoreMessage>;
  */
 /** Bytes to serve: a stream, or a file read straight into the link's frame buffers. */
 export type OpenedSource = { stream: Readable; size?: number } | { reader: ChunkReader; size?: number };
+
+/** An opened source as the link peer serves it. */
+function served(opened: OpenedSource): ServedSource {
+  const size = opened.size !== undefined ? { size: opened.size } : {};
+  return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
+}
 
 /** What a board link asks of the rest of the server (the hub implements it). */
 export interface BoardLinkHandlers {
@@ -205,11 +212,7 @@ export class BoardLink {
       for (const sha256 of sha256s) {
         if (!this.isOpen || !wanted()) return;
         if (this.contentOnBoard.has(sha256)) continue;
-        const pushed = await this.peer.push({ kind: 'content', sha256 }, async () => {
-          const opened = await this.handlers.openSource(this, { type: 'stream.pull', stream_id: 0, source: { kind: 'content', sha256 }, offset: 0, credit: 1 });
-          const size = opened.size !== undefined ? { size: opened.size } : {};
-          return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
-        });
+        const pushed = await this.peer.push({ kind: 'content', sha256 }, async (pull) => served(await this.handlers.openSource(this, pull)));
         if (!pushed) return;
         this.handlers.served(this, pushed.pull, pushed.bytes, pushed.ok, pushed.wireBytes, true);
       }
@@ -252,9 +255,7 @@ export class BoardLink {
         void this.peer
           .serve(m, async () => {
             if (m.source.kind === 'content') await this.helloSettled;
-            const opened = await this.handlers.openSource(this, m);
-            const size = opened.size !== undefined ? { size: opened.size } : {};
-            return 'reader' in opened ? { reader: opened.reader, ...size } : { source: opened.stream, ...size };
+            return served(await this.handlers.openSource(this, m));
           })
           .then(({ bytes, wireBytes, ok }) => {
             if (ok && m.source.kind === 'content') this.contentOnBoard.add(m.source.sha256);
