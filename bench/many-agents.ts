@@ -140,7 +140,7 @@ async function generator(): Promise<void> {
         handshakeTimeout: HEARTBEAT_TIMEOUT_MS,
       });
       ws.on('unexpected-response', (_req, res) => {
-        if (RETRY_AFTER_STATUSES.has(res.statusCode ?? 0)) retryAfterMs = parseRetryAfterMs(res.headers['retry-after']);
+        if (RETRY_AFTER_STATUSES.has(res.statusCode ?? 0)) retryAfterMs = parseRetryAfterMs(res.headers['retry-after'], Date.now());
         res.resume();
         ws.terminate();
         end();

@@ -11,7 +11,7 @@
  * (EXPLAIN ANALYZE, best of 3) twice: without the indexes the migration adds ("before") and
  * with them ("after"), The statements are those the code sends
  * (retention-pruner.ts; `GET /api/operations/` through store.ts listOperationRows: the page and
- * the count; `GET /api/invocations/` through services/invocations.ts), with literal values. Both runs after VACUUM ANALYZE, as autovacuum leaves a table at rest.
+ * the count; `GET /api/invocations/` through invocations/invocations.ts), with literal values. Both runs after VACUUM ANALYZE, as autovacuum leaves a table at rest.
  * Timings on a shared machine are upper bounds: the load average is printed with them.
  */
 import os from 'node:os';

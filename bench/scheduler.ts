@@ -1,7 +1,7 @@
 /**
  * The fleet scheduler under load (run by hand, prints figures; not a test):
  *
- *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2] [--rate 0] [--run-ms 0] [--prequeue]
+ *   DATABASE_URL=postgres://… npx tsx bench/scheduler.ts [--boards 1000] [--ops 10000] [--replicas 3] [--combos 10] [--generators 2] [--rate 0] [--run-ms 0] [--prequeue] [--trace] [--server-entry <mm-server.mjs>]
  *
  * Needs the real PostgreSQL. Starts `--replicas` control planes (MM_REPLICA_ID fleet-1…N) on one
  * scratch database, inserts `--boards` boards straight into it with `--combos` label
@@ -25,7 +25,11 @@
  * - assignments per second across the replicas (first to last assignment), and per replica
  *   (which replica dispatched is not stored: the split is by the replica holding the board);
  * - database load during the drain (pg_stat_database of the scratch database): transactions,
- *   rows read (fetched + returned) and rows written, in all and per operation.
+ *   rows read (fetched + returned) and rows written, in all and per operation;
+ * - what the replicas ask PostgreSQL (they reach it through bench/support/pg-count-proxy.ts):
+ *   statements, round trips and transactions (`begin`s) per operation during the drain, and
+ *   for ONE selector execute on a quiet fleet (before the load; best of 5), from its POST to its
+ *   end, with the statements it took in order (`--trace` prints them).
  */
 import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -35,6 +39,7 @@ import postgres from 'postgres';
 import { createScratchDatabase, realDatabaseUrl } from '../test/support/databases.ts';
 import { serverCluster, type ServerCluster, type ServerProcess } from '../test/support/processes.ts';
 import { insertBoards, startGenerators, waitAllLinked } from './many-agents.ts';
+import { startPgCountProxy, type PgCounts } from './support/pg-count-proxy.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -53,16 +58,31 @@ async function main(): Promise<void> {
   const rate = Number(arg('rate', '0'));
   const runMs = Number(arg('run-ms', '0'));
   const prequeue = process.argv.includes('--prequeue');
+  // Another checkout's server (e.g. a commit before a change, unpacked with `git archive`), to compare.
+  const serverEntry = process.argv.includes('--server-entry') ? arg('server-entry', '') : undefined;
   const scratch = await createScratchDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-bench-sched-'));
   const clusters: ServerCluster[] = [];
   const servers: ServerProcess[] = [];
   const children: ChildProcess[] = [];
   const sql = postgres(scratch.url, { max: 2, onnotice: () => {} });
+  // The replicas talk to PostgreSQL through a counting proxy; the bench's own queries go direct.
+  const proxy = await startPgCountProxy(scratch.url);
+  const trace = process.argv.includes('--trace');
+  const tally = (c: PgCounts) => ({ statements: c.statements, roundTrips: c.roundTrips, begins: c.executed.filter((t) => /^\s*begin/i.test(t)).length });
+  // Statements of the background every replica runs whatever the operations (sessions, webhooks' board
+  // sweep, relays, rollouts' sweep, reservations' pass, power incidents, retention): left out of the one-operation count.
+  // (The reservations' pass by its own statements: the assignment's SQL names `reservations` too.)
+  const BACKGROUND = /board_sessions|webhook|relay_|rollout|camera|board_calls|board_reboots|board_incidents|"reservations"|select least\(\s*\(select min\(ends_at\) from reservations|retention|pg_stat_activity|audit_events|users"/i;
   try {
     say(`fleet scheduler: ${boardCount} boards (${combos} label combinations), ${opCount} operations, ${replicaCount} replicas; load ${os.loadavg()[0]!.toFixed(2)}`);
     for (let r = 1; r <= replicaCount; r++) {
-      const cluster = await serverCluster('embedded', { DATABASE_URL: scratch.url, MM_DATA_DIR: dataDir, MM_REPLICA_ID: `fleet-${r}`, ...(process.env.MM_SCHEDULER_SWEEP_S ? { MM_SCHEDULER_SWEEP_S: process.env.MM_SCHEDULER_SWEEP_S } : {}) });
+      const cluster = await serverCluster(
+        'embedded',
+        { DATABASE_URL: proxy.url, MM_DATA_DIR: dataDir, MM_REPLICA_ID: `fleet-${r}`, ...(process.env.MM_SCHEDULER_SWEEP_S ? { MM_SCHEDULER_SWEEP_S: process.env.MM_SCHEDULER_SWEEP_S } : {}) },
+        [],
+        ...(serverEntry ? [serverEntry] : []),
+      );
       clusters.push(cluster);
       servers.push(await cluster.start());
     }
@@ -82,11 +102,47 @@ async function main(): Promise<void> {
     if (!prequeue) await linkBoards();
     const [inv] = await sql<Array<{ id: number }>>`insert into invocations (name) values ('bench') returning id`;
 
+    // One selector execute on a quiet fleet, from its POST to its end (best of 5: a sweep may fall in one).
+    if (!prequeue) {
+      let best: (ReturnType<typeof tally> & { ours: string[]; texts: string[] }) | undefined;
+      for (let k = 0; k < 5; k++) {
+        await new Promise((r) => setTimeout(r, 300));
+        proxy.reset();
+        const res = await servers[0]!.api(`/api/invocations/${inv!.id}/execute/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+          body: JSON.stringify({ board_selector: { combo: 'c0' } }),
+        });
+        const { id } = (await res.json()) as { id: number };
+        for (;;) {
+          const [row] = await sql`select status from operations where id = ${id}`;
+          if (row && !['queued', 'running'].includes(String(row['status']))) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await new Promise((r) => setTimeout(r, 300)); // what the end sets off (markIdle, the next pass)
+        const c = proxy.counts();
+        // The background's own transactions: a `begin` right before a background statement, and its `commit`.
+        const ours = c.executed.filter((text, i, all) => {
+          if (BACKGROUND.test(text)) return false;
+          if (/^\s*(begin|commit)/i.test(text)) return !BACKGROUND.test(all[i + 1] ?? '') && !BACKGROUND.test(all[i - 1] ?? '');
+          return true;
+        });
+        const t = { ...tally(c), ours, texts: c.executed };
+        if (!best || t.ours.length < best.ours.length) best = t;
+      }
+      const txs = best!.ours.filter((x) => /^\s*begin/i.test(x)).length;
+      say(`  one selector execute, quiet fleet, POST to end (best of 5): ${best!.ours.length} statements of the operation (${txs} transactions) among ${best!.statements} sent by the replicas meanwhile`);
+      if (trace) for (const t of best!.ours) say(`      ${t.replace(/\s+/g, ' ').slice(0, 160)}`);
+      await sql`delete from operation_events`;
+      await sql`delete from operations`;
+    }
+
     const tableReads = () => sql<Array<{ relname: string; reads: string; scans: string }>>`select relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text as reads,
       (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text as scans from pg_stat_user_tables where relname in ('boards', 'operations', 'board_sessions', 'operation_events')`;
     const tablesBefore = await tableReads();
     const sentAt = new Map<number, number>();
     const [before] = await sql`select xact_commit + xact_rollback as xacts, tup_fetched + tup_returned as reads, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = current_database()`;
+    proxy.reset();
     const started = performance.now();
     let next = 0;
     let refused = 0;
@@ -123,6 +179,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 250));
     }
     const drainMs = performance.now() - started;
+    const drainCounts = tally(proxy.counts());
     await new Promise((r) => setTimeout(r, 1000)); // pg_stat counters are flushed on a delay
     const tablesAfter = await tableReads();
     const [after] = await sql`select xact_commit + xact_rollback as xacts, tup_fetched + tup_returned as reads, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = current_database()`;
@@ -169,6 +226,7 @@ async function main(): Promise<void> {
     say(`  assignments/s across ${replicaCount} replicas: ${(Number(span!.n) / Number(span!.s)).toFixed(0)} (first to last assignment, ${Number(span!.s).toFixed(1)} s)`);
     say(`  by the replica holding the board: ${perReplica.map((r) => `${r.replica_id} ${r.n}`).join(', ')}`);
     say(`  database during the drain: ${d('xacts')} transactions (${(d('xacts') / opCount).toFixed(1)}/op), ${d('reads')} rows read (${(d('reads') / opCount).toFixed(0)}/op), ${d('writes')} rows written (${(d('writes') / opCount).toFixed(1)}/op)`);
+    say(`  statements the replicas sent during the drain: ${(drainCounts.statements / opCount).toFixed(1)}/op, ${(drainCounts.roundTrips / opCount).toFixed(1)} round trips/op, ${(drainCounts.begins / opCount).toFixed(1)} transactions/op`);
     const tableLine = tablesAfter.map((t) => {
       const b = tablesBefore.find((x) => x.relname === t.relname);
       const reads = Number(t.reads) - Number(b?.reads ?? 0);
@@ -180,6 +238,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await sql.end();
+    await proxy.close();
     for (const c of clusters) await c.cleanup().catch(() => {});
     await scratch.drop();
     await fs.rm(dataDir, { recursive: true, force: true });

@@ -17,7 +17,7 @@
  * next old-generation limit only ~24 MB above the live heap. Floors on that limit
  * (`--initial-old-space-size=N`, 512 MiB, 2 runs each): 48, 64 and 80 MB still stormed, 96 MB
  * ran 3–4 full GCs, 128 MB none (user 0.7–0.8 s instead of 1.8–1.9 s); the server and the
- * agent run with 128 (docs/perf/data-plane.md, "Fifth pass").
+ * agent run with 128 (docs/perf/data-plane.md, "What the data plane does, and why", point 10).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';

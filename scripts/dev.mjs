@@ -5,7 +5,7 @@
 // is registered in the database before the server starts (no API token needed with auth on).
 // Ctrl-C (or SIGTERM) stops both.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ const serverUrl = `http://${localHost}:${port}`;
 const apiToken = process.env.MM_API_TOKEN || undefined;
 const boardFile = path.join(dataDir, 'dev-board.json');
 const serverBin = path.join(root, 'packages/server/bin/mm-server.mjs');
-// The same node flags as the server's image and the agent's unit (test/deploy/configs.test.ts).
+// The same node flags as the server's image and the agent's unit (test/deploy/configs.unit.test.ts).
 const SERVER_NODE_FLAGS = ['--min-semi-space-size=16', '--initial-old-space-size=128'];
 const AGENT_NODE_FLAGS = ['--initial-old-space-size=128'];
 /** The GPIO motor script's port in its catalogue entry (packages/gpio-motor's DEFAULT_MOTOR_PORT). */
@@ -158,9 +158,30 @@ function webcamBundle() {
   return undefined;
 }
 
+/**
+ * How to run `mm` here, fast: its built file with node (instant) rather than `npx pnpm exec mm`
+ * (~10 s a command); with `--server` when this server is not mm's default (PORT, HOST).
+ */
+function mmCommand({ server = true } = {}) {
+  const built = path.join(root, 'packages/cli/dist/mm.mjs');
+  const file = existsSync(built) ? built : path.join(root, 'packages/cli/bin/mm.mjs');
+  const rel = path.relative(process.cwd(), file) || file;
+  return `node ${rel}${!server || serverUrl === 'http://127.0.0.1:8000' ? '' : ` --server ${serverUrl}`}`;
+}
+
+/** Whether the agent packages are built where the server serves them (install commands need them). */
+function agentPackagesBuilt() {
+  const dir = path.resolve(root, process.env.MM_PACKAGES_DIR || 'dist/packages');
+  try {
+    return readdirSync(dir).some((f) => f.endsWith('.deb'));
+  } catch {
+    return false;
+  }
+}
+
 /** What to try first, as it works here: with auth on, signing in comes first. */
 function tryLines(board) {
-  const mm = 'pnpm exec mm';
+  const mm = mmCommand();
   const run = `${mm} run --name demo`;
   if (apiToken) {
     return [`  Try:  ${run}          (mm reads MM_API_TOKEN, as this server does)`];
@@ -169,7 +190,7 @@ function tryLines(board) {
     const user = board.users[0];
     if (!user) return ['  Auth is on but there is no admin: make one with `pnpm exec mm-server create-user <name> --role admin` (server stopped).'];
     return [
-      `  Sign in:  ${mm} login --server ${serverUrl} --username ${user}   (asks for the password; the dashboard takes the same)`,
+      `  Sign in:  ${mmCommand({ server: false })} login --server ${serverUrl} --username ${user}   (asks for the password; the dashboard takes the same)`,
       `  Then try: ${run}`,
     ];
   }
@@ -213,6 +234,9 @@ try {
         : board.gpio_port_was !== undefined
           ? [`  The GPIO motor script is back on its port ${gpioPort} (the catalogue said ${board.gpio_port_was}).`]
           : []),
+      ...(agentPackagesBuilt()
+        ? []
+        : ['', '  The agent packages are not built: install commands (new boards, provisioning keys) fail on a real board', '  until they are (npx -y pnpm@10 run package:agent).']),
       '  Ctrl-C stops the control plane and the simulated board.',
       '',
     ].join('\n'),

@@ -16,6 +16,8 @@ export interface PgCounts {
   statements: number;
   roundTrips: number;
   texts: string[];
+  /** The SQL of each statement executed, in order (Execute resolved through Bind to its Parse; Query). */
+  executed: string[];
 }
 
 export interface PgCountProxy {
@@ -28,13 +30,16 @@ export interface PgCountProxy {
 
 export async function startPgCountProxy(databaseUrl: string): Promise<PgCountProxy> {
   const target = new URL(databaseUrl);
-  let counts: PgCounts = { statements: 0, roundTrips: 0, texts: [] };
+  let counts: PgCounts = { statements: 0, roundTrips: 0, texts: [], executed: [] };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
     sockets.add(client).add(upstream);
     let pending = Buffer.alloc(0);
     let startup = true;
+    // Prepared statements of this connection (name → SQL; '' is the unnamed one) and the one bound last.
+    const prepared = new Map<string, string>();
+    let bound = '';
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
       pending = Buffer.concat([pending, chunk]);
@@ -57,14 +62,24 @@ export async function startPgCountProxy(databaseUrl: string): Promise<PgCountPro
         if (type === 'Q') {
           counts.statements++;
           counts.roundTrips++;
-          counts.texts.push(body.subarray(0, body.indexOf(0)).toString('utf8'));
-        } else if (type === 'E') counts.statements++;
+          const text = body.subarray(0, body.indexOf(0)).toString('utf8');
+          counts.texts.push(text);
+          counts.executed.push(text);
+        } else if (type === 'E') {
+          counts.statements++;
+          counts.executed.push(prepared.get(bound) ?? '?');
+        } else if (type === 'B') {
+          // Bind: portal name (C string), then the statement's name (C string).
+          const portalEnd = body.indexOf(0);
+          bound = body.subarray(portalEnd + 1, body.indexOf(0, portalEnd + 1)).toString('utf8');
+        }
         else if (type === 'S') counts.roundTrips++;
         else if (type === 'P') {
           // Parse: statement name (C string), then the query text (C string).
           const nameEnd = body.indexOf(0);
           const text = body.subarray(nameEnd + 1, body.indexOf(0, nameEnd + 1)).toString('utf8');
           counts.texts.push(text);
+          prepared.set(body.subarray(0, nameEnd).toString('utf8'), text);
         }
         pending = pending.subarray(1 + len);
       }
@@ -85,8 +100,8 @@ export async function startPgCountProxy(databaseUrl: string): Promise<PgCountPro
   url.port = String((server.address() as net.AddressInfo).port);
   return {
     url: url.toString(),
-    counts: () => ({ ...counts, texts: [...counts.texts] }),
-    reset: () => (counts = { statements: 0, roundTrips: 0, texts: [] }),
+    counts: () => ({ ...counts, texts: [...counts.texts], executed: [...counts.executed] }),
+    reset: () => (counts = { statements: 0, roundTrips: 0, texts: [], executed: [] }),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -50,6 +50,11 @@ describe.skipIf(!has('dpkg-deb'))('the agent packages (dpkg-deb)', () => {
     expect(node.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(node.readUInt16LE(18)).toBe(MACHINE[arch]);
     expect(fs.statSync(path.join(root, 'opt/mm-agent/lib/mm-agent.mjs')).isFile()).toBe(true);
+    // mm-runner, the default runner (docs/runner.md), beside the bundle; what it needs is recommended.
+    expect(fs.statSync(path.join(root, 'opt/mm-agent/lib/mm-runner/bin/mm-runner')).mode & 0o111).toBeTruthy();
+    expect(fs.statSync(path.join(root, 'opt/mm-agent/lib/mm-runner/mm_runner/pipeline.py')).isFile()).toBe(true);
+    expect(fs.existsSync(path.join(root, 'opt/mm-agent/lib/mm-runner/mm_runner/__pycache__'))).toBe(false);
+    expect(info.stdout).toMatch(/^ Recommends: .*python3-numpy.*ffmpeg/m);
     expect(fs.statSync(path.join(root, 'opt/mm-agent/bin/mm-agent-start')).mode & 0o111).toBeTruthy();
     expect(fs.statSync(path.join(root, 'etc/mm-agent/mm-agent.env')).mode & 0o777).toBe(0o600);
     const env = fs.readFileSync(path.join(root, 'etc/mm-agent/mm-agent.env'), 'utf8');

@@ -54,10 +54,18 @@ afterAll(async () => {
 describe('the agent bundle', () => {
   it('is plain JavaScript files with no path of the build machine in them', () => {
     expect(board.startsWith(repoRoot)).toBe(false);
-    const files = fs.readdirSync(board).sort();
+    // mm-runner (docs/runner.md) is a folder of Python and text files beside the bundle.
+    const files = fs.readdirSync(board).filter((f) => f !== 'mm-runner').sort();
     expect(files).toContain('mm-agent.mjs');
     // Nothing native: the same files run on arm64 and x86-64.
     for (const f of files) expect(f, f).toMatch(/\.mjs$/);
+    const runnerFiles = fs.readdirSync(path.join(board, 'mm-runner'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    expect(runnerFiles.map((e) => e.name)).toContain('pipeline.py');
+    for (const e of runnerFiles) {
+      const full = path.join(e.parentPath, e.name);
+      expect(e.name, full).toMatch(/\.(py|json)$|^mm-runner$/);
+      expect(fs.readFileSync(full, 'utf8').includes(repoRoot), `${full} mentions ${repoRoot}`).toBe(false);
+    }
     for (const f of files) {
       const text = fs.readFileSync(path.join(board, f), 'utf8');
       expect(text.startsWith('#!/usr/bin/env node\n'), f).toBe(true);

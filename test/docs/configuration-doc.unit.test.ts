@@ -48,16 +48,19 @@ function sourcesUnder(...dirs: string[]): string {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'fixtures') walk(full);
-      else if (/\.(ts|mts|mjs)$/.test(entry.name)) texts.push(fs.readFileSync(full, 'utf8'));
+      else if (/\.(ts|mts|mjs|py)$/.test(entry.name) || (entry.isFile() && dir.endsWith('/bin'))) texts.push(fs.readFileSync(full, 'utf8'));
     }
   };
   for (const dir of dirs) walk(path.join(ROOT, dir));
   return texts.join('\n');
 }
 
-/** Environment variables a source reads as `env.NAME` (also `process.env.NAME`). */
+/** Environment variables a source reads as `env.NAME` (also `process.env.NAME`), or in Python as `environ.get("NAME"` / `environ["NAME"]`. */
 function envReadsIn(source: string): Set<string> {
-  return new Set([...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)].map((m) => m[1]!));
+  return new Set([
+    ...[...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)].map((m) => m[1]!),
+    ...[...source.matchAll(/\benviron(?:\.get\(|\[)\s*["']([A-Z][A-Z0-9_]*)["']/g)].map((m) => m[1]!),
+  ]);
 }
 
 function defaultsOf(schema: { safeParse(v: unknown): { success: boolean; data?: unknown } }): Record<string, unknown> {
@@ -81,7 +84,8 @@ const SOURCE_SECTIONS = {
   'The command-line client': { dirs: ['packages/cli/src'], allReadsDocumented: true },
   'The GPIO motor script': { dirs: ['packages/gpio-motor/src'], allReadsDocumented: true },
   'The webcam script': { dirs: ['packages/webcam/src'], allReadsDocumented: true },
-  'The tests': { dirs: ['test', 'packages/server/test', 'packages/agent/test', 'packages/dashboard/test'], allReadsDocumented: false },
+  'The runner': { dirs: ['packages/runner/mm-runner'], allReadsDocumented: true },
+  'The tests': { dirs: ['test', 'packages/server/test', 'packages/agent/test', 'packages/dashboard/test', 'packages/runner/test'], allReadsDocumented: false },
 };
 
 describe('docs/configuration.md', () => {

@@ -60,6 +60,12 @@ describe(`board telemetry, end to end (${kind} database)`, () => {
     expect(t.memory_used_bytes).toBeGreaterThan(0);
     expect(t.disk_free_bytes).toBeGreaterThan(0);
     expect(t.load_1m).toBeGreaterThanOrEqual(0);
+    // The simulated board's own memory and load, never the host's (issue 39: 4.7 GB used on a
+    // 3.8 GB KV260, load 26): within its memory and its cores.
+    const facts = (await json(await api(`/api/boards/${board.id}/`))).facts as { memory_bytes: number; cpu_count: number };
+    expect(t.memory_used_bytes).toBeLessThan(facts.memory_bytes);
+    expect(t.memory_used_bytes).toBeGreaterThan(facts.memory_bytes * 0.1);
+    expect(t.load_1m).toBeLessThanOrEqual(facts.cpu_count);
     // Several samples a minute arrive; the history keeps the first of the minute.
     const { samples } = await json(await api(`/api/boards/${board.id}/telemetry/`));
     expect(samples.length).toBeGreaterThanOrEqual(1);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeJpeg, looksLikeJpeg } from '@mm/webcam';
 import { openMjpeg, type MjpegClient } from '../../packages/webcam/test/mjpeg-reader.ts';
-import { createScratchDatabase } from '../support/databases.ts';
+import { createScratchDatabase, skipWithoutRealDatabase } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { serverCluster, type ServerCluster, type ServerProcess } from '../support/processes.ts';
 import { eventually, freePort, startSimulatedAgent, type SimulatedAgent } from './device-scripts-support.ts';
@@ -22,7 +22,7 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 300_000 });
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WEBCAM_BIN = path.join(repoRoot, 'packages/webcam/bin/mm-webcam.mjs');
 
-describe('camera relay across replicas: a viewer on the replica without the link', () => {
+describe.skipIf(skipWithoutRealDatabase('the camera relay across two replicas on one database'))('camera relay across replicas: a viewer on the replica without the link', () => {
   const clusters: ServerCluster[] = [];
   let scratch: { url: string; drop(): Promise<void> };
   let sharedDir: string;

@@ -80,9 +80,13 @@ describe.skipIf(!hasTmux)('pnpm start on a terminal', () => {
     if (process.env.MM_TEST_SCREENS) await fs.writeFile(`${process.env.MM_TEST_SCREENS}.dev-start.txt`, first);
     expect(first).not.toMatch(/\b401\b|unauthorized/i);
     expect(first).toContain(BANNER);
-    const signIn = `pnpm exec mm login --server ${url} --username alice`;
+    // The fast form of mm (its built file with node, not `npx pnpm exec mm`, ~10 s a command),
+    // and --server: PORT is not mm's default 8000 (issue 39, item 10).
+    const mm = 'node packages/cli/dist/mm.mjs';
+    const signIn = `${mm} login --server ${url} --username alice`;
     expect(first).toContain(`Sign in:  ${signIn}`);
-    expect(first).toContain('Then try: pnpm exec mm run --name demo');
+    expect(first).toContain(`Then try: ${mm} --server ${url} run --name demo`);
+    expect(first).not.toContain('pnpm exec mm ');
     // The motor script's port was held: said loudly, with the port it uses instead.
     const moved = /!! Port 8765, the GPIO motor script's, is taken by another process: the simulated motor script\n\s+!! listens on (\d+) instead/.exec(first);
     expect(moved, first).not.toBeNull();
@@ -95,8 +99,8 @@ describe.skipIf(!hasTmux)('pnpm start on a terminal', () => {
     expect(afterPolls).not.toMatch(/^\{"level"/m); // readable lines on a terminal, not JSON
     expect(afterPolls).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}/m);
 
-    // The banner's commands, as printed (mm is `pnpm exec mm` in the repository; here its bundle).
-    const [, ...loginArgs] = signIn.replace('pnpm exec mm ', 'mm ').split(' ');
+    // The banner's commands, as printed (mm is its built file in the repository; here its bundle).
+    const [, ...loginArgs] = signIn.replace(`${mm} `, 'mm ').split(' ');
     const login = await cli.run(loginArgs, { MM_PASSWORD: password });
     expect(login.code, login.stderr).toBe(0);
     await eventually(async () => {

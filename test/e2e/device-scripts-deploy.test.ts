@@ -29,6 +29,16 @@ http
 /** A version that never comes up. */
 const brokenScript = `console.error('broken version: cannot start');\nprocess.exit(1);\n`;
 
+/** A version that answers its port, then exits (the supervisor restarts it, and it exits again): a crash loop. */
+const unstableScript = `import http from 'node:http';
+const server = http.createServer((req, res) => res.end('unstable'));
+server.on('connection', () => {
+  console.error('unstable version: exiting after a connection');
+  setTimeout(() => process.exit(2), 50);
+});
+server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('unstable version listening'));
+`;
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const))('device scripts deployed, supervised and observed on a simulated board (%s database)', (kind) => {
@@ -177,6 +187,21 @@ describe.each(realDatabaseUrl ? (['postgres'] as const) : (['embedded'] as const
     expect((await json(relayed)).version).toBe('1.0.0');
     await eventually(async () => expect(await ours()).toMatchObject({ version: '1.0.0', state: 'running' }), 10_000);
     expect(await fs.readFile(path.join(agent.agentDir, 'device-scripts', 'e2e-http', 'http-script.mjs'), 'utf8')).toBe(httpScript('1.0.0'));
+  });
+
+  it('a version that answers, then exits (a crash loop), does not count as deployed: script_unstable, the old one is back', async () => {
+    expect((await send(`/api/device-scripts/${scriptId}/`, 'PATCH', { version: '1.2.0' })).status).toBe(200);
+    expect((await upload(unstableScript)).status).toBe(200);
+    const res = await op('deploy');
+    const problem = await json(res);
+    expect(res.status).toBe(502);
+    expect(problem.operation.error.code).toBe('script_unstable');
+    expect(problem.operation.error.message).toMatch(/e2e http 1\.2\.0 answered on port \d+ but did not stay up for 5 s: it exited/);
+    expect(problem.operation.error.message).toContain('version 1.0.0 is back');
+    expect(problem.operation.error.message).toContain('unstable version: exiting after a connection');
+    expect((await json(await answer())).version).toBe('1.0.0');
+    await eventually(async () => expect(await ours()).toMatchObject({ version: '1.0.0', state: 'running' }), 10_000);
+    expect((await send(`/api/device-scripts/${scriptId}/`, 'PATCH', { version: '1.0.0' })).status).toBe(200);
   });
 
   it('refuses a remote_dir outside the board scripts root (board and server), writing nothing', async () => {

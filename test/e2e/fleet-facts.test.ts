@@ -98,6 +98,11 @@ describe(`board facts, mm/ labels and per-run metrics (${kind} database)`, () =>
       'mm/os': 'ubuntu-22.04',
       'mm/board-model': 'kv260',
       'mm/agent-version': kv.agent_version,
+      // The simulated board's accelerator (docs/accelerators.md): its default app and that app's DPU.
+      'mm/app': 'kv260-benchmark-b4096',
+      'mm/dpu-arch': 'DPUCZDX8G_ISA1_B4096',
+      'mm/dpu-fingerprint': '0x101000016010407',
+      'mm/vai-version': '2.5.0',
     });
     const zcu = await json(await admin(`/api/boards/${zcu104}/`));
     expect(zcu.facts).toMatchObject({ board_model: 'ZynqMP ZCU104 RevC', os: 'PetaLinux 2023.2', cpu_count: 4 });

@@ -8,7 +8,7 @@
  * Server and agents run with MM_LINK_COMPRESSION=always: whether a file goes compressed then
  * follows its bytes alone, not how busy this machine is (with `1`, a sender starved of CPU
  * may rightly find raw faster, and a test must not depend on that). The choice by the link's
- * rate is the decider's, held by its unit tests (packages/protocol/test/stream-compression.test.ts)
+ * rate is the decider's, held by its unit tests (packages/protocol/test/stream-compression.unit.test.ts)
  * and measured by bench/field-compression.ts.
  */
 import { randomBytes } from 'node:crypto';
@@ -22,6 +22,7 @@ import { realDatabaseUrl } from '../support/databases.ts';
 import { writeBitstreamLike, writeWeightsLike } from '../support/field-data.ts';
 import { json, jsonPoster } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
+import { asVideo } from '../support/fake-video.ts';
 
 const HEARTBEAT = { MM_HEARTBEAT_INTERVAL_MS: '500', MM_HEARTBEAT_TIMEOUT_MS: '2500' };
 const COMPRESS_ALWAYS = { MM_LINK_COMPRESSION: 'always' };
@@ -61,7 +62,7 @@ describe('compressed file streams over a field link', () => {
     expect(res.status).toBe(201);
     const inv = (await json(res)).id as number;
     for (const [i, [filename, data]] of Object.entries(files).entries()) {
-      expect((await upload(url(), inv, i === 0 ? 'input_video' : 'parameter', filename, data)).status).toBe(201);
+      expect((await upload(url(), inv, i === 0 ? 'input_video' : 'parameter', filename, i === 0 ? asVideo(data) : data)).status).toBe(201);
     }
     return inv;
   };
@@ -108,9 +109,9 @@ describe('compressed file streams over a field link', () => {
     const bitstream = await generated('ultrascale-like.bit', (f) => writeBitstreamLike(f, 16 * MiB, 3));
     const ice40 = await fs.readFile(ICE40_BITSTREAM);
     const inv = await invocationWith('bitstreams', { 'design.bit': bitstream, 'counter.bin': ice40 });
-    const started = performance.now();
+    const downBefore = wan.stats().down.bytes;
     const op = await transfer(inv, board.id);
-    const seconds = (performance.now() - started) / 1000;
+    const crossed = wan.stats().down.bytes - downBefore;
     const big = fileOf(op, 'design.bit');
     expect(big).toMatchObject({ size: bitstream.length, bytes_pulled: bitstream.length, cached: false });
     // Mostly empty configuration frames: far fewer bytes on the wire than in the file.
@@ -119,8 +120,11 @@ describe('compressed file streams over a field link', () => {
     // The real iCE40 bitstream (yosys + nextpnr-ice40 + icepack) is small: one compressed frame.
     expect(fileOf(op, 'counter.bin').wire_bytes).toBeLessThan(ice40.length / 2);
     expect(op.result.wire_bytes).toBe(big.wire_bytes + fileOf(op, 'counter.bin').wire_bytes);
-    // 16 MiB at 1.5 MB/s raw would take more than 11 s.
-    expect(seconds).toBeLessThan(16 * MiB / 1.5e6);
+    // What crossed the narrow link toward the board, counted by the link itself rather than by
+    // either end, and not timed (a loaded machine stretches any duration): at least the
+    // compressed bytes the agent counted, and a fraction of the 16 MiB a raw pull would move.
+    expect(crossed).toBeGreaterThanOrEqual(op.result.wire_bytes);
+    expect(crossed).toBeLessThan(bitstream.length / 4);
     const dir = path.join(agentDir, 'invocations', String(inv));
     expect(await sha256File(path.join(dir, 'design.bit'))).toBe(sha256(bitstream));
     expect(await sha256File(path.join(dir, 'counter.bin'))).toBe(sha256(ice40));

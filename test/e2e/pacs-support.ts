@@ -30,7 +30,7 @@ export async function startPacServer(kind: DbKind, env: Record<string, string> =
 }
 
 /** Registers a board and starts its simulated agent (`env`: MM_SIM_REBOOT_* and the like); resolves once it is online. */
-export async function startBoard(server: TestServer, name: string, env: Record<string, string> = {}): Promise<Board> {
+export async function startBoard(server: TestServer, name: string, env: Record<string, string> = {}, onlineTimeoutMs = 90_000): Promise<Board> {
   const res = await postJson(server, '/api/boards/', { name });
   expect(res.status).toBe(201);
   const { id, token } = (await json(res)) as { id: string; token: string };
@@ -38,7 +38,7 @@ export async function startBoard(server: TestServer, name: string, env: Record<s
     gpioPort: await freePort(),
     env: { MM_SIM_REBOOT_DELAY_MS: '1500', LOG_LEVEL: process.env.PAC_TEST_AGENT_LOG ?? 'info', ...env },
   });
-  await eventually(async () => expect((await getBoard(server, id)).status).toBe('online'), 30_000).catch((err: unknown) => {
+  await eventually(async () => expect((await getBoard(server, id)).status).toBe('online'), onlineTimeoutMs).catch((err: unknown) => {
     throw new Error(`the simulated agent did not come online: ${String(err)}\n${agent.log.slice(-20).join('\n')}`);
   });
   return { id, token, agent, pacDir: path.join(agent.agentDir, 'simulated-board', 'pacs') };

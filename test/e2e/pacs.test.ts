@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boards } from '../../packages/server/src/db/schema.ts';
 import { gzip, realPacEntries, tarArchive } from '../../packages/agent/test/pac-test-support.ts';
 import { createInvocation, uploadFile } from '../../packages/server/test/invocations-support.ts';
 import { dbKinds } from '../support/databases.ts';
@@ -26,7 +27,9 @@ import {
  * `mm-agent --simulate` process, whose simulated xlnx-config keeps PAC folders on disk and
  * whose simulated reboot drops the link, changes the boot id and comes back.
  */
-describe.each(dbKinds)('PACs on a simulated board (%s database)', (kind) => {
+// One database (the real one where configured): what is end to end here does not depend on
+// which PostgreSQL holds the rows; the integration files cover both (docs/testing.md).
+describe.each(dbKinds.slice(-1))('PACs on a simulated board (%s database)', (kind) => {
   let server: TestServer;
   let board: Board;
 
@@ -60,6 +63,31 @@ describe.each(dbKinds)('PACs on a simulated board (%s database)', (kind) => {
     expect(async.headers.get('location')).toBe(`/api/operations/${op.id}/`);
     expect(op).toMatchObject({ kind: 'pac_query', board_id: board.id });
     expect(await operationEnded(server, op.id)).toMatchObject({ status: 'succeeded', result: answer });
+  });
+
+  it('keeps the last list a query took: GET /api/boards/<id>/pacs/ answers it with its age, queues nothing, and says when it is stale', async () => {
+    const queries = async () => (await json(await server.api(`/api/operations/?kind=pac_query&board_id=${board.id}`))).total as number;
+    const before = await queries();
+    const stored = async () => json(await server.api(`/api/boards/${board.id}/pacs/`));
+    const fresh = await stored();
+    expect(fresh).toMatchObject({ board_id: board.id, active: null, stale: false, stale_reason: null, query_operation_id: null });
+    expect(fresh.pacs).toEqual([expect.objectContaining({ name: SAMPLE_PAC, board: 'zcu104' })]);
+    expect(Date.parse(fresh.listed_at)).not.toBeNaN();
+    expect(fresh.age_s).toBeGreaterThanOrEqual(0);
+    expect(await queries()).toBe(before);
+
+    // The board connected again after that list was taken: it may have changed meanwhile. (Its only board: no `where`.)
+    const db = server.ctx.database.db;
+    const listedAt = new Date(fresh.listed_at);
+    await db.update(boards).set({ connectedAt: new Date(listedAt.getTime() + 1000) });
+    expect(await stored()).toMatchObject({ stale: true, stale_reason: 'listed before the board last connected' });
+    // A day old.
+    await db.update(boards).set({ connectedAt: new Date(listedAt.getTime() - 25 * 3600_000), pacsListedAt: new Date(listedAt.getTime() - 25 * 3600_000) });
+    expect(await stored()).toMatchObject({ stale: true, stale_reason: 'listed more than 24 h ago' });
+    // A query makes it fresh again.
+    expect((await server.api('/api/pacs/query/', { method: 'POST' })).status).toBe(200);
+    expect(await stored()).toMatchObject({ stale: false, pacs: fresh.pacs });
+    expect((await server.api('/api/boards/00000000-0000-4000-8000-000000000000/pacs/')).status).toBe(404);
   });
 
   it('installs a PAC (row 12), which the query then lists; the upload is not kept', async () => {

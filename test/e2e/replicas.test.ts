@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { upload } from '../faults/fault-support.ts';
 import { freePort, openSse, upstreamState, type SseBlock, type SseReader } from './device-scripts-support.ts';
 import { startBalancer, type Balancer } from '../support/balancer.ts';
-import { createScratchDatabase, realDatabaseUrl } from '../support/databases.ts';
+import { createScratchDatabase, skipWithoutRealDatabase } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster, type ServerProcess } from '../support/processes.ts';
 import { takeSseBlocks } from '../support/sse.ts';
@@ -55,7 +55,7 @@ function follow(server: ServerProcess, opId: number): { events: SeenEvent[]; end
   return { events, ended };
 }
 
-describe.skipIf(!realDatabaseUrl)('several replicas on one PostgreSQL', () => {
+describe.skipIf(skipWithoutRealDatabase('several replicas on one database'))('several replicas on one PostgreSQL', () => {
   const clusters: ServerCluster[] = [];
   const replicas: ServerProcess[] = [];
   let scratch: { url: string; drop(): Promise<void> };

@@ -8,14 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBalancer, type Balancer } from '../support/balancer.ts';
-import { createScratchDatabase, realDatabaseUrl } from '../support/databases.ts';
+import { createScratchDatabase, skipWithoutRealDatabase } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster, type ServerProcess } from '../support/processes.ts';
 import { createRollout, newInvocation, post, waitForRollout } from './rollouts-support.ts';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 400_000 });
 
-describe.skipIf(!realDatabaseUrl)('a rollout when a replica dies', () => {
+describe.skipIf(skipWithoutRealDatabase('a rollout when a replica dies'))('a rollout when a replica dies', () => {
   const clusters: ServerCluster[] = [];
   const agents: AgentProcess[] = [];
   let scratch: { url: string; drop(): Promise<void> };

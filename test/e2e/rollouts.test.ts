@@ -205,11 +205,12 @@ describe('rollouts over four simulated boards', () => {
 
       const ls = await home.run(['rollouts', 'ls', '--kind', 'execute'], env);
       expect(ls.code, ls.stderr).toBe(0);
-      const newest = Number(/^(\d+)/.exec(ls.stdout)![1]);
+      // The first row under the header (issue 39: mm rollouts ls has one).
+      const newest = Number(/^(\d+)/m.exec(ls.stdout)![1]);
       const show = await home.run(['--json', 'rollouts', 'show', String(newest)], env);
       expect(JSON.parse(show.stdout)).toMatchObject({ id: newest, status: 'succeeded', counts: { succeeded: 4 } });
       const bad = await home.run(['rollouts', 'create', 'pac_activate', '--label', 'camera=yes', '--pac', SAMPLE_PAC], env);
-      expect(bad.code).toBe(1);
+      expect(bad.code).toBe(3); // no board: exit 3, as the contract says
       expect(bad.stderr).toMatch(/No registered board matches/);
     } finally {
       await home.cleanup();

@@ -13,6 +13,7 @@ import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
+import { asVideo } from '../support/fake-video.ts';
 import { S3BlobStore } from '../../packages/server/src/storage/s3-blob-store.ts';
 import { readZip } from '../../packages/server/test/invocations-support.ts';
 
@@ -22,7 +23,9 @@ const tusMeta = (m: Record<string, string>) =>
     .map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`)
     .join(',');
 
-describe.each(dbKinds)('file content on S3, end to end (%s database)', (kind) => {
+// One database (the real one where configured): what is end to end here does not depend on
+// which PostgreSQL holds the rows; the integration files cover both (docs/testing.md).
+describe.each(dbKinds.slice(-1))('file content on S3, end to end (%s database)', (kind) => {
   let s3: S3Server;
   let store: S3BlobStore;
   let cluster: ServerCluster;
@@ -65,7 +68,7 @@ describe.each(dbKinds)('file content on S3, end to end (%s database)', (kind) =>
 
     // Multipart: a parameter file and an input video larger than one S3 part.
     const params = Buffer.from('{"duration_s": 0.5}');
-    const input = randomBytes(9 * 1024 * 1024 + 11);
+    const input = asVideo(randomBytes(9 * 1024 * 1024 + 11));
     for (const [fileType, filename, data] of [['parameter', 'params.json', params], ['input_video', 'input.mp4', input]] as const) {
       const form = new FormData();
       form.set('file_type', fileType);
@@ -81,7 +84,7 @@ describe.each(dbKinds)('file content on S3, end to end (%s database)', (kind) =>
       headers: {
         'tus-resumable': '1.0.0',
         'upload-length': String(weights.length),
-        'upload-metadata': tusMeta({ invocation_id: String(inv), file_type: 'weights', filename: 'model.xmodel', sha256: sha256(weights) }),
+        'upload-metadata': tusMeta({ invocation_id: String(inv), file_type: 'weights', filename: 'model.bin', sha256: sha256(weights) }),
       },
     });
     expect(createdUpload.status).toBe(201);

@@ -13,6 +13,7 @@ import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { mountTmpfs, sha256, sha256File, unmount, upload } from './fault-support.ts';
+import { asVideo } from '../support/fake-video.ts';
 
 // Real processes on a shared machine: a fault and its recovery may take a while under load.
 vi.setConfig({ testTimeout: 180_000 });
@@ -51,7 +52,7 @@ describe.skipIf(!mounted)('faults: the board\'s disk is full (ENOSPC on a 20 MiB
 
   it('a transfer larger than the disk fails with a clear error; the agent stays up and connected', async () => {
     const big = await createInvocation('too-big');
-    expect((await upload(cluster.current().url, big, 'input_video', 'huge.mp4', randomBytes((DISK_MIB + 4) * 1024 * 1024))).status).toBe(201);
+    expect((await upload(cluster.current().url, big, 'input_video', 'huge.mp4', asVideo(randomBytes((DISK_MIB + 4) * 1024 * 1024)))).status).toBe(201);
     const res = await post(`/api/invocations/${big}/transfer/`);
     expect(res.status).toBe(502);
     const problem = await json(res);
@@ -71,7 +72,7 @@ describe.skipIf(!mounted)('faults: the board\'s disk is full (ENOSPC on a 20 MiB
   // A write the disk refuses now removes the partial file (disk_full).
   it('after ENOSPC the space is given back and the next operation works from the cache', async () => {
     const small = await createInvocation('fits');
-    const data = randomBytes(2 * 1024 * 1024);
+    const data = asVideo(randomBytes(2 * 1024 * 1024));
     expect((await upload(cluster.current().url, small, 'input_video', 'small.mp4', data)).status).toBe(201);
     expect((await upload(cluster.current().url, small, 'parameter', 'p.json', Buffer.from('{"duration_s": 0}'))).status).toBe(201);
     const run = await post(`/api/invocations/${small}/execute/`);

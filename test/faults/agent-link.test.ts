@@ -13,6 +13,7 @@ import { realDatabaseUrl } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { filesUnder, sha256, sha256File, startCuttableProxy, upload, type CuttableProxy } from './fault-support.ts';
+import { asVideo } from '../support/fake-video.ts';
 
 // Real processes on a shared machine: a fault and its recovery may take a while under load.
 vi.setConfig({ testTimeout: 180_000 });
@@ -70,7 +71,7 @@ describe('faults: the agent link is cut, silent and slow', () => {
 
   it('a run over the slow link succeeds, its files and video intact', async () => {
     const inv = await createInvocation('slow-link-run');
-    const input = randomBytes(1024 * 1024);
+    const input = asVideo(randomBytes(1024 * 1024));
     expect((await upload(url(), inv, 'parameter', 'p.json', Buffer.from('{"duration_s": 1}'))).status).toBe(201);
     expect((await upload(url(), inv, 'input_video', 'in.mp4', input)).status).toBe(201);
     const res = await post(`/api/invocations/${inv}/execute/`);
@@ -121,7 +122,7 @@ describe('faults: the agent link is cut, silent and slow', () => {
 
   it('a link cut mid-transfer: the transfer resumes from the bytes on the board when the link returns', async () => {
     const inv = await createInvocation('cut-mid-transfer');
-    const data = randomBytes(6 * 1024 * 1024);
+    const data = asVideo(randomBytes(6 * 1024 * 1024));
     expect((await upload(url(), inv, 'input_video', 'big.mp4', data)).status).toBe(201);
     const op = await json(await post(`/api/invocations/${inv}/transfer/`, undefined, { prefer: 'respond-async' }));
     await eventually(async () => {

@@ -14,6 +14,7 @@ import { dbKinds } from '../support/databases.ts';
 import { json } from '../support/http.ts';
 import { eventually, pidsWithMarker, serverCluster, startAgent, type AgentProcess, type ServerCluster } from '../support/processes.ts';
 import { filesUnder, openUpload, sha256, sha256File, upload } from './fault-support.ts';
+import { asVideo } from '../support/fake-video.ts';
 
 // Real processes on a shared machine: a fault and its recovery may take a while under load.
 vi.setConfig({ testTimeout: 180_000 });
@@ -72,7 +73,7 @@ describe.each(dbKinds)('faults: the server is killed with SIGKILL and started ag
     const contentDir = path.join(cluster.dataDir, 'content');
     const before = (await filesUnder(contentDir)).filter((f) => !f.startsWith('.tmp'));
     const size = 8 * 1024 * 1024;
-    const data = randomBytes(size);
+    const data = asVideo(randomBytes(size));
     const u = openUpload(url, inv, 'input_video', 'clip.mp4', size);
     await u.write(data.subarray(0, 2 * 1024 * 1024));
     // Bytes of the upload are on the server's disk (its temp file) when it dies.
@@ -96,7 +97,7 @@ describe.each(dbKinds)('faults: the server is killed with SIGKILL and started ag
 
   it('mid-transfer: the agent reconnects, the transfer ends by itself, and the file on the board is whole', async () => {
     const inv = await createInvocation('crash-transfer');
-    const data = randomBytes(12 * 1024 * 1024);
+    const data = asVideo(randomBytes(12 * 1024 * 1024));
     expect((await upload(url, inv, 'input_video', 'big.mp4', data)).status).toBe(201);
     const op = await json(await post(`/api/invocations/${inv}/transfer/`, undefined, { prefer: 'respond-async' }));
     expect(op.status).toMatch(/queued|running/);

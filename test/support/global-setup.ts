@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createEmbeddedSeed } from '@mm/server';
+import { requireRealDatabase } from './databases.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -37,6 +38,8 @@ async function writeSeed(): Promise<string> {
  * migrates it, and every test server starts from a copy of the dump.
  */
 export default async function setup(project: TestProject) {
+  // CI (MM_REQUIRE_POSTGRES=1): an unreachable PostgreSQL fails the run here, before any test.
+  if (process.env.MM_REQUIRE_POSTGRES === '1') await requireRealDatabase();
   const holder = globalThis as WithSeed;
   const shared = (holder[SHARED] ??= { path: writeSeed(), users: 0 });
   shared.users += 1;

@@ -24,7 +24,6 @@ export interface S3Server {
   stop(): Promise<void>;
 }
 
-const require = createRequire(import.meta.url);
 
 /** The `MM_*` settings of a control plane on the store. */
 function storeEnv(o: S3Server['storeOptions']): Record<string, string> {
@@ -43,7 +42,8 @@ export async function startS3Server(bucket = 'mm-test'): Promise<S3Server> {
   const external = process.env.MM_TEST_S3_ENDPOINT;
   if (external) return externalS3Store(external, `${bucket}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
   const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-s3rver-'));
-  const bin = path.join(path.dirname(require.resolve('s3rver/package.json')), 'bin/s3rver.js');
+  // s3rver's command line, with each object's calls atomic as on S3 (s3rver-per-key.cjs).
+  const bin = path.join(path.dirname(new URL(import.meta.url).pathname), 's3rver-per-key.cjs');
   const child = spawn(process.execPath, [bin, '-d', directory, '-a', '127.0.0.1', '-p', '0', '--silent', '--configure-bucket', bucket], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

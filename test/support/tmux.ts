@@ -13,6 +13,8 @@ export interface TmuxScreen {
   waitFor(match: (screen: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Types keys (tmux key names: `C-c`, `Enter`, or text). */
   sendKeys(...keys: string[]): void;
+  /** Resizes the terminal (the program in it gets SIGWINCH). */
+  resize(cols: number, rows: number): void;
   close(): void;
 }
 
@@ -53,6 +55,7 @@ export function tmuxRun(
       }
     },
     sendKeys: (...keys) => void tmux('send-keys', '-t', 'main', ...keys),
+    resize: (cols, rows) => void tmux('resize-window', '-t', 'main', '-x', String(cols), '-y', String(rows)),
     close() {
       try {
         execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });

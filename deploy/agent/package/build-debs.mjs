@@ -134,14 +134,15 @@ Architecture: ${arch}
 Maintainer: Model Manager maintainers <model-manager@example.org>
 Installed-Size: ${installedKb}
 Depends: ${depends.join(', ')}
-Recommends: sudo
+Recommends: sudo, python3, python3-numpy, python3-opencv, ffmpeg
 Section: misc
 Priority: optional
 Description: Model Manager board agent
  The board agent of Model Manager: keeps one WebSocket open to the control
  plane, receives files, runs model invocations on the FPGA board, manages
  PACs and relays device scripts. Self-contained: it carries its own Node.js
- runtime. Updates from the control plane install beside this version and
+ runtime. Its default runner, mm-runner, runs Vitis AI models with the board's
+ Python 3 (numpy, OpenCV), ffmpeg and the Vitis AI runtime's Python bindings. Updates from the control plane install beside this version and
  roll back by themselves when the new version does not come up.
 `;
 }

@@ -8,7 +8,12 @@
 #  4. starts the control plane on loopback (this machine's Node) and runs the packaged agent
 #     in the root (its own arm64 Node, through the package's start script, --simulate) with a
 #     provisioning key: it enrolls, comes online, and the script checks that the agent's Node
-#     is arm64, runs a transfer and an execute with a 32 MiB weights file, and a PAC query.
+#     is arm64, runs a transfer and an execute with a 32 MiB weights file, and a PAC query;
+#  5. opens a terminal on the board through the control plane (prove-terminal.ts): the shell
+#     runs in the root as MM_TERMINAL_USER (a login user made there, as a board has one), in a
+#     pseudo-terminal made by the agent's Python helper; it says aarch64, follows a resize,
+#     exits with a status, and the session is recorded. The package holds no native module
+#     (no *.node file): nothing of it is compiled on the board.
 #
 # Needs root and Debian's qemu-user-static binfmt-support debootstrap (apt-get install them).
 # Timings are emulation figures, not a real board's.
@@ -36,6 +41,7 @@ for bin in debootstrap qemu-aarch64-static update-binfmts curl; do
 done
 [ -n "$WORK" ] || WORK="$(mktemp -d /tmp/mm-prove-arm64.XXXXXX)"
 mkdir -p "$WORK" "$CACHE"
+WORK="$(cd "$WORK" && pwd -P)"
 ROOT="$WORK/root"
 SERVER_PID=""
 AGENT_PID=""
@@ -43,9 +49,19 @@ cleanup() {
   [ -z "$AGENT_PID" ] || kill "$AGENT_PID" 2>/dev/null || true
   [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null || true
   wait 2>/dev/null || true
-  for m in proc dev; do umount "$ROOT/$m" 2>/dev/null || true; done
+  # The agent's Node is the start script's child: it may outlive the script for a moment, and
+  # holds the root's /dev until it is gone. Wait for every process inside the root, then end it.
+  if [ -d "$ROOT" ]; then
+    for i in $(seq 1 20); do
+      inside=""
+      for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && inside="$inside ${p#/proc/}"; done
+      [ -n "$inside" ] || break
+      [ "$i" -lt 20 ] && sleep 0.5 || kill -9 $inside 2>/dev/null || true
+    done
+  fi
+  for m in dev/pts proc dev; do umount "$ROOT/$m" 2>/dev/null || true; done
   # Never delete through a mount that is still there (the bind of /dev above all).
-  if mountpoint -q "$ROOT/dev" || mountpoint -q "$ROOT/proc"; then
+  if mountpoint -q "$ROOT/dev/pts" || mountpoint -q "$ROOT/dev" || mountpoint -q "$ROOT/proc"; then
     echo "prove-arm64: $ROOT still has mounts; left in place" >&2
   elif [ "$KEEP" -ne 1 ]; then
     rm -rf "$WORK"
@@ -64,18 +80,23 @@ node "$HERE/build-debs.mjs" --arch arm64 --out "$WORK/packages" >"$WORK/build.lo
 DEB="$(ls "$WORK"/packages/mm-agent_*_arm64.deb)"
 stamp "built $(basename "$DEB") ($(du -h "$DEB" | cut -f1))"
 
-ROOT_TAR="$CACHE/debian-$SUITE-arm64-minbase.tar"
+# python3: the package recommends it (apt installs it with the package; dpkg -i here does not)
+# and the terminal's pty helper needs it. The cache's name says which root it holds.
+ROOT_TAR="$CACHE/debian-$SUITE-arm64-minbase-python3.tar"
 if [ -f "$ROOT_TAR" ]; then
   mkdir -p "$ROOT" && tar -xf "$ROOT_TAR" -C "$ROOT"
   stamp "arm64 root from the cache ($ROOT_TAR)"
 else
   stamp "debootstrap --arch=arm64 $SUITE (first run: downloads and runs the second stage emulated)"
-  debootstrap --arch=arm64 --variant=minbase --include=adduser,init-system-helpers,sudo "$SUITE" "$ROOT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1
-  tar -cf "$ROOT_TAR" -C "$ROOT" .
+  debootstrap --arch=arm64 --variant=minbase --include=adduser,init-system-helpers,sudo,python3 "$SUITE" "$ROOT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1
+  tar -cf "$ROOT_TAR.partial" -C "$ROOT" . && mv "$ROOT_TAR.partial" "$ROOT_TAR"
   stamp "arm64 root made and cached"
 fi
 mount -t proc proc "$ROOT/proc"
 mount --bind /dev "$ROOT/dev"
+# A terminal's pty: /dev/ptmx finds its devpts instance at the pts folder beside it, which the
+# (non-recursive) bind of /dev leaves empty.
+mount --bind /dev/pts "$ROOT/dev/pts"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
 
 stamp "installing the package with the root's dpkg (emulated)"
@@ -83,6 +104,14 @@ cp "$DEB" "$ROOT/tmp/mm-agent.deb"
 chroot "$ROOT" dpkg -i /tmp/mm-agent.deb >"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log"; exit 1; }
 stamp "installed; its node says: $(chroot "$ROOT" /opt/mm-agent/node/bin/node -p 'process.arch + " " + process.version')"
 [ "$(chroot "$ROOT" /opt/mm-agent/node/bin/node -p process.arch)" = arm64 ] || { echo "prove-arm64: the packaged node is not arm64" >&2; exit 1; }
+NATIVE="$(dpkg-deb -c "$DEB" | grep -c '\.node$' || true)"
+[ "$NATIVE" = 0 ] || { echo "prove-arm64: the package holds native modules:" >&2; dpkg-deb -c "$DEB" | grep '\.node$' >&2; exit 1; }
+stamp "no native module in the package (no *.node file among $(dpkg-deb -c "$DEB" | wc -l) entries)"
+# The terminal's user: a login user of the board's own (a Kria image has ubuntu); the agent
+# runs as root here (no systemd), so MM_TERMINAL_USER must name one (docs/terminal.md).
+TERM_USER=ubuntu
+chroot "$ROOT" /bin/sh -c "getent passwd $TERM_USER >/dev/null || useradd --create-home --shell /bin/bash $TERM_USER"
+printf 'MM_TERMINAL=on\nMM_TERMINAL_USER=%s\n' "$TERM_USER" >>"$ROOT/etc/mm-agent/mm-agent.env"
 
 PORT="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
 URL="http://127.0.0.1:$PORT"
@@ -97,7 +126,7 @@ KEY="$(api -X POST "$URL/api/provisioning-keys/" -d '{"name":"arm64 proof","labe
 sed -i -e "s|^MM_SERVER_URL=.*|MM_SERVER_URL=$URL|" -e "s|^MM_PROVISIONING_KEY=.*|MM_PROVISIONING_KEY=$KEY|" "$ROOT/etc/mm-agent/mm-agent.env"
 # The unit's way, without systemd: the settings file's values, then the start script (the
 # simulated board brings its own xlnx-config, reboot and PAC folder: the file's are left out).
-chroot "$ROOT" /bin/sh -c 'export $(grep -E "^(MM_SERVER_URL|MM_PROVISIONING_KEY|MM_BOARD_TOKEN_FILE|MM_AGENT_DIR|LOG_LEVEL)=" /etc/mm-agent/mm-agent.env); export MM_SIM_GPIO_PORT=0; exec /opt/mm-agent/bin/mm-agent-start --simulate' >"$WORK/agent.log" 2>&1 &
+chroot "$ROOT" /bin/sh -c 'export $(grep -E "^(MM_SERVER_URL|MM_PROVISIONING_KEY|MM_BOARD_TOKEN_FILE|MM_AGENT_DIR|LOG_LEVEL|MM_TERMINAL|MM_TERMINAL_USER)=" /etc/mm-agent/mm-agent.env); export MM_SIM_GPIO_PORT=0; exec /opt/mm-agent/bin/mm-agent-start --simulate' >"$WORK/agent.log" 2>&1 &
 AGENT_PID=$!
 stamp "agent started in the arm64 root (enrolling with a provisioning key)"
 BOARD=""
@@ -124,4 +153,8 @@ stamp "execute succeeded in $(echo "$(date +%s.%N) - $s" | bc | cut -c1-5) s; ou
 s=$(date +%s.%N)
 PACS="$(api -X POST "$URL/api/pacs/query/" -d "{\"board_id\":\"$BOARD\"}")"
 stamp "PAC query answered in $(echo "$(date +%s.%N) - $s" | bc | cut -c1-5) s: $(echo "$PACS" | node -p 'const a=JSON.parse(require("fs").readFileSync(0)); `${a.pacs.length} PACs, active ${a.active}`')"
+stamp "opening a terminal on the board (as the admin, through the control plane)"
+(cd "$REPO" && node_modules/.bin/tsx deploy/agent/package/prove-terminal.ts --url "$URL" --token "$TOKEN" --board "$BOARD" --user "$TERM_USER") \
+  || { echo "prove-arm64: the terminal failed"; tail -n 40 "$WORK/agent.log"; exit 1; }
+stamp "terminal proven: a shell in the arm64 root through the control plane, recorded"
 stamp "proven: the arm64 package runs on arm64 (under qemu-user-static; emulation timings)"

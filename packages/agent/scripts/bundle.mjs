@@ -143,7 +143,8 @@ for (let pending = [...beside.keys()]; pending.length > 0; pending = [...beside.
     const stat = await fs.stat(abs).catch(() => undefined);
     if (!stat) throw new Error(`${abs} (found through import.meta.url) does not exist`);
     if (stat.isFile() && SCRIPT.test(abs)) await bundle({ [name.replace(/\.mjs$/, '')]: abs });
-    else await fs.cp(abs, path.join(outDir, name), { recursive: true, preserveTimestamps: true });
+    // Python's byte-code caches (mm-runner's, after a local run) are not part of the program.
+    else await fs.cp(abs, path.join(outDir, name), { recursive: true, preserveTimestamps: true, filter: (src) => path.basename(src) !== '__pycache__' });
   }
 }
 

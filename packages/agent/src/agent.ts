@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloseCode, LINK_CODEC, LinkFeature, measuredDecodeRate, PROTOCOL_VERSION, type Clock } from '@mm/protocol';
+import { CloseCode, LINK_CODEC, LinkFeature, measuredDecodeRate, PROTOCOL_VERSION, systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { Board } from './board/board.ts';
 import { realBoardDriver, type BoardDriver } from './board/board-driver.ts';
 import { BoardFactsCollector } from './board/board-facts.ts';
@@ -21,11 +21,19 @@ import { RpcRegistry } from './rpc/rpc-registry.ts';
 import { agentUpdateHandler, confirmUpdate } from './update/agent-update.ts';
 import { LocalScriptRelay } from './device-relay/local-script-relay.ts';
 import { TelemetrySampler } from './telemetry/telemetry-sampler.ts';
+import { BitstreamSwap, isRunnerParameterFile } from './runner/accelerator-swap.ts';
+import { appStateSource } from './runner/app-state-source.ts';
 import { AGENT_VERSION } from './version.ts';
+import { runnerLauncher } from '@mm/runner/home';
+import { AcceleratorTools } from './accelerator/accelerator-tools.ts';
+import { registerAppMethods } from './accelerator/app-rpc-handlers.ts';
+import { prepareRun } from './accelerator/run-preparation.ts';
 import { ChildSupervisor } from './scripts/child-supervisor.ts';
 import { ScriptManager } from './scripts/script-manager.ts';
 import { registerScriptMethods } from './scripts/script-rpc-handlers.ts';
+import { registerPowerMethods } from './power/power-relay.ts';
 import { SystemdSupervisor } from './scripts/systemd-supervisor.ts';
+import { TerminalManager } from './terminal/terminal-manager.ts';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -71,9 +79,16 @@ export class Agent {
   readonly facts: FactsReporter;
   /** Device scripts deployed on the board, supervised (scripts/). */
   readonly scripts: ScriptManager;
+  /** Terminals: login shells in pseudo-terminals over the link (terminal/). */
+  readonly terminals: TerminalManager;
+  /** The accelerator tools (dfx-mgr-client/xmutil, xdputil): apps and DPU facts; undefined without the settings. */
+  readonly accelerator: AcceleratorTools | undefined;
+  /** mm-runner's bitstream step (runner/accelerator-swap.ts); only when MM_RUNNER is unset. */
+  private readonly runAccelerator: BitstreamSwap | undefined;
   /** The connection whose server takes `scripts.state` (named `device.scripts` in its welcome). */
   private scriptsLink: ControlPlaneLink | undefined;
-  private scriptsReport: NodeJS.Timeout | undefined;
+  private scriptsReport: TimerHandle | undefined;
+  private readonly clock: Clock;
 
   private constructor(
     readonly config: AgentConfig,
@@ -84,10 +99,12 @@ export class Agent {
     readonly driver: BoardDriver,
     opts: AgentOptions,
   ) {
+    this.clock = opts.clock ?? systemClock;
     const paths = agentPaths(config.agentDir);
     this.telemetry = new TelemetrySampler({
       sensors: driver.sensors,
-      root: '/',
+      // The board's own proc/ (MM_HOST_ROOT; the simulated board's tree), never the host's by mistake.
+      root: driver.factsRoot,
       agentDir: config.agentDir,
       intervalMs: config.telemetryIntervalMs,
       // Only to a server that takes it (an older one would answer each with an error).
@@ -99,10 +116,23 @@ export class Agent {
       log: log.child({ component: 'telemetry' }),
       ...(opts.clock ? { clock: opts.clock } : {}),
     });
+    const accel = config.accelerator;
+    this.accelerator = accel
+      ? new AcceleratorTools({
+          ...accel,
+          hostRoot: driver.factsRoot,
+          // The simulated tools keep their state in the simulated board's folder and write its vart.conf.
+          env: { ...(driver.commandEnv ?? process.env), MM_APPS_DIR: accel.appsDir, ...(config.simulate ? { MM_SIM_HOST_ROOT: driver.factsRoot } : {}) },
+          memoryFile: path.join(config.agentDir, 'accelerator.json'),
+        })
+      : undefined;
+    const accelerator = this.accelerator;
+    this.runAccelerator = config.runnerIsDefault ? runAccelerator(config, driver, accelerator) : undefined;
     this.facts = new FactsReporter(
       new BoardFactsCollector({ root: driver.factsRoot, agentDir: config.agentDir, activePac: () => board.activePac() }),
       log.child({ component: 'facts' }),
       opts.clock,
+      accelerator ? () => accelerator.facts() : undefined,
     );
     this.link = new ServerLink({
       url: config.connectUrl,
@@ -141,13 +171,35 @@ export class Agent {
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(config.runnerUser ? { runAs: config.runnerUser } : {}),
       watchRun: () => this.telemetry.watchRun(),
+      startTemperature: () => this.telemetry.hottestNow(),
+      ...(runnerVersionOf(driver.runner) ? { runnerVersion: runnerVersionOf(driver.runner)! } : {}),
       onEnded: () => void this.facts.recheck(),
+      prepareRun: (msg, report) => prepareRun(accelerator, msg, report, () => void this.facts.recheck({ accelerator: true })),
+      runnerExtraEnv: { MM_PYTHON: config.python ?? 'python3', ...driver.runnerEnv },
+      ...(this.runAccelerator ? { accelerator: this.runAccelerator } : {}),
     });
     // RPC methods: one line each. PAC methods (pac.*, board.reboot) register here too.
     this.rpc.register('agent.info', agentInfoHandler(board, config.scriptsRoot.root));
     const requestRestart = opts.requestRestart;
-    if (requestRestart) this.rpc.register('agent.update', agentUpdateHandler({ agentDir: config.agentDir, log: log.child({ component: 'update' }), requestRestart }));
-    registerPacMethods({ rpc: this.rpc, driver, log, dropConnection: (code, reason) => this.link.dropConnection(code, reason) });
+    if (requestRestart) this.rpc.register('agent.update', agentUpdateHandler({ agentDir: config.agentDir, log: log.child({ component: 'update' }), requestRestart, clock: this.clock }));
+    this.terminals = new TerminalManager(
+      config.terminal ?? { enabled: false, user: undefined, via: 'self', idleMs: 900_000, shell: undefined, python: 'python3' },
+      log.child({ component: 'terminal' }),
+      this.clock,
+    );
+    // The server can only say "refused"; the why is here, for whoever reads the board's log.
+    if (config.terminal?.enabled && config.terminal.refusal) log.warn({ component: 'terminal' }, config.terminal.refusal);
+    registerPacMethods({
+      rpc: this.rpc,
+      driver,
+      log,
+      dropConnection: (code, reason) => {
+        if (code === CloseCode.rebooting) this.terminals.endAll(REBOOTING);
+        this.link.dropConnection(code, reason);
+      },
+      clock: this.clock,
+    });
+    if (accelerator) registerAppMethods(this.rpc, accelerator, { log, changed: () => void this.facts.recheck({ accelerator: true }) });
     // The board's own settings (MM_SCRIPT_PORTS) plus the scripts the driver itself runs decide
     // which loopback ports the relay reaches; the catalogue cannot widen them.
     this.deviceRelay = new LocalScriptRelay(log.child({ component: 'device-relay' }), [...config.scriptPorts, ...(driver.scriptPorts?.() ?? [])], opts.clock);
@@ -156,18 +208,21 @@ export class Agent {
     this.scripts = new ScriptManager({
       agentDir: config.agentDir,
       scripts: config.scriptsRoot,
-      supervisor: config.simulate ? new ChildSupervisor(scriptLog) : new SystemdSupervisor(scriptLog),
+      supervisor: config.simulate ? new ChildSupervisor(scriptLog, { clock: this.clock }) : new SystemdSupervisor(scriptLog, { clock: this.clock }),
       log: scriptLog,
       allowPort: (port) => this.deviceRelay.allowPort(port),
+      clock: this.clock,
     });
     this.scripts.onChange(() => this.reportScripts());
     registerScriptMethods(this.rpc, this.scripts);
+    // A lab host relays power commands for other boards to its pdudaemon (docs/power.md).
+    registerPowerMethods(this.rpc, config.pdudaemonUrl);
   }
 
   /** Sends the scripts' states to a server that takes them, a moment after a change (changes come in bursts). */
   private reportScripts(): void {
     if (this.scriptsReport) return;
-    this.scriptsReport = setTimeout(() => {
+    this.scriptsReport = this.clock.setTimeout(() => {
       this.scriptsReport = undefined;
       const link = this.scriptsLink;
       if (!link?.isReady) return;
@@ -194,6 +249,9 @@ export class Agent {
     const cache = new ContentCache(paths.cache, config.cacheMaxBytes, paths.invocations, log.child({ component: 'cache' }));
     await cache.init();
     const agent = new Agent(config, log, board, cache, journal, driver, opts);
+    // A run that held the FPGA when a previous agent process died: what it replaced goes back.
+    const accelLog = log.child({ component: 'accelerator' });
+    await agent.runAccelerator?.recover((line) => accelLog.warn(line)).catch((err: unknown) => accelLog.error({ err }, 'could not put the accelerator back'));
     await agent.scripts.init();
     // Outputs awaiting acknowledgement are pinned by now; trim to the cap.
     await cache.ensureSpace(0);
@@ -210,17 +268,18 @@ export class Agent {
   }
 
   async stop(): Promise<void> {
+    this.terminals.endAll({ code: 'agent_stopping', message: 'The board agent is stopping.' });
     this.deviceRelay.close();
     this.telemetry.stop();
     this.facts.stop();
-    if (this.scriptsReport) clearTimeout(this.scriptsReport);
+    this.clock.clearTimeout(this.scriptsReport);
     await this.scripts.close();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
     await this.driver.stop();
   }
 
   async buildHello(): Promise<HelloMessage> {
-    const facts = await this.facts.forHello();
+    const [facts, accelerator] = await Promise.all([this.facts.forHello(), this.facts.acceleratorForHello()]);
     return {
       type: 'hello',
       protocol_version: PROTOCOL_VERSION,
@@ -235,10 +294,11 @@ export class Agent {
       }),
       cached: await this.cache.list(),
       ...this.operationsForHello(),
-      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, LinkFeature.streamPush, ...(this.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
+      features: [LinkFeature.boardFacts, LinkFeature.deviceScripts, LinkFeature.streamPush, ...(this.terminals.offered ? [LinkFeature.terminal] : []), ...(this.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
       // What a stream the server pushes may be compressed with (a push carries no offer of its own).
       ...(this.config.linkCompression !== 'off' ? { compression: { codecs: [LINK_CODEC], decode_bps: measuredDecodeRate() } } : {}),
       ...(facts ? { facts } : {}),
+      ...(accelerator ? { accelerator } : {}),
       scripts: await this.scripts.states(),
     };
   }
@@ -266,11 +326,17 @@ export class Agent {
       case 'sse.subscribe':
       case 'sse.unsubscribe':
         return this.deviceRelay.handle(message, connection);
+      case 'term.open':
+      case 'term.data':
+      case 'term.ack':
+      case 'term.resize':
+      case 'term.close':
+        return this.terminals.handle(message, connection);
       case 'rpc.request': {
         const response = await this.rpc.handle(message, { connection, log: this.log.child({ rpc: message.method }) });
         connection.sendMessage(response);
-        // A PAC activation or install may have changed the active PAC: the facts follow.
-        void this.facts.recheck();
+        // A PAC activation or install may have changed the active PAC: the facts follow (the accelerator's too).
+        void this.facts.recheck({ accelerator: message.method.startsWith('pac.') });
         return;
       }
     }
@@ -283,6 +349,7 @@ export class Agent {
    */
   private async rebootInProcess(downMs: number): Promise<void> {
     let booted!: () => void;
+    this.terminals.endAll(REBOOTING);
     this.link.dropConnection(CloseCode.rebooting, 'rebooting', { pauseMs: downMs, until: new Promise<void>((resolve) => (booted = resolve)) });
     try {
       await this.operations.shutdown();
@@ -292,4 +359,34 @@ export class Agent {
       booted();
     }
   }
+}
+
+/** What a terminal hears when the board goes down for a reboot (a PAC activation). */
+const REBOOTING = { code: 'board_rebooting', message: 'The board is rebooting (a PAC activation): the session ended. Open a new one once the board is back.' };
+
+/**
+ * mm-runner's bitstream step (docs/runner.md): with MM_RUNNER unset, a run whose parameter
+ * file is mm-runner's gets its bitstream loaded with fpgautil and the accelerator put back
+ * after. Other runners load bitstreams themselves, as before.
+ */
+function runAccelerator(config: AgentConfig, driver: BoardDriver, apps: AcceleratorTools | undefined): BitstreamSwap {
+  return new BitstreamSwap({
+    fpgautil: config.fpgautil ?? ['fpgautil'],
+    env: driver.commandEnv,
+    // An active accelerated app is unloaded for the run and loaded again after (runner/app-state-source.ts).
+    state: appStateSource(apps, driver.acceleratorState),
+    applies: (inputs) => isRunnerParameterFile(inputs.get('parameter')),
+    heldFile: path.join(config.agentDir, 'accelerator-held.json'),
+  });
+}
+
+/**
+ * A run's `runner_version` (docs/results.md): mm-runner and the simulated runner ship with the
+ * agent, so they carry its version; a runner of MM_RUNNER's own is not known.
+ */
+function runnerVersionOf(argv: readonly string[]): string | undefined {
+  const joined = argv.join(' ');
+  if (joined.includes('simulated-runner')) return `simulated ${AGENT_VERSION}`;
+  if (argv[0] === runnerLauncher()) return `mm-runner ${AGENT_VERSION}`;
+  return undefined;
 }

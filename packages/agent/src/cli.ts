@@ -23,7 +23,9 @@ Settings (environment):
   MM_PROVISIONING_KEY        with no token in MM_BOARD_TOKEN_FILE yet: enroll with this key, keep the token there
   MM_MACHINE_ID_FILE         the board's stable id for enrolling (default /etc/machine-id)
   MM_AGENT_DIR               cache, work folders, journal (default /var/lib/mm-agent; ./data/agent with --simulate)
-  MM_RUNNER                  the command that runs an invocation (required unless --simulate)
+  MM_RUNNER                  the command that runs an invocation (default mm-runner, the runner for Vitis AI models)
+  MM_PYTHON                  the Python 3 mm-runner runs with (default python3; needs numpy, OpenCV, xir/vart)
+  MM_FPGAUTIL                loads an mm-runner run's bitstream (default fpgautil)
   MM_RUN_TIMEOUT_S           how long a run may take (default 3600)
   MM_RUNNER_USER             run the runner as this user (as root: its uid/gid; otherwise sudo -n -u USER)
   MM_SCRIPT_PORTS            loopback ports the device-script relay may reach (default 8765)
@@ -37,11 +39,25 @@ Settings (environment):
   MM_HEARTBEAT_TIMEOUT_MS    a link silent this long is closed (default 45000)
   MM_RECONNECT_MAX_DELAY_MS  cap of the reconnect backoff (default 30000)
   MM_BOOT_ID_FILE            the boot id (default /proc/sys/kernel/random/boot_id)
+  MM_TELEMETRY_INTERVAL_S    how often the board's telemetry (temperatures, power, memory, load, disk) is sent (default 30)
+  MM_LINK_COMPRESSION        compressed file streams: 1 when faster (default), always, or 0
+  MM_HOST_ROOT               where /proc, /sys and /etc are read for the board's facts and telemetry (default /)
+  MM_SIM_BOARD_MODEL         --simulate: the board it stands in for, zcu104 (default) or kv260
+  MM_XMUTIL                  the xmutil command line (default xmutil; e.g. sudo -n /usr/bin/xmutil)
+  MM_DFX_MGR_CLIENT          the dfx-mgr-client command line (default dfx-mgr-client)
+  MM_XDPUTIL                 the xdputil command line (default xdputil)
+  MM_APPS_DIR                where accelerated applications live (default /lib/firmware/xilinx)
+  MM_APP_LOAD_TIMEOUT_S      an app load or unload still running after this long is killed (default 60)
   MM_SIM_GPIO_PORT           --simulate: the GPIO motor script's port (default 8765, its catalogue entry's; 0 = any free)
   MM_SIM_REBOOT_DELAY_MS     --simulate: how long a reboot keeps the board off the link (default 3000)
   MM_SIM_REBOOT_NEVER_RETURN --simulate: 1 = after a reboot the board never comes back (tests)
   MM_SIM_REBOOT_SAME_BOOT_ID --simulate: 1 = the board comes back with its old boot id (tests)
   MM_SIM_REBOOT_FALLBACK     --simulate: 1 = the board comes back with the PAC it booted with before (tests)
+  MM_TERMINAL                on or off: whether the board gives terminals (default on)
+  MM_TERMINAL_USER           the user a terminal's login shell runs as (default the agent's own; root only if named)
+  MM_TERMINAL_IDLE_S         a terminal with no bytes either way this long ends (default 900)
+  MM_PDUDAEMON_URL           this agent is a lab host: it relays power commands to this pdudaemon (e.g. http://127.0.0.1:16421)
+  MM_TERMINAL_SHELL          the shell a terminal runs (default the user's login shell)
   LOG_LEVEL                  trace, debug, info, warn, error, fatal or silent (default info)
 `;
 

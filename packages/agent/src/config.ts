@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { AGENT_CONNECT_PATH, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, linkCompressionOf, type CompressPolicy } from '@mm/protocol';
 import { splitCommandLine } from './command-line.ts';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
+import { runnerLauncher } from '@mm/runner/home';
+import type { TerminalSettings } from './terminal/terminal-manager.ts';
 
 const GiB = 1024 ** 3;
 
@@ -108,6 +110,20 @@ export const agentEnvSchema = z.object({
   MM_XLNX_CONFIG: optionalString,
   MM_REBOOT: optionalString,
   MM_PAC_DIR: optionalString,
+  /** A lab host (docs/power.md): the pdudaemon this agent relays power commands to, e.g. http://127.0.0.1:16421. */
+  MM_PDUDAEMON_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .refine((v) => {
+        try {
+          return ['http:', 'https:'].includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      }, 'must be an http:// or https:// URL')
+      .optional(),
+  ),
   MM_HEARTBEAT_INTERVAL_MS: int(10, 3_600_000).default(HEARTBEAT_INTERVAL_MS),
   MM_HEARTBEAT_TIMEOUT_MS: int(10, 3_600_000).default(HEARTBEAT_TIMEOUT_MS),
   MM_RECONNECT_MAX_DELAY_MS: int(10, 3_600_000).default(30_000),
@@ -132,6 +148,26 @@ export const agentEnvSchema = z.object({
   MM_SIM_REBOOT_SAME_BOOT_ID: flag,
   MM_SIM_REBOOT_FALLBACK: flag,
   LOG_LEVEL: z.preprocess(unsetIfEmpty, z.enum(LOG_LEVELS)).default('info'),
+  /** Accelerator tools (docs/accelerators.md): command lines, e.g. `sudo -n /usr/bin/xmutil`. */
+  MM_XMUTIL: commandLine,
+  MM_DFX_MGR_CLIENT: commandLine,
+  MM_XDPUTIL: commandLine,
+  /** Where accelerated applications (app folders) live: dfx-mgrd's firmware folder. */
+  MM_APPS_DIR: optionalString,
+  /** A load or unload of an app still running after this long is killed (`app_load_timeout`). */
+  MM_APP_LOAD_TIMEOUT_S: positiveSeconds.default(60),
+  /** The Python 3 that runs mm-runner, the default runner (docs/runner.md): it needs numpy, OpenCV and the Vitis AI runtime's xir/vart. */
+  MM_PYTHON: optionalString,
+  /** fpgautil, which loads an invocation's raw bitstream before an mm-runner run (a command line, e.g. `sudo -n /usr/bin/fpgautil`). */
+  MM_FPGAUTIL: commandLine,
+  /** Terminals on the board (docs/terminal.md): `off` refuses every session. */
+  MM_TERMINAL: z.preprocess(unsetIfEmpty, z.string().trim().toLowerCase().pipe(z.enum(['on', 'off', '1', '0', 'true', 'false', 'yes', 'no']))).default('on'),
+  /** The user a terminal's login shell runs as (default the agent's own; root only when named here). */
+  MM_TERMINAL_USER: optionalString,
+  /** A terminal session with no bytes either way for this long ends. */
+  MM_TERMINAL_IDLE_S: positiveSeconds.default(900),
+  /** The shell a terminal runs (default the user's login shell). */
+  MM_TERMINAL_SHELL: optionalString,
 });
 
 export interface AgentConfig {
@@ -157,14 +193,25 @@ export interface AgentConfig {
    * folder is on disk (`disk`: the same on a real board; with --simulate, `<agent dir>/device-scripts`).
    */
   scriptsRoot: { root: string; disk: string };
-  /** The runner's argv; undefined only with --simulate (the simulated board brings its own). */
+  /**
+   * The runner's argv: MM_RUNNER; unset, mm-runner (the agent package's runner for Vitis AI,
+   * docs/runner.md), or with --simulate the simulated board's runner.
+   */
   runner: string[] | undefined;
+  /** MM_RUNNER is unset: the runner is mm-runner (the simulated board's runs mm-runner for a mm-runner/1 parameter file). */
+  runnerIsDefault?: boolean;
+  /** MM_PYTHON: the interpreter mm-runner runs with (default `python3`). */
+  python?: string;
+  /** MM_FPGAUTIL, split into argv (default `fpgautil`): loads an mm-runner run's raw bitstream. */
+  fpgautil?: string[];
   runTimeoutMs: number;
   cacheMaxBytes: number;
   /** The xlnx-config executable (a path, or a name found in PATH). */
   xlnxConfig: string;
   /** The reboot command line. */
   reboot: string;
+  /** MM_PDUDAEMON_URL: set on a lab host, which relays power commands to this pdudaemon (docs/power.md). */
+  pdudaemonUrl?: string | undefined;
   /** Where PACs are installed. */
   pacDir: string;
   heartbeatIntervalMs: number;
@@ -189,6 +236,22 @@ export interface AgentConfig {
   simulatedBoardModel: 'zcu104' | 'kv260';
   /** --simulate: how a simulated reboot goes (MM_SIM_REBOOT_*). */
   simulatedReboot?: { downMs: number; neverReturn: boolean; sameBootId: boolean; fallback: boolean };
+  /**
+   * The accelerator tools and the apps folder (MM_XMUTIL, MM_DFX_MGR_CLIENT, MM_XDPUTIL,
+   * MM_APPS_DIR, MM_APP_LOAD_TIMEOUT_S); always set by loadAgentConfig. Absent (agents built
+   * by hand in tests): the agent reports no accelerator and has no app methods.
+   */
+  accelerator?: AcceleratorConfig;
+  /** Terminals (MM_TERMINAL, MM_TERMINAL_USER, MM_TERMINAL_IDLE_S, MM_TERMINAL_SHELL); absent (agents built by hand in tests): off. */
+  terminal?: TerminalSettings;
+}
+
+export interface AcceleratorConfig {
+  xmutil: string[];
+  dfxMgrClient: string[];
+  xdputil: string[];
+  appsDir: string;
+  loadTimeoutMs: number;
 }
 
 export interface Enrollment {
@@ -222,7 +285,14 @@ export function connectUrlFor(serverUrl: string): string {
 export interface ConfigOptions {
   simulate: boolean;
   /** With --simulate: the simulated board's runner, xlnx-config, PAC folder and boot id, used where the env sets none. */
-  simulatedDefaults?: (agentDir: string) => { runner: string[]; xlnxConfig: string; pacDir: string; bootIdFile: string };
+  simulatedDefaults?: (agentDir: string) => {
+    runner: string[];
+    xlnxConfig: string;
+    pacDir: string;
+    bootIdFile: string;
+    accelerator?: Omit<AcceleratorConfig, 'loadTimeoutMs'>;
+    fpgautil?: string[];
+  };
 }
 
 /** Parses the environment once; throws a ConfigError naming every bad variable. */
@@ -267,8 +337,13 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
       problems.push(`  MM_RUNNER_USER: ${(err as Error).message}`);
     }
   }
-  if (!opts.simulate && (env.MM_RUNNER ?? '').trim() === '') {
-    problems.push('  MM_RUNNER: is required (the command that runs an invocation), unless --simulate');
+  let terminal: TerminalSettings | undefined;
+  if (parsed.success) {
+    try {
+      terminal = terminalSettings(parsed.data);
+    } catch (err) {
+      problems.push(`  MM_TERMINAL_USER: ${(err as Error).message}`);
+    }
   }
   if (!parsed.success || problems.length > 0 || boardToken === undefined) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   const e = parsed.data;
@@ -295,11 +370,15 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
     runnerUser,
     scriptPorts: [...(e.MM_SCRIPT_PORTS ?? DEFAULT_SCRIPT_PORTS)],
     agentDir,
-    runner: e.MM_RUNNER ?? simulated?.runner,
+    runner: e.MM_RUNNER ?? simulated?.runner ?? [runnerLauncher()],
+    runnerIsDefault: e.MM_RUNNER === undefined,
+    python: e.MM_PYTHON ?? 'python3',
+    fpgautil: e.MM_FPGAUTIL ?? simulated?.fpgautil ?? ['fpgautil'],
     runTimeoutMs: Math.round(e.MM_RUN_TIMEOUT_S * 1000),
     cacheMaxBytes: e.MM_CACHE_MAX_BYTES,
     xlnxConfig: e.MM_XLNX_CONFIG ?? simulated?.xlnxConfig ?? 'xlnx-config',
     reboot: e.MM_REBOOT ?? 'systemctl reboot',
+    pdudaemonUrl: e.MM_PDUDAEMON_URL?.replace(/\/+$/, ''),
     pacDir: path.resolve(e.MM_PAC_DIR ?? simulated?.pacDir ?? '/boot/firmware/xlnx-config'),
     heartbeatIntervalMs: e.MM_HEARTBEAT_INTERVAL_MS,
     heartbeatTimeoutMs: e.MM_HEARTBEAT_TIMEOUT_MS,
@@ -318,7 +397,76 @@ export function loadAgentConfig(env: Record<string, string | undefined>, opts: C
       sameBootId: e.MM_SIM_REBOOT_SAME_BOOT_ID,
       fallback: e.MM_SIM_REBOOT_FALLBACK,
     },
+    accelerator: {
+      xmutil: e.MM_XMUTIL ?? simulated?.accelerator?.xmutil ?? ['xmutil'],
+      dfxMgrClient: e.MM_DFX_MGR_CLIENT ?? simulated?.accelerator?.dfxMgrClient ?? ['dfx-mgr-client'],
+      xdputil: e.MM_XDPUTIL ?? simulated?.accelerator?.xdputil ?? ['xdputil'],
+      appsDir: path.resolve(e.MM_APPS_DIR ?? simulated?.accelerator?.appsDir ?? '/lib/firmware/xilinx'),
+      loadTimeoutMs: Math.round(e.MM_APP_LOAD_TIMEOUT_S * 1000),
+    },
+    ...(terminal ? { terminal } : {}),
   };
+}
+
+/**
+ * The terminal settings: the shell runs as MM_TERMINAL_USER, or the agent's own user. Never as
+ * root unless MM_TERMINAL_USER says `root`: an agent running as root with no user set gives no
+ * terminals (and says why). Another user than the agent's: as root it switches itself, otherwise
+ * through `sudo -n -u USER -i`.
+ */
+function terminalSettings(e: z.infer<typeof agentEnvSchema>): TerminalSettings {
+  const enabled = ['on', '1', 'true', 'yes'].includes(e.MM_TERMINAL);
+  const ownUid = process.getuid?.() ?? -1;
+  let user = e.MM_TERMINAL_USER;
+  let via: 'self' | 'sudo' = 'self';
+  let refusal: string | undefined;
+  if (user !== undefined) {
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$/.test(user)) throw new Error(`not a user name: ${JSON.stringify(user)}`);
+    let uid: number;
+    try {
+      uid = Number(execFileSync('id', ['-u', '--', user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+    } catch {
+      throw new Error(`no such user ${JSON.stringify(user)}`);
+    }
+    if (uid === ownUid) user = undefined;
+    else if (ownUid !== 0) via = 'sudo';
+  } else if (ownUid === 0) {
+    refusal = 'The agent runs as root and MM_TERMINAL_USER is not set: this board gives no terminals (name a user, or root itself, in MM_TERMINAL_USER).';
+  } else if (enabled && !e.MM_TERMINAL_SHELL) {
+    refusal = noLoginShellRefusal(ownPasswdEntry(ownUid));
+  }
+  return {
+    enabled,
+    user,
+    via,
+    idleMs: Math.round(e.MM_TERMINAL_IDLE_S * 1000),
+    shell: e.MM_TERMINAL_SHELL,
+    python: e.MM_PYTHON ?? 'python3',
+    ...(refusal ? { refusal } : {}),
+  };
+}
+
+/** This process's user's passwd line (`getent`, so NSS sources count too); undefined when unknown. */
+function ownPasswdEntry(uid: number): string | undefined {
+  if (uid < 0) return undefined;
+  try {
+    return execFileSync('getent', ['passwd', String(uid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why terminals as the agent's own user cannot work, from that user's passwd line: a service
+ * account (the package's `mm-agent`) has `nologin` for a shell, and every session would end at
+ * once. Said before any session opens (403 `terminal_disabled` with this reason) instead.
+ */
+export function noLoginShellRefusal(passwdLine: string | undefined): string | undefined {
+  const fields = passwdLine?.split(':');
+  if (!fields || fields.length < 7) return undefined;
+  const [name, , , , , , shell] = fields;
+  if (!shell || !/(^|\/)(nologin|false)$/.test(shell)) return undefined;
+  return `The agent's own user ${name} has no login shell (${shell}): name a board user in MM_TERMINAL_USER (the agent reaches it with sudo -n -u USER -i, docs/terminal.md), or set MM_TERMINAL_SHELL.`;
 }
 
 /** A user's uid and primary gid, by name or number (`id`, so NSS sources count too). */

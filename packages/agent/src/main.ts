@@ -55,7 +55,15 @@ async function main(): Promise<void> {
     process.once('SIGINT', quit);
     process.once('SIGTERM', quit);
     try {
-      config.boardToken = await enroll({ serverUrl: config.serverUrl, enrollment: config.enrollment, log, maxDelayMs: config.reconnectMaxDelayMs, signal: abort.signal });
+      config.boardToken = await enroll({
+        serverUrl: config.serverUrl,
+        enrollment: config.enrollment,
+        log,
+        maxDelayMs: config.reconnectMaxDelayMs,
+        signal: abort.signal,
+        // A real board's serial (FRU EEPROM) names it on the server; simulated boards go by host name and machine id.
+        ...(config.simulate ? {} : { hostRoot: config.hostRoot }),
+      });
     } catch (err) {
       if (abort.signal.aborted) process.exit(0);
       log.fatal({ err }, err instanceof EnrollmentRefusedError ? err.message : `cannot enroll: ${(err as Error).message}`);

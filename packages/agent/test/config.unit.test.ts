@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitCommandLine } from '../src/command-line.ts';
-import { ConfigError, loadAgentConfig } from '../src/config.ts';
+import { ConfigError, loadAgentConfig, noLoginShellRefusal } from '../src/config.ts';
 
 describe('splitCommandLine', () => {
   it('splits words, keeps quoted spaces and escapes, runs no shell', () => {
@@ -51,8 +51,22 @@ describe('loadAgentConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const text = (error as Error).message;
-    for (const name of ['MM_BOARD_TOKEN', 'MM_RUNNER', 'MM_SERVER_URL', 'MM_RUN_TIMEOUT_S', 'MM_CACHE_MAX_BYTES', 'LOG_LEVEL']) expect(text).toContain(name);
+    for (const name of ['MM_BOARD_TOKEN', 'MM_SERVER_URL', 'MM_RUN_TIMEOUT_S', 'MM_CACHE_MAX_BYTES', 'LOG_LEVEL']) expect(text).toContain(name);
     expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 'secret-token', MM_RUNNER: 'run "x' }, { simulate: false })).toThrow(/MM_RUNNER.*unterminated/);
+  });
+
+  it('runs mm-runner when MM_RUNNER is unset on a real board, with MM_PYTHON (default python3)', () => {
+    const c = loadAgentConfig({ MM_BOARD_TOKEN: 't' }, { simulate: false });
+    expect(c.runner).toHaveLength(1);
+    expect(c.runner?.[0]).toMatch(/mm-runner\/bin\/mm-runner$/);
+    expect(c.runnerIsDefault).toBe(true);
+    expect(c.python).toBe('python3');
+    expect(c.fpgautil).toEqual(['fpgautil']);
+    const d = loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: '/opt/run', MM_PYTHON: '/usr/bin/python3', MM_FPGAUTIL: 'sudo -n fpgautil' }, { simulate: false });
+    expect(d.runner).toEqual(['/opt/run']);
+    expect(d.runnerIsDefault).toBe(false);
+    expect(d.python).toBe('/usr/bin/python3');
+    expect(d.fpgautil).toEqual(['sudo', '-n', 'fpgautil']);
   });
 
   it('needs no MM_RUNNER with --simulate and defaults to the simulated board', () => {
@@ -146,5 +160,18 @@ describe('the board token and the runner user', () => {
     for (const bad of ['0', '65536', 'http', '80,x']) {
       expect(() => loadAgentConfig({ MM_BOARD_TOKEN: 't', MM_RUNNER: 'x', MM_SCRIPT_PORTS: bad }, { simulate: false })).toThrow(/MM_SCRIPT_PORTS/);
     }
+  });
+});
+
+describe("terminals as the agent's own user", () => {
+  it("are refused, saying why, when that user has no login shell (the package's mm-agent)", () => {
+    expect(noLoginShellRefusal('mm-agent:x:998:998::/var/lib/mm-agent:/usr/sbin/nologin')).toMatch(/^The agent's own user mm-agent has no login shell \(\/usr\/sbin\/nologin\): name a board user in MM_TERMINAL_USER/);
+    expect(noLoginShellRefusal('svc:x:997:997::/:/bin/false')).toMatch(/svc has no login shell \(\/bin\/false\)/);
+  });
+  it('are offered when it has one, or when nothing is known of it', () => {
+    expect(noLoginShellRefusal('ubuntu:x:1000:1000:Ubuntu:/home/ubuntu:/bin/bash')).toBeUndefined();
+    expect(noLoginShellRefusal('odd:x:1001:1001::/home/odd:/usr/local/bin/falsetto')).toBeUndefined();
+    expect(noLoginShellRefusal(undefined)).toBeUndefined();
+    expect(noLoginShellRefusal('broken line')).toBeUndefined();
   });
 });

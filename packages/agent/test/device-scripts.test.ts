@@ -3,6 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '@mm/protocol';
 import { createLogger } from '../src/logger.ts';
 import { ChildSupervisor } from '../src/scripts/child-supervisor.ts';
 import { OutputRing } from '../src/scripts/output-ring.ts';
@@ -35,25 +36,28 @@ describe('ChildSupervisor (the simulated board)', () => {
     for (const s of supervisors.splice(0)) await s.close();
   });
 
-  it('restarts a script that keeps exiting with a doubling backoff, counting restarts', async () => {
+  it('restarts a script that keeps exiting after a backoff that doubles on the clock (capped), counting restarts', async () => {
     const dir = await tempDir();
     const file = path.join(dir, 'crash.mjs');
     await fs.writeFile(file, "console.log('up on', process.env.PORT); process.exit(2);\n");
-    const sup = new ChildSupervisor(log, { baseBackoffMs: 200, maxBackoffMs: 5000 });
+    const clock = new ManualClock();
+    const sup = new ChildSupervisor(log, { baseBackoffMs: 200, maxBackoffMs: 500, clock });
     supervisors.push(sup);
     await sup.start({ scriptId: 's1', name: 'crash', port: 40001, file });
-    // Backoff 200, 400, 800, 1600 ms: about 3 restarts in 2 s (without a backoff it would be dozens).
-    await new Promise((r) => setTimeout(r, 2000));
-    const { restarts, state } = await sup.status('s1');
-    expect(restarts).toBeGreaterThanOrEqual(2);
-    expect(restarts).toBeLessThanOrEqual(4);
-    expect(['failed', 'running']).toContain(state);
+    // Each exit (a real process) is waited for; the backoff after it runs on the clock only.
+    const exitedWith = (restarts: number) => expect.poll(() => sup.status('s1'), { timeout: 15_000 }).toMatchObject({ state: 'failed', restarts });
+    await exitedWith(0);
+    for (const [restarts, backoffMs] of [[1, 200], [2, 400], [3, 500], [4, 500]] as const) {
+      clock.advance(backoffMs - 1);
+      expect((await sup.status('s1')).restarts).toBe(restarts - 1);
+      clock.advance(1);
+      await exitedWith(restarts);
+    }
     expect(await sup.logs('s1')).toContain('up on 40001');
     await sup.stop('s1');
-    expect((await sup.status('s1')).state).toBe('stopped');
-    const after = (await sup.status('s1')).restarts;
-    await new Promise((r) => setTimeout(r, 1000));
-    expect((await sup.status('s1')).restarts).toBe(after);
+    expect(await sup.status('s1')).toMatchObject({ state: 'stopped', restarts: 4 });
+    // Stopped during a backoff: no restart is left waiting.
+    expect(clock.pending).toBe(0);
   });
 
   it('sets PORT, keeps a running script up and stops its whole process group', async () => {

@@ -109,14 +109,14 @@ describe('Retry-After on a refused link', () => {
 
 describe('parseRetryAfterMs and retryAfterDelay', () => {
   it('reads delta-seconds and HTTP dates', () => {
-    expect(parseRetryAfterMs('3')).toBe(3000);
-    expect(parseRetryAfterMs(' 0 ')).toBe(0);
     const now = Date.parse('Mon, 23 Nov 2026 22:00:00 GMT');
+    expect(parseRetryAfterMs('3', now)).toBe(3000);
+    expect(parseRetryAfterMs(' 0 ', now)).toBe(0);
     expect(parseRetryAfterMs('Mon, 23 Nov 2026 22:00:05 GMT', now)).toBe(5000);
     expect(parseRetryAfterMs('Mon, 23 Nov 2026 21:59:00 GMT', now)).toBe(0);
-    expect(parseRetryAfterMs(undefined)).toBeUndefined();
-    expect(parseRetryAfterMs('soon')).toBeUndefined();
-    expect(parseRetryAfterMs('-1')).toBeUndefined();
+    expect(parseRetryAfterMs(undefined, now)).toBeUndefined();
+    expect(parseRetryAfterMs('soon', now)).toBeUndefined();
+    expect(parseRetryAfterMs('-1', now)).toBeUndefined();
   });
 
   it('waits Retry-After plus up to half of it, capped, never below the ordinary backoff', () => {

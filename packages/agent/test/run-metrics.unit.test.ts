@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildRunMetrics, MAX_METRICS_BYTES, parseRunnerMetrics, readRunnerMetrics } from '../src/runner/run-metrics.ts';
-import { simulatedMetrics, simulatedSpeed } from '../src/simulate/simulated-metrics.ts';
+import { simulatedMetrics, simulatedNoise, simulatedSpeed } from '../src/simulate/simulated-metrics.ts';
 
 const dirs: string[] = [];
 async function outputDir(metrics?: string | Buffer): Promise<string> {
@@ -74,6 +74,17 @@ describe("the runner's metrics.json", () => {
     expect(buildRunMetrics({ runMs: 1234.4, runner: { fps: 30, run_ms: 1 } })).toEqual({ fps: 30, run_ms: 1234 });
     expect(buildRunMetrics({ runMs: 5, runner: undefined })).toEqual({ run_ms: 5 });
   });
+
+  it("keeps a runner's own power and temperature over the agent's coarser ones, and fills in those it lacks", () => {
+    const measured = { max_temperature_c: 60, mean_power_w: 9 };
+    expect(buildRunMetrics({ runMs: 10, runner: { fps: 3 }, measured })).toEqual({ fps: 3, run_ms: 10, max_temperature_c: 60, mean_power_w: 9 });
+    expect(buildRunMetrics({ runMs: 10, runner: { mean_power_w: 10.5, energy_mj_per_frame: 80 }, measured })).toEqual({
+      mean_power_w: 10.5,
+      energy_mj_per_frame: 80,
+      run_ms: 10,
+      max_temperature_c: 60,
+    });
+  });
 });
 
 describe("the simulated runner's metrics", () => {
@@ -85,5 +96,24 @@ describe("the simulated runner's metrics", () => {
     expect(simulatedSpeed('not json')).toBe(1);
     expect(simulatedMetrics(1)).toEqual({ fps: 30, latency_ms: 33.33 });
     expect(simulatedMetrics(0.5)).toEqual({ fps: 15, latency_ms: 66.67 });
+  });
+
+  it('add the relative noise of the sim/noise label', () => {
+    expect(simulatedNoise(undefined)).toBe(0);
+    expect(simulatedNoise('{"sim/noise":"0.02"}')).toBe(0.02);
+    expect(simulatedNoise('{"sim/noise":"2%"}')).toBeCloseTo(0.02, 12);
+    expect(simulatedNoise('{"sim/noise":"loud"}')).toBe(0);
+    expect(simulatedNoise('{"sim/noise":"0.9"}')).toBe(0);
+    // A seeded generator: 4,000 draws at 2 % have a mean near 30 and a relative SD near 2 %.
+    let seed = 42;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) + 1) / 2 ** 31;
+    const fps = Array.from({ length: 4000 }, () => simulatedMetrics(1, 0.02, random).fps);
+    const mean = fps.reduce((a, b) => a + b, 0) / fps.length;
+    const sd = Math.sqrt(fps.reduce((a, b) => a + (b - mean) ** 2, 0) / (fps.length - 1));
+    expect(mean).toBeGreaterThan(29.9);
+    expect(mean).toBeLessThan(30.1);
+    expect(sd / mean).toBeGreaterThan(0.018);
+    expect(sd / mean).toBeLessThan(0.022);
+    expect(simulatedMetrics(1, 0, random)).toEqual({ fps: 30, latency_ms: 33.33 });
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock, TelemetryReading } from '@mm/protocol';
 import { createLogger } from '../src/logger.ts';
 import { simulatedSensors } from '../src/simulate/simulated-sensors.ts';
+import { simulatedBoardSize } from '../src/simulate/simulated-host-tree.ts';
 import { readHwmon, sensorName } from '../src/telemetry/hwmon.ts';
 import { readDiskFree, readLoad1m, readMemoryUsed } from '../src/telemetry/system-readings.ts';
 import { TelemetrySampler, type SensorSource } from '../src/telemetry/telemetry-sampler.ts';
@@ -199,5 +200,37 @@ describe('the sampler', () => {
     now += 120_000;
     const cooled = await sim.readSensors(false);
     expect(cooled.temperatures_c['ams.pl_temp']!).toBeLessThan(idle.temperatures_c['ams.pl_temp']! + 1);
+  });
+});
+
+describe('the simulated board\'s own memory and load (issue 39, item 19)', () => {
+  it('a simulated KV260 reports its 4 GB and 4 cores, never the host\'s, idle and while a run lasts', async () => {
+    const size = simulatedBoardSize('kv260');
+    expect(size).toEqual({ memTotalBytes: 4_021_740 * 1024, cpus: 4 });
+    let now = 0;
+    const sampler = new TelemetrySampler({
+      sensors: simulatedSensors(() => now, () => 0.5, size),
+      root: '/', // the host's proc/: the simulated board must not read it
+      agentDir: os.tmpdir(),
+      intervalMs: 60_000,
+      send: () => true,
+      log: createLogger('silent'),
+    });
+    const idle = await sampler.read();
+    expect(idle.memory_used_bytes).toBeGreaterThan(size.memTotalBytes * 0.2);
+    expect(idle.memory_used_bytes).toBeLessThan(size.memTotalBytes * 0.4);
+    expect(idle.load_1m).toBeLessThan(0.5);
+    const watch = sampler.watchRun();
+    let busy = idle;
+    for (let i = 0; i < 20; i++) {
+      now += 5_000;
+      busy = await sampler.read();
+    }
+    watch.stop();
+    expect(busy.memory_used_bytes).toBeGreaterThan(idle.memory_used_bytes);
+    expect(busy.memory_used_bytes).toBeLessThan(size.memTotalBytes);
+    expect(busy.load_1m).toBeGreaterThan(1);
+    expect(busy.load_1m).toBeLessThanOrEqual(size.cpus);
+    sampler.stop();
   });
 });

@@ -9,9 +9,12 @@ export type InvocationDetails = Schemas['InvocationDetails'];
 export type FileRecord = Schemas['FileRecord'];
 export type Operation = Schemas['Operation'];
 export type Board = Schemas['Board'];
+export type Reservation = Schemas['Reservation'];
 export type Video = Schemas['Video'];
 export type DeviceScript = Schemas['DeviceScript'];
 export type PacRecord = Schemas['PacRecord'];
+export type BoardScript = Schemas['BoardScript'];
+export type DeviceScriptProgram = Schemas['DeviceScriptProgram'];
 export type FileKind = 'parameter' | 'bitstream' | 'weights' | 'input_video';
 
 export type ApiClient = Client<paths>;

@@ -122,7 +122,8 @@ export interface paths {
         delete: operations["deleteInvocationsId"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change an invocation's name, description or required app */
+        patch: operations["patchInvocationsId"];
         trace?: never;
     };
     "/api/invocations/{id}/upload/": {
@@ -370,7 +371,7 @@ export interface paths {
         };
         /**
          * The script's event stream, relayed live (server-sent events)
-         * @description The script's `GET /stream` events (id, event name, data as it sent them) to any number of clients from one upstream subscription per board and script, opened with the first client and closed shortly after the last one leaves. Heartbeat comments every 15 s while idle. `Last-Event-ID` (or `?last_event_id=`) replays the events missed since then from the last 256. An `upstream` event (`{"state":"down"}` / `{"state":"up"}`) tells when the script's stream drops and when it is back (link drop, agent reconnect, script restart); a client joining gets the current state.
+         * @description The script's `GET /stream` events (id, event name, data as it sent them) to any number of clients from one upstream subscription per board and script, opened with the first client and closed shortly after the last one leaves. Heartbeat comments every 15 s while idle. `Last-Event-ID` (or `?last_event_id=`) replays the events missed since then from the last 256 (at most 1 MiB), after an `event: gap` (`{"last_event_id","message"}`) when some of them are no longer held. A client that stops reading is cut (its connection reset) once 1 MiB waits for it for 2 s, or 2 MiB. An `upstream` event (`{"state":"down"}` / `{"state":"up"}`) tells when the script's stream drops and when it is back (link drop, agent reconnect, script restart); a client joining gets the current state.
          */
         get: operations["getDeviceScriptsIdStream"];
         put?: never;
@@ -390,7 +391,7 @@ export interface paths {
         };
         /**
          * The webcam script's camera, relayed live (MJPEG)
-         * @description The script's `GET /stream.mjpg` (`multipart/x-mixed-replace; boundary=mmframe`, one whole JPEG a part with `Content-Length` and, when the script sends it, `X-Capture-Time` in ms since the epoch) to any number of viewers from one upstream request per board and script, opened with the first viewer and closed MM_CAMERA_LINGER_MS after the last one leaves. A viewer that reads slower than the camera gets the newest whole frame each time it is ready and skips the rest: no delay builds up and the server holds no queue for it. `<img src>` shows it in a browser. The board must be linked to the replica answering.
+         * @description The script's `GET /stream.mjpg` (`multipart/x-mixed-replace; boundary=mmframe`, one whole JPEG a part with `Content-Length` and, when the script sends it, `X-Capture-Time` in ms since the epoch) to any number of viewers from one upstream request per board and script, opened with the first viewer and closed MM_CAMERA_LINGER_MS after the last one leaves. A viewer that reads slower than the camera gets the newest whole frame each time it is ready and skips the rest: no delay builds up and the server holds no queue for it. `<img src>` shows it in a browser. The board must be linked to the replica answering. At most MM_CAMERA_MAX_VIEWERS viewers per camera and MM_CAMERA_MAX_VIEWERS_PER_USER per user on a replica; a viewer so far behind that the frames it still holds pass MM_CAMERA_MAX_PENDING_BYTES (all viewers together) has its connection reset.
          */
         get: operations["getDeviceScriptsIdCamera"];
         put?: never;
@@ -538,6 +539,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/boards/labels/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set and remove labels on many boards at once (by ids or by a selector)
+         * @description Removes the `remove` keys and sets the `set` pairs on every board named in `board_ids` (unknown ids are skipped) or matched by `board_selector`, in one transaction. The agent's `mm/` labels cannot be set or removed. A board that would end with more than 32 labels makes it a 400 and nothing changes.
+         */
+        post: operations["postBoardsLabels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/boards/": {
         parameters: {
             query?: never;
@@ -571,7 +592,7 @@ export interface paths {
         delete: operations["deleteBoardsId"];
         options?: never;
         head?: never;
-        /** Rename a board, set its labels (the agent's mm/ labels stay), put it in or out of maintenance */
+        /** Rename a board, set its labels (the agent's mm/ labels stay), put it in or out of maintenance, set its power controller */
         patch: operations["patchBoardsId"];
         trace?: never;
     };
@@ -589,6 +610,43 @@ export interface paths {
          * @description Queues a run of every health check whose selector the board matches, ahead of its other waiting work. Answers 202 with the first run (the `Location` header names it); `runs` lists them all.
          */
         post: operations["postBoardsIdHealthCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/boards/{id}/power/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Switch a board's power through its lab host and pdudaemon
+         * @description Starts operation `power_on`, `power_off` or `power_cycle` at once (it does not wait for the board, which may be off or hung); its lab host relays the command to pdudaemon (docs/power.md). Answers like every operation-creating POST (`Prefer: respond-async` → 202; otherwise waits). The operation fails `power_controller_offline` when the lab host is not linked, `pdu_error` with pdudaemon's answer when the command failed.
+         */
+        post: operations["postBoardsIdPower"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/boards/{id}/incidents/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A board's incidents: hangs, their recovery and time to recover */
+        get: operations["getBoardsIdIncidents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -647,6 +705,26 @@ export interface paths {
         head?: never;
         /** Change a health check */
         patch: operations["patchHealthChecksId"];
+        trace?: never;
+    };
+    "/api/health-checks/{id}/run/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a health check now
+         * @description Queues a run of the check on every online board its selector matches, ahead of their other waiting work.
+         */
+        post: operations["postHealthChecksIdRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/operations/": {
@@ -789,9 +867,49 @@ export interface paths {
         };
         /**
          * One metric across the invocation's runs
-         * @description `result.metrics[name]` of each succeeded execute of the invocation that has it, oldest first (by `finished_at`): the latest 1000 runs at most. Runs without that metric are left out.
+         * @description `result.metrics[name]` of each succeeded execute of the invocation that has it, oldest first (by `finished_at`): the latest 1000 runs at most. A run that counted several repeats also gives `summary`, its `result.summary[name]`. Runs without that metric are left out, and so are health-check runs unless `?health_checks=1`.
          */
         get: operations["getInvocationsIdMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invocations/{id}/results/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's per-frame results (results.jsonl)
+         * @description What mm-runner wrote for each frame (docs/runner.md): one JSON object a line, `{ frame, t_ms, classes?, boxes? }`. The latest run of the invocation that has results, or the one `operation_id` names. `Range` is honoured.
+         */
+        get: operations["getInvocationsIdResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/boards/{id}/pacs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The board's last known PACs, without asking the board
+         * @description Every `pac_query` (and `pac_install`, and the check after `pac_activate`) stores the list it got; this answers it with its age, whether it is `stale` (and why), and a `pac_query` already under way. Nothing is queued: refresh with `POST /api/pacs/query/` when it is stale or on request.
+         */
+        get: operations["getBoardsIdPacs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -860,6 +978,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/boards/{id}/apps/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A board's accelerated applications, the active one and its DPU
+         * @description As the board last reported them (at its hello and after every app or PAC change). With `?refresh=1` the board is asked now: an operation of kind `app_query` (it waits for the board's earlier work), answered like the PAC routes (the result itself when it ends in time, else 202 with the operation).
+         */
+        get: operations["getBoardsIdApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/apps/load/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Load an accelerated application (no reboot), verified
+         * @description The app must be one the board lists (checked before anything runs): otherwise 400 `app_not_found`. Then an operation of kind `app_load`: the board unloads what holds the slot, loads the app (`dfx-mgr-client -load`, or `xmutil loadapp`) and verifies it by the listing (the app in an active slot), by `xdputil query` (the DPU answers, where xdputil exists) and by /etc/vart.conf, never by exit statuses. It fails with `error.code` `no_empty_slot`, `app_load_failed` or `app_load_timeout` (a load still running after the agent's MM_APP_LOAD_TIMEOUT_S is killed), the tools' output in its log and message.
+         */
+        post: operations["postAppsLoad"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/apps/unload/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unload the active accelerated application
+         * @description An operation of kind `app_unload`, verified by the listing afterwards (`app_unload_failed` when the app still holds its slot).
+         */
+        post: operations["postAppsUnload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/apps/install/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Install an accelerated application from a .tar, .tar.gz or .zip of one app folder
+         * @description The upload is streamed to disk (at most MM_MAX_UPLOAD_BYTES), then an operation of kind `app_install` lets the board pull it, check it as strictly as a PAC archive (no absolute paths, `..`, links, devices or fifos, one top-level folder holding shell.json with a `shell_type` dfx-mgrd knows, a `*.bit.bin`/`*.bin` bitstream and a `*.dtbo` overlay, optionally accel.json; size limits) and install it atomically under MM_APPS_DIR/<folder>. A refused archive: 400 `invalid_app_archive` with the reason, nothing written. The server removes its copy once the operation ends.
+         */
+        post: operations["postAppsInstall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent/connect/": {
         parameters: {
             query?: never;
@@ -909,7 +1107,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a pending board (enrolled with a manual key): its agent gets its token at its next try */
+        /** Approve a pending board (enrolled with a manual key), or its held re-enrolment: its agent gets a token at its next try */
         post: operations["postBoardsIdApprove"];
         delete?: never;
         options?: never;
@@ -1121,6 +1319,249 @@ export interface paths {
          * @description First a `status` event with the whole rollout; then `board` (one board's step changed: the board and `counts`), `status` (the rollout's status changed: the whole rollout) and, once it has finished, `end` (the final rollout) and the stream closes. A reconnecting client starts again from the whole rollout.
          */
         get: operations["getRolloutsIdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List reservations, newest first */
+        get: operations["getReservations"];
+        put?: never;
+        /**
+         * Reserve a board (named, or any idle board matching a selector) for a while
+         * @description Exactly one of `board_id` and `board_selector`. `duration_s` is at most `MM_RESERVATION_MAX_S` (default 8 h). When the board is free (a named board nobody holds; for a selector, an idle, linked, healthy board nobody holds) the lease starts now: 201. Otherwise the request waits its turn, first come first served per board or selector: 202 with `position` and `estimated_start_at`; it ends `wait_timeout` after `wait_s` (default 3600). A lease ends by itself at `ends_at`. While it holds, the board takes no selector or rollout work but its holder's, and others' work naming it waits.
+         */
+        post: operations["postReservations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A reservation (a waiting one with its position and estimate) */
+        get: operations["getReservationsId"];
+        put?: never;
+        post?: never;
+        /** Release a lease, or withdraw a waiting request (holder or admin; an admin ending another's lease is audited) */
+        delete: operations["deleteReservationsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reservations/{id}/renew/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Renew a lease: it now ends `duration_s` from now (holder or admin) */
+        post: operations["postReservationsIdRenew"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/baselines/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List baselines */
+        get: operations["getBaselines"];
+        put?: never;
+        /**
+         * Save the runs of some operations as a named baseline
+         * @description The counted runs (`result.runs`) of each operation, their summary per board and their contexts are copied into the baseline (docs/results.md).
+         */
+        post: operations["postBaselines"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/baselines/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A baseline (by id or name) */
+        get: operations["getBaselinesId"];
+        put?: never;
+        post?: never;
+        /** Delete a baseline (by id or name); its operations stay */
+        delete: operations["deleteBaselinesId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/comparisons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put new runs beside a baseline: per metric and board, the change with its interval and a verdict
+         * @description Verdicts per metric and board: `regressed`, `improved`, `unchanged` or `inconclusive` against the threshold (docs/results.md). The overall verdict is `regressed` when a metric regressed on at least two boards (or on the only board). A regression also tells `regression.detected` to the webhooks.
+         */
+        post: operations["postComparisons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Webhook subscriptions (never their secrets) */
+        get: operations["getWebhooks"];
+        put?: never;
+        /** Subscribe a URL to events; answers the signing secret once */
+        post: operations["postWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook subscription */
+        get: operations["getWebhooksId"];
+        put?: never;
+        post?: never;
+        /** Delete a subscription (and its delivery log) */
+        delete: operations["deleteWebhooksId"];
+        options?: never;
+        head?: never;
+        /** Change a subscription: its URL, events, format, or turn it on or off */
+        patch: operations["patchWebhooksId"];
+        trace?: never;
+    };
+    "/api/webhooks/{id}/deliveries/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A subscription's delivery log, newest first */
+        get: operations["getWebhooksIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/deliveries/{delivery_id}/redeliver/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again, now (with a fresh retry window); the same webhook-id */
+        post: operations["postWebhooksIdDeliveriesDeliveryIdRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/boards/{id}/terminal/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A terminal on the board (WebSocket upgrade)
+         * @description A login shell on the board as its MM_TERMINAL_USER, in a pseudo-terminal. Binary frames are the terminal’s bytes both ways; the client sends text frames `{"type":"resize","cols":N,"rows":N}`, the server a last text frame `{"type":"exit","code":N|null,"reason","message"}` before it closes the socket. For an operator holding the board’s reservation, or an admin. Every session is audited and recorded (see /api/terminal-sessions/).
+         */
+        get: operations["getBoardsIdTerminal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/terminal-sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Terminal sessions, newest first (admins) */
+        get: operations["getTerminalSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/terminal-sessions/{id}/recording/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's recording (asciicast v2, admins)
+         * @description Newline-delimited JSON: a header, then `[seconds, "o", text]` per piece of output and `[seconds, "r", "COLSxROWS"]` per resize. Keystrokes are not recorded; what the shell echoed is. Written when the session ends (404 `recording_not_ready` while it runs).
+         */
+        get: operations["getTerminalSessionsIdRecording"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1382,7 +1823,30 @@ export interface components {
             uploaded_at: string;
             /** @example /api/invocations/1/files/input_video/ */
             url: string;
+            model?: components["schemas"]["ModelSummary"];
         } | null;
+        /** @description A `.xmodel` weights file: its DPU subgraphs and inputs, as the server read them (docs/accelerators.md) */
+        ModelSummary: {
+            /** @enum {string} */
+            format: "xmodel";
+            /** @description The subgraphs that run on the DPU (none: a CPU-only model) */
+            dpu_subgraphs: {
+                name: string;
+                /**
+                 * @description The DPU the subgraph was compiled for, as `xdputil query` prints fingerprints
+                 * @example 0x101000016010407
+                 */
+                dpu_fingerprint: string | null;
+                /** @example DPUCZDX8G_ISA1_B4096 */
+                dpu_name: string | null;
+            }[];
+            inputs: {
+                name: string;
+                shape: number[];
+                /** @example xint8 */
+                dtype: string;
+            }[];
+        };
         Operation: {
             id: number;
             /** @example execute */
@@ -1462,6 +1926,34 @@ export interface components {
             } | null;
             /** @description Waiting selector work is taken by priority (−100…100), then age */
             priority: number;
+            /** @description The health check this run belongs to; null for other work. Lists leave health-check runs out unless asked (`?health_checks=1`) */
+            health_check_id: number | null;
+            /**
+             * Format: date-time
+             * @description Running on a board that went offline: since when (null otherwise). Offline for `MM_BOARD_LOST_S`, it fails `board_lost`; what the board reports later is kept as `result.late_result` and does not change the status.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            board_offline_since: string | null;
+            /** @description Queued selector work: why it waits (boards that match, by what keeps them) and when it gives up; null otherwise */
+            waiting: components["schemas"]["Waiting"] | null;
+        };
+        Waiting: {
+            /** @example 3 boards match: 1 offline, 2 in maintenance */
+            reason: string;
+            /** @description Registered boards whose labels hold the selector */
+            matching: number;
+            online: number;
+            /** @description Online, not in maintenance, not `bad`, not reserved by someone else, running and holding nothing: about to take it */
+            idle: number;
+            maintenance: number;
+            bad: number;
+            /** @description Held by a reservation of someone other than the work's `created_by`: the work keeps off them */
+            reserved: number;
+            /**
+             * Format: date-time
+             * @description When it fails `queue_timeout` if no board took it
+             */
+            gives_up_at: string | null;
         };
         Invocation: {
             id: number;
@@ -1478,6 +1970,8 @@ export interface components {
              */
             updated_at: string;
             files: components["schemas"]["InvocationFiles"];
+            /** @description The accelerated application its runs need (PATCH sets it; absent when none): loaded first on a board where it is not active */
+            requires_app?: string;
         };
         /**
          * @example {
@@ -1645,19 +2139,19 @@ export interface components {
              */
             board_id?: string;
         };
-        BoardList: {
+        BulkLabelsResult: {
             boards: components["schemas"]["Board"][];
-            total: number;
+            changed: number;
         };
         Board: {
             /** Format: uuid */
             id: string;
             name: string;
             /**
-             * @description `pending`: enrolled with a manual-approval key, waiting for `POST /api/boards/<id>/approve/`.
+             * @description `pending`: enrolled with a manual-approval key, waiting for `POST /api/boards/<id>/approve/`. `unresponsive`: it stopped answering (no heartbeat past MM_HANG_DETECT_S, or a run past its bound that did not answer cancel) and is not back in service yet (docs/power.md).
              * @enum {string}
              */
-            status: "online" | "offline" | "rebooting" | "pending";
+            status: "online" | "offline" | "rebooting" | "pending" | "unresponsive";
             /** @description The board is running an operation. */
             busy: boolean;
             /** @description When the agent was last heard from (now-ish while online). */
@@ -1703,6 +2197,38 @@ export interface components {
             current_operation_id: number | null;
             /** @description Operations waiting for it */
             queued: number;
+            /** @description When it was registered or enrolled */
+            created_at: string;
+            /** @description Enrolled boards: the machine id its agent enrolled with (one board per key and machine id); null for a registered board */
+            machine_id: string | null;
+            /** @description Enrolled boards: the address its enrolment came from */
+            enrolled_from: string | null;
+            /** @description Enrolled boards: when it enrolled */
+            enrolled_at: string | null;
+            /** @description Someone enrolled again with its key and machine id without proving it is this board: held until an admin approves it (`POST /api/boards/<id>/approve/`; `approved` then, until the next enroll call takes the new token). The board keeps its token meanwhile. */
+            reenroll_request: {
+                hostname: string;
+                address: string | null;
+                requested_at: string;
+                approved: boolean;
+            } | null;
+            /** @description The lease in force on it (docs/reservations.md): who holds it and until when; null when nobody does. Others' selector and rollout work keeps off it meanwhile, and their work naming it waits. */
+            reservation: {
+                id: number;
+                user: string | null;
+                ends_at: string;
+            } | null;
+            /** @description Its power controller (docs/power.md): the lab host relaying to pdudaemon, and the PDU name and port there; null when its power cannot be switched. */
+            power: components["schemas"]["BoardPower"] | null;
+            /** @description The device scripts it reports (docs/device-scripts.md), by name: `failed` (exited, waiting for its supervisor's next restart) with how many restarts so far */
+            scripts: {
+                script_id: string;
+                name: string;
+                /** @enum {string} */
+                state: "running" | "stopped" | "failed";
+                restarts: number;
+                since: string;
+            }[];
         };
         /**
          * @example {
@@ -1733,6 +2259,67 @@ export interface components {
         };
         /**
          * @example {
+         *       "controller_board_id": "0b7c1d7e-5f7a-4d7e-9a53-0d1f2e3a4b5c",
+         *       "pdu_hostname": "lab-pdu-1",
+         *       "pdu_port": 3
+         *     }
+         */
+        BoardPower: {
+            /**
+             * Format: uuid
+             * @description The lab host: a board whose agent has MM_PDUDAEMON_URL and relays the command to that pdudaemon
+             */
+            controller_board_id: string;
+            /** @description The PDU's name in pdudaemon's configuration (its `pdus` key) */
+            pdu_hostname: string;
+            /** @description The outlet (port) on that PDU */
+            pdu_port: number;
+        };
+        /**
+         * @example {
+         *       "board_selector": {
+         *         "site": "lab-1"
+         *       },
+         *       "set": {
+         *         "rack": "b"
+         *       },
+         *       "remove": [
+         *         "temp"
+         *       ]
+         *     }
+         */
+        BulkLabels: {
+            /** @description These boards */
+            board_ids?: string[];
+            /**
+             * @description Every board holding these labels (`{}`: every board)
+             * @example {
+             *       "mm/board-model": "kv260",
+             *       "camera": "yes"
+             *     }
+             */
+            board_selector?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Labels to set (a key it has already takes the new value)
+             * @example {
+             *       "site": "lab-2",
+             *       "rack": "a"
+             *     }
+             */
+            set?: {
+                [key: string]: string;
+            };
+            /** @description Label keys to remove (a board without one is left as it is) */
+            remove?: string[];
+        };
+        BoardList: {
+            boards: components["schemas"]["Board"][];
+            total: number;
+        };
+        /**
+         * @example {
          *       "labels": {
          *         "camera": "yes",
          *         "site": "lab-2"
@@ -1754,6 +2341,8 @@ export interface components {
             };
             /** @description Under repair: no selector work goes to it (work naming it still runs) */
             maintenance?: boolean;
+            /** @description Its power controller (docs/power.md): the lab host (another board) relaying to pdudaemon, and the PDU name and port there; null removes it */
+            power?: components["schemas"]["BoardPower"] | null;
         };
         HealthCheckRuns: components["schemas"]["Operation"] & {
             runs: components["schemas"]["Operation"][];
@@ -1761,8 +2350,10 @@ export interface components {
         NewBoard: components["schemas"]["Board"] & {
             /** @description The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored. */
             token: string;
-            /** @description The one line that installs the agent on the board with this token (docs/packages.md) */
+            /** @description The one line that installs the agent on the board with this token (docs/packages.md); it names MM_PUBLIC_URL, else the address the request came to */
             install_command: string;
+            /** @description Set when MM_PUBLIC_URL is not: the command names the address the request came to, which a board may not reach */
+            install_warning: string | null;
         };
         /**
          * @example {
@@ -1771,6 +2362,54 @@ export interface components {
          */
         CreateBoard: {
             name: string;
+        };
+        /**
+         * @example {
+         *       "action": "cycle"
+         *     }
+         */
+        PowerRequest: {
+            /**
+             * @description `on`, `off`, or `cycle` (off, MM_POWER_CYCLE_OFF_S, on)
+             * @enum {string}
+             */
+            action: "on" | "off" | "cycle";
+        };
+        IncidentList: {
+            incidents: components["schemas"]["Incident"][];
+        };
+        Incident: {
+            id: number;
+            /** Format: uuid */
+            board_id: string;
+            /** @description When the hang began: the board was last heard from, or its run passed its bound */
+            started_at: string;
+            /** @description When the board was marked `unresponsive` */
+            detected_at: string;
+            /** @description Why it was found hung */
+            reason: string;
+            /**
+             * @description Where the recovery is
+             * @enum {string}
+             */
+            phase: "detected" | "cycling" | "booting" | "checking" | "closed";
+            /** @description What the recovery did, in order: power cycles and health-check runs (their operations) */
+            actions: {
+                at: string;
+                /** @enum {string} */
+                action: "power_cycle" | "health_check";
+                operation_ids: number[];
+                outcome?: string;
+            }[];
+            /** @description When it was back in service (its health checks passed) */
+            recovered_at: string | null;
+            /**
+             * @description null while open; `recovered` back in service, `bad` recovery gave up (the board is `bad`), `resolved` closed by a person
+             * @enum {string|null}
+             */
+            outcome: "recovered" | "bad" | "resolved" | null;
+            /** @description From `started_at` to `recovered_at` (the MTTR of this incident) */
+            recovery_seconds: number | null;
         };
         TelemetrySamples: {
             /** @description One sample a minute (the first of each), oldest first. */
@@ -1873,6 +2512,9 @@ export interface components {
                 };
             };
         };
+        HealthCheckRunNow: {
+            runs: components["schemas"]["Operation"][];
+        };
         OperationList: {
             operations: components["schemas"]["Operation"][];
             total: number;
@@ -1899,6 +2541,10 @@ export interface components {
             priority?: number;
             /** @description Fail with `queue_timeout` if it has not started after this many seconds (default MM_QUEUE_TIMEOUT_S) */
             queue_timeout_s?: number;
+            /** @description Run the runner this many times (1–100, default 1): `result.runs` holds each run's metrics, `result.summary` per metric `{ n, median, q1, q3, ci95 }` (docs/results.md) */
+            repeat?: number;
+            /** @description Runs before the counted ones, not counted (0–20, default 0) */
+            warmup?: number;
         };
         MetricSeries: {
             points: components["schemas"]["MetricPoint"][];
@@ -1908,13 +2554,38 @@ export interface components {
             board_id: string | null;
             finished_at: string;
             value: number;
+            summary?: components["schemas"]["MetricSummary"];
         };
-        PacQueryAnswer: {
+        MetricSummary: {
+            n: number;
+            median: number;
+            q1: number;
+            q3: number;
+            /** @description 95 % interval of the median (exact, from order statistics); with n < 6 the range */
+            ci95: [
+                number,
+                number
+            ];
+        };
+        StoredPacs: {
             /** Format: uuid */
             board_id: string;
-            pacs: components["schemas"]["PacRecord"][];
-            /** @description The active PAC's name, or null when none is active */
+            /** @description As the last query listed them; null: never listed */
+            pacs: components["schemas"]["PacRecord"][] | null;
+            /** @description The board's `active_pac` */
             active: string | null;
+            /**
+             * Format: date-time
+             * @description When that query ran
+             */
+            listed_at: string | null;
+            /** @description Seconds since `listed_at` */
+            age_s: number | null;
+            /** @description Ask the board again: never listed, listed before its current connection, or more than 24 h ago */
+            stale: boolean;
+            stale_reason: string | null;
+            /** @description A `pac_query` of this board queued or running: follow it rather than queue another */
+            query_operation_id: number | null;
         };
         PacRecord: {
             /** @example zcu104-platform-cfg1 */
@@ -1927,6 +2598,13 @@ export interface components {
             board: string;
             /** @example /boot/firmware/xlnx-config/test_pac/hwconfig/cfg1/zcu104 */
             assets_dir: string;
+        };
+        PacQueryAnswer: {
+            /** Format: uuid */
+            board_id: string;
+            pacs: components["schemas"]["PacRecord"][];
+            /** @description The active PAC's name, or null when none is active */
+            active: string | null;
         };
         PacQueryRequest: {
             /**
@@ -1955,6 +2633,76 @@ export interface components {
             pacs: components["schemas"]["PacRecord"][];
             /** @description The active PAC's name, or null when none is active */
             active: string | null;
+        };
+        BoardApps: {
+            /** Format: uuid */
+            board_id: string;
+            apps: components["schemas"]["AppRecord"][];
+            /** @description The active app's name, or null */
+            active: string | null;
+            dpu: components["schemas"]["DpuFacts"];
+            vai_version: string | null;
+            /** @description The xclbin /etc/vart.conf names */
+            vart_target: string | null;
+            /** @description When this was last read from the board (null: never; `?refresh=1` asks it now) */
+            reported_at: string | null;
+        };
+        AppRecord: {
+            /** @example kv260-benchmark-b4096 */
+            name: string;
+            /**
+             * @description `Accel_type` of the listing
+             * @example XRT_FLAT
+             */
+            type: string;
+            base?: string;
+            active: boolean;
+            /** @description The slot it holds, when active */
+            slot?: number;
+            /** @description The DPU fingerprint the board showed while this app was last active */
+            dpu_fingerprint?: string;
+        };
+        /** @description The DPU as `xdputil query` reports it, or null (no xdputil, or no DPU answering) */
+        DpuFacts: {
+            /** @example DPUCZDX8G_ISA1_B4096 */
+            arch: string;
+            /** @example 0x101000016010407 */
+            fingerprint: string;
+            frequency_mhz?: number;
+            cores: number;
+        } | null;
+        AppLoadRequest: {
+            /**
+             * Format: uuid
+             * @description The board; may be left out when exactly one is registered.
+             */
+            board_id?: string;
+            /**
+             * @description An accelerated application's name, as the board lists it
+             * @example kv260-benchmark-b4096
+             */
+            app: string;
+        };
+        AppUnloadRequest: {
+            /**
+             * Format: uuid
+             * @description The board; may be left out when exactly one is registered.
+             */
+            board_id?: string;
+        };
+        /**
+         * @example {
+         *       "requires_app": "kv260-benchmark-b4096"
+         *     }
+         */
+        PatchInvocation: {
+            name?: string;
+            description?: string;
+            /**
+             * @description The accelerated application its runs need (docs/accelerators.md): a run on a board where it is not active loads it first (`result.app_loaded: true`); the scheduler prefers idle boards that have it active. `null` clears it (the invocation then shows no `requires_app`).
+             * @example kv260-benchmark-b4096
+             */
+            requires_app?: string | null;
         };
         Enrolled: {
             /** Format: uuid */
@@ -1986,6 +2734,8 @@ export interface components {
             facts?: {
                 [key: string]: unknown;
             };
+            /** @description Re-enrolling: the board's current token, which proves the caller is the board (without it, a board that exists is held for an admin unless the key is `auto` and the board is not connected). */
+            token?: string;
         };
         ProvisioningKeyList: {
             provisioning_keys: components["schemas"]["ProvisioningKey"][];
@@ -2023,8 +2773,10 @@ export interface components {
         NewProvisioningKey: components["schemas"]["ProvisioningKey"] & {
             /** @description The key (`MM_PROVISIONING_KEY` of the agent). Shown this once; only its hash is stored. */
             key: string;
-            /** @description The one line that installs the agent on a board and enrolls it with this key (docs/packages.md) */
+            /** @description The one line that installs the agent on a board and enrolls it with this key (docs/packages.md); it names MM_PUBLIC_URL, else the address the request came to */
             install_command: string;
+            /** @description Set when MM_PUBLIC_URL is not: the command names the address the request came to, which a board may not reach */
+            install_warning: string | null;
         };
         /**
          * @example {
@@ -2091,7 +2843,7 @@ export interface components {
         Rollout: {
             id: number;
             /** @enum {string} */
-            kind: "execute" | "pac_install" | "pac_activate" | "script_deploy" | "agent_update";
+            kind: "execute" | "pac_install" | "pac_activate" | "script_deploy" | "agent_update" | "app_install" | "app_load" | "power_cycle";
             /** @enum {string} */
             status: "running" | "paused" | "succeeded" | "failed" | "aborted" | "cancelled";
             board_selector: {
@@ -2149,6 +2901,30 @@ export interface components {
                 metrics: {
                     [key: string]: number;
                 } | null;
+                /**
+                 * Format: date-time
+                 * @description Running on a board that went offline: since when (null otherwise); after `MM_BOARD_LOST_S` the step fails `board_lost`
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                board_offline_since: string | null;
+                /**
+                 * @description Why a failed or cancelled step ended so (its operation's `error`); null otherwise
+                 * @example {
+                 *       "code": "exit_code",
+                 *       "message": "the runner exited with status 3"
+                 *     }
+                 */
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+            }[];
+            /** @description Boards the selector matched that the rollout left out, and why (`include_maintenance`, `include_bad` take them) */
+            left_out: {
+                board_id: string;
+                board_name: string;
+                /** @enum {string} */
+                reason: "maintenance" | "bad";
             }[];
         };
         /**
@@ -2169,7 +2945,7 @@ export interface components {
          */
         RolloutCreate: {
             /** @enum {string} */
-            kind: "execute" | "pac_install" | "pac_activate" | "script_deploy" | "agent_update";
+            kind: "execute" | "pac_install" | "pac_activate" | "script_deploy" | "agent_update" | "app_install" | "app_load" | "power_cycle";
             /**
              * @example {
              *       "mm/board-model": "kv260",
@@ -2182,7 +2958,7 @@ export interface components {
             /** @description `execute`: the invocation to run on every board */
             invocation_id?: number;
             /**
-             * @description `pac_install`: `{ archive_sha256 }`; `pac_activate`: `{ pac }`; `script_deploy`: `{ script_id }`; `agent_update`: `{ version? }`
+             * @description `pac_install`: `{ archive_sha256 }`; `pac_activate`: `{ pac }`; `script_deploy`: `{ script_id }`; `agent_update`: `{ version? }`; `app_install`: `{ archive_sha256 }`; `app_load`: `{ app }`
              * @example {
              *       "pac": "kv260-cfg1"
              *     }
@@ -2206,10 +2982,371 @@ export interface components {
                  */
                 min_finished: number;
             };
+            /** @description Also boards in maintenance (left out by default, as selector work leaves them) */
+            include_maintenance?: boolean;
+            /** @description Also boards whose health is `bad` (left out by default) */
+            include_bad?: boolean;
+            /** @description `execute`: counted runs on each board (1–100, default 1; docs/results.md) */
+            repeat?: number;
+            /** @description `execute`: runs before the counted ones, not counted (0–20, default 0) */
+            warmup?: number;
         };
         RolloutList: {
             rollouts: components["schemas"]["Rollout"][];
             total: number;
+        };
+        Reservation: {
+            id: number;
+            /**
+             * Format: uuid
+             * @description The board held (or named); null while a selector request waits
+             */
+            board_id: string | null;
+            board_name: string | null;
+            /** @description A request for any idle board matching these labels */
+            board_selector: {
+                [key: string]: string;
+            } | null;
+            /** @description Who holds it (a username, `MM_API_TOKEN`, or null with auth off) */
+            user: string | null;
+            note: string;
+            /** @enum {string} */
+            status: "waiting" | "active" | "ended";
+            duration_s: number;
+            requested_at: string;
+            /** @description A request still waiting then ends (`wait_timeout`) */
+            wait_until: string;
+            starts_at: string | null;
+            /** @description The lease ends by itself then, unless renewed */
+            ends_at: string | null;
+            ended_at: string | null;
+            /**
+             * @description `broken`: an admin ended another person's lease (audited)
+             * @enum {string|null}
+             */
+            end_reason: "released" | "expired" | "broken" | "cancelled" | "wait_timeout" | null;
+            ended_by: string | null;
+            /** @description While waiting: its place in its line (the board named, or the selector), 1 first */
+            position: number | null;
+            /** @description While waiting: when the leases ahead of it end, if that can be told */
+            estimated_start_at: string | null;
+        };
+        ReservationCreate: {
+            /** Format: uuid */
+            board_id?: string;
+            /**
+             * @example {
+             *       "mm/board-model": "kv260",
+             *       "camera": "yes"
+             *     }
+             */
+            board_selector?: {
+                [key: string]: string;
+            };
+            duration_s: number;
+            note?: string;
+            /** @description How long the request may wait for a board (default 3600) */
+            wait_s?: number;
+        };
+        ReservationList: {
+            reservations: components["schemas"]["Reservation"][];
+            total: number;
+        };
+        ReservationRenew: {
+            duration_s: number;
+        };
+        BaselineList: {
+            baselines: components["schemas"]["Baseline"][];
+            total: number;
+        };
+        Baseline: {
+            id: number;
+            name: string;
+            invocation_id: number | null;
+            operation_ids: number[];
+            /** @description Every counted run of its operations, copied in when it was saved */
+            runs: {
+                operation_id: number;
+                board_id: string | null;
+                metrics: {
+                    [key: string]: number;
+                };
+            }[];
+            /** @description board id → metric → summary of its runs */
+            summary_by_board: {
+                [key: string]: {
+                    [key: string]: components["schemas"]["MetricSummary"];
+                };
+            };
+            /** @description operation id → that run's `result.context` */
+            contexts: {
+                [key: string]: components["schemas"]["RunContext"];
+            };
+            created_by: string | null;
+            created_at: string;
+        };
+        RunContext: {
+            /** @description file kind → sha256 */
+            files: {
+                [key: string]: string;
+            };
+            board_id: string | null;
+            board_model: string | null;
+            active_pac: string | null;
+            app: string | null;
+            dpu_fingerprint: string | null;
+            dpu_mhz: number | null;
+            agent_version: string | null;
+            runner_version: string | null;
+            start_temperature_c: number | null;
+        };
+        /**
+         * @example {
+         *       "name": "resnet50-kv260",
+         *       "operation_ids": [
+         *         12,
+         *         13,
+         *         14
+         *       ]
+         *     }
+         */
+        CreateBaseline: {
+            /** @example resnet50-kv260-2026-11 */
+            name: string;
+            /** @description Succeeded execute operations of one invocation (with repeats, each adds its counted runs) */
+            operation_ids: number[];
+        };
+        Comparison: {
+            verdict: components["schemas"]["Verdict"];
+            baseline: {
+                id: number;
+                name: string;
+            };
+            operation_ids: number[];
+            rollout_id: number | null;
+            metrics: {
+                metric: string;
+                /** @enum {string} */
+                better: "higher" | "lower";
+                threshold_pct: number;
+                boards: {
+                    board_id: string;
+                    baseline: {
+                        median: number;
+                        ci95: [
+                            number,
+                            number
+                        ];
+                    };
+                    current: {
+                        median: number;
+                        ci95: [
+                            number,
+                            number
+                        ];
+                    };
+                    /** @description The shift (Hodges–Lehmann) in percent of the baseline median */
+                    change_pct: number | null;
+                    /** @description Its exact 95 % interval (Mann–Whitney); null when the runs are too few for one */
+                    ci95_pct: [
+                        number,
+                        number
+                    ] | null;
+                    verdict: components["schemas"]["Verdict"];
+                    n: {
+                        baseline: number;
+                        current: number;
+                    };
+                    /**
+                     * @description Whose baseline runs: this board's, its board model's, or all of the baseline's
+                     * @enum {string}
+                     */
+                    baseline_from: "board" | "board_model" | "all";
+                }[];
+                verdict: components["schemas"]["Verdict"];
+            }[];
+            /** @description Metrics of unknown direction (give `directions`) */
+            skipped_metrics: string[];
+            /** @description field → [baseline, current] of what the results depend on */
+            differs: {
+                [key: string]: [
+                    unknown,
+                    unknown
+                ];
+            };
+        };
+        /** @enum {string} */
+        Verdict: "regressed" | "improved" | "unchanged" | "inconclusive";
+        /**
+         * @example {
+         *       "baseline": "resnet50-kv260",
+         *       "rollout_id": 7,
+         *       "thresholds": {
+         *         "e2e_fps": 2
+         *       }
+         *     }
+         */
+        ComparisonRequest: {
+            /** @description The baseline, by name or id */
+            baseline: string | number;
+            /** @description The new runs: succeeded execute operations */
+            operation_ids?: number[];
+            /** @description Or an execute rollout: its boards' operations (those that did not succeed are left out) */
+            rollout_id?: number;
+            /** @description metric → percent; default 3 % */
+            thresholds?: {
+                [key: string]: number;
+            };
+            /** @description Which way is better for metrics whose name does not say (`*_fps` higher; `latency*`, `*_ms`, `energy*`, `*power*`, `*temperature*` lower) */
+            directions?: {
+                [key: string]: "higher" | "lower";
+            };
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["Webhook"][];
+            total: number;
+        };
+        Webhook: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            events: string[];
+            /**
+             * @description `standard`: `{ type, timestamp, data }`; `slack`: a Slack incoming-webhook message with blocks
+             * @enum {string}
+             */
+            format: "standard" | "slack";
+            enabled: boolean;
+            /** @description Why the server turned it off (the receiver answered 410 Gone); null when on, or turned off by a person */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        NewWebhook: components["schemas"]["Webhook"] & {
+            /**
+             * @description The signing secret (`whsec_` + base64), shown this once: receivers verify `webhook-signature` with it (Standard Webhooks)
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /**
+         * @example {
+         *       "url": "https://ci.example.org/hooks/model-manager",
+         *       "events": [
+         *         "rollout.finished",
+         *         "regression.detected"
+         *       ],
+         *       "format": "standard"
+         *     }
+         */
+        CreateWebhook: {
+            /** @example https://ci.example.org/hooks/model-manager */
+            url: string;
+            /**
+             * @description The events sent to it
+             * @example [
+             *       "rollout.finished",
+             *       "board.offline"
+             *     ]
+             */
+            events: ("operation.finished" | "rollout.finished" | "board.health_changed" | "board.offline" | "board.enrolled" | "regression.detected" | "board.recovered")[];
+            /**
+             * @default standard
+             * @enum {string}
+             */
+            format: "standard" | "slack";
+            /** @default true */
+            enabled: boolean;
+        };
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        WebhookPatch: {
+            /** @example https://ci.example.org/hooks/model-manager */
+            url?: string;
+            /**
+             * @description The events sent to it
+             * @example [
+             *       "rollout.finished",
+             *       "board.offline"
+             *     ]
+             */
+            events?: ("operation.finished" | "rollout.finished" | "board.health_changed" | "board.offline" | "board.enrolled" | "regression.detected" | "board.recovered")[];
+            /** @enum {string} */
+            format?: "standard" | "slack";
+            enabled?: boolean;
+        };
+        WebhookDeliveryList: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            total: number;
+        };
+        WebhookDelivery: {
+            id: number;
+            /**
+             * @description The event type
+             * @example rollout.finished
+             */
+            event: string;
+            /** @description The event (its `webhook-id` is `msg_` and this id without dashes) */
+            event_id: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            /** @description The receiver's last HTTP status; null when it never answered (refused, timed out, unreachable) */
+            last_status_code: number | null;
+            /** @description What went wrong with the last attempt (the start of the answer, a timeout, a refused address) */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it is tried next (pending only)
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            delivered_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        TerminalSessionList: {
+            sessions: components["schemas"]["TerminalSession"][];
+        };
+        TerminalSession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            board_id: string;
+            board_name: string;
+            /** Format: uuid */
+            user_id: string | null;
+            username: string | null;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            /** @description The shell's exit status, when it exited */
+            exit_code: number | null;
+            /** @description `exited`, `client_left`, `idle_timeout`, `board_rebooting`, `link_lost`, `server_stopping`, `server_stopped`, `terminal_disabled`, `pty_failed`; null while it runs */
+            end_reason: string | null;
+            cols: number;
+            rows: number;
+            recording_bytes: number;
+            recording_truncated: boolean;
         };
         User: {
             /** Format: uuid */
@@ -2539,7 +3676,7 @@ export interface operations {
             query?: {
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
                 /** @description Only invocations whose name contains this (case-insensitive). */
                 q?: string;
             };
@@ -2725,6 +3862,77 @@ export interface operations {
             };
         };
     };
+    patchInvocationsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchInvocation"];
+            };
+        };
+        responses: {
+            /** @description The invocation as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invocation"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`, `malformed_json`, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such invocation (problem+json, `invocation_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postInvocationsIdUpload: {
         parameters: {
             query?: never;
@@ -2754,7 +3962,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileRecord"];
                 };
             };
-            /** @description Bad input (problem+json, `validation_failed`, `malformed_json`, …) */
+            /** @description Bad input (`validation_failed`, …); `invalid_video`: an `input_video` whose bytes start with no video container (nothing stored); `invalid_parameter_file` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3648,7 +4856,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `checksum_mismatch` (the upload is removed; nothing attached), `upload_too_long` (the body runs past Upload-Length: none of it is kept, nothing attached) or a bad Upload-Offset */
+            /** @description `checksum_mismatch` (the upload is removed; nothing attached), `invalid_video` (an `input_video` that is no video container: removed, nothing attached), `upload_too_long` (the body runs past Upload-Length: none of it is kept, nothing attached) or a bad Upload-Offset */
             400: {
                 headers: {
                     /** @description `1.0.0` */
@@ -3730,8 +4938,9 @@ export interface operations {
     getVideos: {
         parameters: {
             query?: {
+                /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3847,6 +5056,7 @@ export interface operations {
             query?: {
                 /** @description Only scripts of this device type. */
                 device_type?: string;
+                /** @description Page size (max 1000). */
                 limit?: number;
                 offset?: number;
             };
@@ -4954,6 +6164,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_many_camera_viewers`: this user (or, with auth off, this address) already has MM_CAMERA_MAX_VIEWERS_PER_USER camera streams open here; `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description `script_unreachable`: nothing listens on the port on the board; `not_a_camera_stream`: the script does not serve MJPEG there */
             502: {
                 headers: {
@@ -4968,7 +6192,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `board_offline` (or `no_board`): the board is not connected */
+            /** @description `board_offline` (or `no_board`): the board is not connected; `camera_full`: the camera already has MM_CAMERA_MAX_VIEWERS viewers here (`Retry-After`) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5018,6 +6242,15 @@ export interface operations {
                 };
                 content: {
                     "application/octet-stream": string;
+                };
+            };
+            /** @description `validation_failed` (a `version` holding a NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing or wrong credentials (`unauthorized`) */
@@ -5202,7 +6435,9 @@ export interface operations {
                     Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
             };
             /** @description `validation_failed`, `board_required`, `script_dir_refused` (remote_dir with `.`/`..` segments) */
             400: {
@@ -5249,7 +6484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It failed on the board (`script_unhealthy`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
+            /** @description It failed on the board (`script_unhealthy` or `script_unstable`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5300,7 +6535,9 @@ export interface operations {
                     Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
             };
             /** @description `validation_failed`, `board_required`, `script_dir_refused` (remote_dir with `.`/`..` segments) */
             400: {
@@ -5347,7 +6584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It failed on the board (`script_unhealthy`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
+            /** @description It failed on the board (`script_unhealthy` or `script_unstable`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5398,7 +6635,9 @@ export interface operations {
                     Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
             };
             /** @description `validation_failed`, `board_required`, `script_dir_refused` (remote_dir with `.`/`..` segments) */
             400: {
@@ -5445,7 +6684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It failed on the board (`script_unhealthy`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
+            /** @description It failed on the board (`script_unhealthy` or `script_unstable`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5496,7 +6735,9 @@ export interface operations {
                     Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
             };
             /** @description `validation_failed`, `board_required`, `script_dir_refused` (remote_dir with `.`/`..` segments) */
             400: {
@@ -5543,7 +6784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It failed on the board (`script_unhealthy`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
+            /** @description It failed on the board (`script_unhealthy` or `script_unstable`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5684,15 +6925,75 @@ export interface operations {
             };
         };
     };
+    postBoardsLabels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkLabels"];
+            };
+        };
+        responses: {
+            /** @description The boards changed (oldest first) and how many */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkLabelsResult"];
+                };
+            };
+            /** @description Bad input (`validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getBoards: {
         parameters: {
             query?: {
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
                 /** @description `key=value`; repeat it: boards holding every pair */
                 label?: string | string[];
-                status?: "online" | "offline" | "rebooting" | "pending";
+                status?: "online" | "offline" | "rebooting" | "pending" | "unresponsive";
                 health?: "unknown" | "good" | "bad";
             };
             header?: never;
@@ -5772,6 +7073,15 @@ export interface operations {
             };
             /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_name_taken`: another board has that name (names are unique) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5937,6 +7247,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `board_name_taken`: another board has that name (names are unique) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is not application/json */
             415: {
                 headers: {
@@ -6008,6 +7327,146 @@ export interface operations {
             };
         };
     };
+    postBoardsIdPower: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PowerRequest"];
+            };
+        };
+        responses: {
+            /** @description The operation, succeeded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description The operation, still running (`Location` names it) */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Bad input (problem+json, `validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin (nor the holder of the board) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such board (`board_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `power_not_configured`: the board has no power controller */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_failed`: the operation failed (`power_controller_offline`, `pdu_error`); the operation is in the body */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBoardsIdIncidents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its incidents, newest first (at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncidentList"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such board (`board_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getBoardsIdTelemetry: {
         parameters: {
             query?: {
@@ -6063,8 +7522,9 @@ export interface operations {
     getHealthChecks: {
         parameters: {
             query?: {
+                /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -6346,6 +7806,66 @@ export interface operations {
             };
         };
     };
+    postHealthChecksIdRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runs queued */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheckRunNow"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `health_check_not_found`, or `invocation_not_found` for the invocation named */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_matching_board`: no online board matches its selector */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getOperations: {
         parameters: {
             query?: {
@@ -6353,9 +7873,13 @@ export interface operations {
                 invocation_id?: number;
                 kind?: string;
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                /** @description Only this health check's runs (a check's history) */
+                health_check_id?: number;
+                /** @description `1`: include the runs of health checks (`health_check_id` set), left out by default */
+                health_checks?: "0" | "1";
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -6503,7 +8027,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            /** @description Role too low (`forbidden`: a step of a rollout needs the role the rollout needs, admin for every kind but `execute`) or a cross-site request (`cross_origin`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6659,7 +8183,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `operation_cancelled` (the problem carries `operation`) */
+            /** @description `operation_cancelled` (the problem carries `operation`), or `dpu_fingerprint_mismatch`: the weights are an xmodel compiled for another DPU than the named board's (`model_fingerprints`, `board_fingerprint`, `fitting_boards`); nothing was created */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6762,7 +8286,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `operation_cancelled` (the problem carries `operation`) */
+            /** @description `operation_cancelled` (the problem carries `operation`), or `dpu_fingerprint_mismatch`: the weights are an xmodel compiled for another DPU than the named board's (`model_fingerprints`, `board_fingerprint`, `fitting_boards`); nothing was created */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6796,6 +8320,8 @@ export interface operations {
             query: {
                 /** @description The metric (`fps`, `run_ms`, ...) */
                 name: string;
+                /** @description `1`: include the runs of health checks (left out by default) */
+                health_checks?: "0" | "1";
                 /** @description The latest this many runs (default and most 1000) */
                 limit?: number;
             };
@@ -6835,6 +8361,146 @@ export interface operations {
                 };
             };
             /** @description `invocation_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getInvocationsIdResults: {
+        parameters: {
+            query?: {
+                /** @description One of the invocation's runs (default: its latest run that has results) */
+                operation_id?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results, newline-delimited JSON */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the file (its sha256, quoted) */
+                    ETag?: string;
+                    /** @description When the file was stored */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description The requested byte range (`Range` honoured; one range per response) */
+            206: {
+                headers: {
+                    /** @description Strong entity tag of the file (its sha256, quoted) */
+                    ETag?: string;
+                    /** @description When the file was stored */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description With `MM_BLOB_STORE=s3` and `MM_S3_REDIRECT_DOWNLOADS=1`: a presigned URL on the object store */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified (`If-None-Match` / `If-Modified-Since`) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input (`validation_failed`: a bad `operation_id`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invocation_not_found`, or `results_not_found`: no run of this invocation (or not that one) has results */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The range cannot be satisfied */
+            416: {
+                headers: {
+                    /** @description `bytes *\/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBoardsIdPacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored list */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPacs"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7183,6 +8849,437 @@ export interface operations {
             };
         };
     };
+    getBoardsIdApps: {
+        parameters: {
+            query?: {
+                /** @description `1` asks the board now (an `app_query` operation) instead of answering what it last reported */
+                refresh?: "0" | "1" | "true" | "false";
+            };
+            header?: {
+                /** @description `respond-async` answers 202 at once; `wait=<s>` caps the wait */
+                prefer?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The apps */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardApps"];
+                };
+            };
+            /** @description Accepted (`Prefer: respond-async`, or still running after MM_SYNC_WAIT_S): the operation; `Location` names it */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description `validation_failed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_cancelled` (the problem carries `operation`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_failed`: the board ran it and it failed (the problem carries `operation`, whose `error.code` says why: `no_empty_slot`, `app_load_failed`, `app_load_timeout`, ...) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_board` (none registered) or `board_offline` (not connected; nothing was started) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postAppsLoad: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` answers 202 at once; `wait=<s>` caps the wait */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppLoadRequest"];
+            };
+        };
+        responses: {
+            /** @description The succeeded operation (`result`: the board's apps and `app`, `loaded`, `slot`, `unloaded`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Accepted (`Prefer: respond-async`, or still running after MM_SYNC_WAIT_S): the operation; `Location` names it */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description `validation_failed`, `board_required`, or `app_not_found` (the board does not list it; `apps` names those it does) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_cancelled` (the problem carries `operation`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_failed`: the board ran it and it failed (the problem carries `operation`, whose `error.code` says why: `no_empty_slot`, `app_load_failed`, `app_load_timeout`, ...) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_board` (none registered) or `board_offline` (not connected; nothing was started) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postAppsUnload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` answers 202 at once; `wait=<s>` caps the wait */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AppUnloadRequest"];
+            };
+        };
+        responses: {
+            /** @description The succeeded operation (`result`: the board's apps and `unloaded`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Accepted (`Prefer: respond-async`, or still running after MM_SYNC_WAIT_S): the operation; `Location` names it */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description `validation_failed` or `board_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_cancelled` (the problem carries `operation`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_failed`: the board ran it and it failed (the problem carries `operation`, whose `error.code` says why: `no_empty_slot`, `app_load_failed`, `app_load_timeout`, ...) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_board` (none registered) or `board_offline` (not connected; nothing was started) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postAppsInstall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` answers 202 at once; `wait=<s>` caps the wait */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description .tar, .tar.gz or .zip of one app folder
+                     */
+                    file: string;
+                    /** Format: uuid */
+                    board_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The succeeded operation (`result`: the board's apps and `app`, `listed`, `shell_type`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Accepted (`Prefer: respond-async`, or still running after MM_SYNC_WAIT_S): the operation; `Location` names it */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description `validation_failed` (no `file` part, bad `board_id`), `malformed_multipart`, `board_required`, or `invalid_app_archive` (the problem carries `operation`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_cancelled` (the problem carries `operation`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is larger than MM_MAX_UPLOAD_BYTES; nothing is kept */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_failed`: the board ran it and it failed (the problem carries `operation`, whose `error.code` says why: `no_empty_slot`, `app_load_failed`, `app_load_timeout`, ...) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_board` (none registered) or `board_offline` (not connected; nothing was started) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getAgentConnect: {
         parameters: {
             query?: never;
@@ -7261,7 +9358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Enrolled"];
                 };
             };
-            /** @description The key needs approval: the board is pending; ask again after Retry-After */
+            /** @description The key needs approval (the board is pending), or a re-enrolment of an existing board is held for an admin; ask again after Retry-After */
             202: {
                 headers: {
                     /** @description The operation (`/api/operations/<id>/`) */
@@ -7314,6 +9411,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description `too_many_attempts`: too many refused enrolments from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     postBoardsIdApprove: {
@@ -7327,7 +9438,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The board, no longer pending (approving a registered board changes nothing) */
+            /** @description The board, no longer pending; a held re-enrolment (`reenroll_request`) is approved (approving a registered board with none changes nothing) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7375,7 +9486,7 @@ export interface operations {
             query?: {
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -7698,8 +9809,9 @@ export interface operations {
             query?: {
                 status?: "running" | "paused" | "succeeded" | "failed" | "aborted" | "cancelled";
                 kind?: string;
+                /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -8129,6 +10241,1233 @@ export interface operations {
             };
         };
     };
+    getReservations: {
+        parameters: {
+            query?: {
+                board_id?: string;
+                status?: "waiting" | "active" | "ended";
+                /** @description `1`: only the caller's */
+                mine?: "0" | "1";
+                /** @description Page size (max 1000). */
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reservations and the number of all matches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationList"];
+                };
+            };
+            /** @description Bad filter (`validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postReservations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReservationCreate"];
+            };
+        };
+        responses: {
+            /** @description The lease, in force now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description The request, waiting its turn */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description `validation_failed` (both or neither of board_id and board_selector, duration_s over the maximum), `no_matching_board` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `already_reserved`: the caller holds that board already (renew instead) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReservationsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reservation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such reservation (problem+json, `reservation_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteReservationsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (or had ended already) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the holder, nor an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such reservation (problem+json, `reservation_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postReservationsIdRenew: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReservationRenew"];
+            };
+        };
+        responses: {
+            /** @description The lease */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description `validation_failed` (duration_s over MM_RESERVATION_MAX_S) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the holder, nor an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such reservation (problem+json, `reservation_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `reservation_not_active`: it waits or has ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBaselines: {
+        parameters: {
+            query?: {
+                /** @description Page size (max 1000). */
+                limit?: number;
+                offset?: number;
+                /** @description Only the baselines of this invocation */
+                invocation_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of baselines */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BaselineList"];
+                };
+            };
+            /** @description Bad query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postBaselines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBaseline"];
+            };
+        };
+        responses: {
+            /** @description The baseline */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Baseline"];
+                };
+            };
+            /** @description `validation_failed`, or `operation_not_comparable` (not a succeeded execute with metrics, or runs of several invocations) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `operation_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `baseline_exists`: the name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBaselinesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The baseline id, or its name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The baseline */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Baseline"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `baseline_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteBaselinesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The baseline id, or its name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `baseline_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postComparisons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComparisonRequest"];
+            };
+        };
+        responses: {
+            /** @description The comparison */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            /** @description `validation_failed` (`operation_ids` or `rollout_id`, one of them), `operation_not_comparable` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `baseline_not_found`, `operation_not_found`, `rollout_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every subscription, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhook"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewWebhook"];
+                };
+            };
+            /** @description `webhook_url_refused`: the URL is (or resolves to) a loopback, private, link-local or otherwise refused address (allowed with MM_WEBHOOK_ALLOW_PRIVATE=1); `validation_failed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    patchWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description `webhook_url_refused`: the URL is (or resolves to) a loopback, private, link-local or otherwise refused address (allowed with MM_WEBHOOK_ALLOW_PRIVATE=1); `validation_failed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getWebhooksIdDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size (max 1000). */
+                limit?: number;
+                offset?: number;
+                status?: "pending" | "delivered" | "failed";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Bad input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    postWebhooksIdDeliveriesDeliveryIdRedeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending again: the delivery */
+            202: {
+                headers: {
+                    /** @description The operation (`/api/operations/<id>/`) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `webhook_not_found`, `delivery_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getBoardsIdTerminal: {
+        parameters: {
+            query?: {
+                /** @description The terminal's columns at the start (default 80); later sizes come as resize frames. */
+                cols?: number;
+                /** @description The terminal's rows at the start (default 24); later sizes come as resize frames. */
+                rows?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching protocols: the terminal is open */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad size (`validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `reservation_required` (an operator not holding the board’s reservation), `terminal_disabled` (the board’s MM_TERMINAL=off), or `forbidden` (a viewer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `board_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `upgrade_required`: not a WebSocket upgrade request */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `board_offline`: the board is not connected (to this replica) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getTerminalSessions: {
+        parameters: {
+            query?: {
+                /** @description Only this board’s sessions */
+                board_id?: string;
+                /** @description At most this many (max 1000) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TerminalSessionList"];
+                };
+            };
+            /** @description Bad query (`validation_failed`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTerminalSessionsIdRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-asciicast": string;
+                };
+            };
+            /** @description Missing or wrong credentials (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Role too low (`forbidden`) or a cross-site request (`cross_origin`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `terminal_session_not_found`, or `recording_not_ready` (the session still runs) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        status: number;
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     postAuthLogin: {
         parameters: {
             query?: never;
@@ -8491,7 +11830,7 @@ export interface operations {
             query?: {
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -8851,7 +12190,7 @@ export interface operations {
             query?: {
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
                 /** @description Another user's tokens (admin only; your own id needs no role) */
                 user_id?: string;
                 /** @description `1`: every user's tokens (admin only) */
@@ -9043,7 +12382,7 @@ export interface operations {
             query?: {
                 /** @description Page size (max 1000). */
                 limit?: number;
-                offset?: number | null;
+                offset?: number;
                 /** @description Only this username */
                 user?: string;
                 /** @description Only this action (e.g. `auth.login_failed`) */

@@ -3,7 +3,7 @@ import { CliError, EXIT, UsageError } from './errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-async function allBoards(api: Api): Promise<Board[]> {
+export async function allBoards(api: Api): Promise<Board[]> {
   const boards: Board[] = [];
   for (;;) {
     const page = await api.call(api.client.GET('/api/boards/', { params: { query: { limit: 1000, offset: boards.length } } }));
@@ -14,18 +14,25 @@ async function allBoards(api: Api): Promise<Board[]> {
 
 /**
  * The board `--board` names: its id, its name, or the start of its id (as `mm ops ls`
- * shows it), one board only. A name that matches nothing is a usage error with the names
- * there are.
+ * shows it), one board only. A whole id is that board. Otherwise every board the value could
+ * mean counts (its name, in any case, and the start of an id): a board named with the first
+ * characters of another board's id is refused with both listed, never picked on a guess
+ * (docs/security.md). A name that matches nothing is a usage error with the names there are.
  */
 export function pickBoard(boards: Board[], given: string): Board {
   const byId = boards.find((b) => b.id.toLowerCase() === given.toLowerCase());
-  if (byId) return byId;
+  if (byId && UUID.test(given)) return byId;
   const named = boards.filter((b) => b.name === given);
   const byName = named.length ? named : boards.filter((b) => b.name.toLowerCase() === given.toLowerCase());
-  const byPrefix = byName.length || UUID.test(given) || given.length < 4 ? byName : boards.filter((b) => b.id.startsWith(given.toLowerCase()));
-  if (byPrefix.length === 1) return byPrefix[0]!;
-  if (byPrefix.length > 1) {
-    throw new UsageError(`Several boards match ${JSON.stringify(given)}: ${byPrefix.map((b) => `${b.name} (${b.id})`).join(', ')}.`, 'Name one by its id.');
+  const byPrefix = given.length < 4 ? [] : boards.filter((b) => b.id.toLowerCase().startsWith(given.toLowerCase()));
+  const candidates = [...new Set([...byName, ...byPrefix])];
+  if (candidates.length === 1) return candidates[0]!;
+  if (candidates.length > 1) {
+    const how = (b: Board) => (byName.includes(b) ? 'named so' : 'its id starts so');
+    throw new UsageError(
+      `${JSON.stringify(given)} is ambiguous: ${candidates.map((b) => `${b.name} (${b.id}, ${how(b)})`).join(', ')}.`,
+      'Name the board by its whole id (see `mm boards ls`).',
+    );
   }
   const known = boards.length ? `the boards are ${boards.map((b) => `${b.name} (${b.id.slice(0, 8)})`).join(', ')}` : 'no board is registered';
   throw new UsageError(`No board is named ${JSON.stringify(given)} (${known}).`, 'See `mm boards ls`.');

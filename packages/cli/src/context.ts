@@ -30,3 +30,12 @@ export async function commandContext(opts: GlobalOptions): Promise<CommandContex
 }
 
 export const say = (line = '') => process.stdout.write(`${line}\n`);
+
+/** An exit status a command chose itself (`mm shell`: the remote shell's), instead of 0. */
+let chosenExitCode: number | undefined;
+export function setCommandExitCode(code: number): void {
+  chosenExitCode = code;
+}
+export function commandExitCode(): number | undefined {
+  return chosenExitCode;
+}

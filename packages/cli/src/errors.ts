@@ -11,6 +11,8 @@ export const EXIT = {
   /** Not authenticated, or the role is too low. */
   auth: 4,
   interrupted: 130,
+  /** `mm run --baseline NAME --fail-on-regression`: the comparison's verdict is `regressed`. */
+  regression: 5,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -47,6 +49,7 @@ const HINTS: Record<string, string> = {
   forbidden: 'Your role does not allow this; ask an admin.',
   no_board: 'Register a board with `mm boards add <name>` and start its agent.',
   board_offline: "Start the board's agent (mm-agent) or check its network, then try again.",
+  no_matching_board: 'See the boards and their labels with `mm boards ls`; label one with `mm boards label <board> k=v`.',
   board_required: 'Several boards are registered: name one with --board <id> (see `mm boards ls`).',
   content_not_found: 'Upload the file instead.',
   checksum_mismatch: 'The file changed while it was sent; run the command again.',
@@ -56,7 +59,8 @@ const HINTS: Record<string, string> = {
 /** The exit code a problem answer means. */
 export function exitCodeOf(problem: ApiProblem): ExitCode {
   if (problem.status === 401 || problem.status === 403) return EXIT.auth;
-  if (problem.status === 503 || problem.code === 'no_board' || problem.code === 'board_offline') return EXIT.unreachable;
+  // No board: none registered, none online, or none matching the labels asked for.
+  if (problem.status === 503 || problem.code === 'no_board' || problem.code === 'board_offline' || problem.code === 'no_matching_board') return EXIT.unreachable;
   return EXIT.failed;
 }
 

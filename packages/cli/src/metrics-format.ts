@@ -1,15 +1,12 @@
-import { bytes } from './format.ts';
+import { formatMetric } from '@mm/api-client';
 
-/** One figure as people read it, its unit from its name's suffix (`_ms`, `_s`, `_c`, `_w`, `_bytes`, `_percent`). */
+/**
+ * One figure as people read it, its unit from its name's suffix (`_ms`, `_s`, `_c`, `_w`,
+ * `_bytes`, `_percent`): the dashboard's own formatter (@mm/api-client), so `mm` and the
+ * pages say `14.3 s` and `68.2 °C` alike.
+ */
 export function metricValue(name: string, value: number): string {
-  const n = Number.isInteger(value) ? String(value) : String(Math.round(value * 1000) / 1000);
-  if (name.endsWith('_ms')) return value >= 1000 ? `${n} ms (${(value / 1000).toFixed(1)} s)` : `${n} ms`;
-  if (name.endsWith('_s')) return `${n} s`;
-  if (name.endsWith('_c')) return `${n} °C`;
-  if (name.endsWith('_w')) return `${n} W`;
-  if (name.endsWith('_bytes')) return bytes(value);
-  if (name.endsWith('_percent')) return `${n} %`;
-  return n;
+  return formatMetric(name, value);
 }
 
 /** `result.metrics` as aligned `name  value` lines (sorted by name), or [] when there are none. */

@@ -1,3 +1,4 @@
+import { registerHealthChecks } from './commands/health-checks.ts';
 import { Command, CommanderError, Option } from 'commander';
 import { registerBoards, registerOps, registerPac } from './commands/boards.ts';
 import { registerInvocations } from './commands/invocations.ts';
@@ -6,7 +7,12 @@ import { registerLogin } from './commands/login.ts';
 import { registerRun } from './commands/run.ts';
 import { registerScripts } from './commands/scripts.ts';
 import { registerRollouts } from './commands/rollouts.ts';
-import { interrupt } from './context.ts';
+import { registerApps } from './commands/apps.ts';
+import { registerWebhooks } from './commands/webhooks.ts';
+import { registerReservations } from './commands/reservations.ts';
+import { registerCompare } from './commands/compare.ts';
+import { registerShell } from './commands/shell.ts';
+import { commandExitCode, interrupt } from './context.ts';
 import { CliError, EXIT, InterruptedError } from './errors.ts';
 
 export const CLI_VERSION = '0.1.0';
@@ -35,6 +41,12 @@ export function buildProgram(): Command {
   registerScripts(program);
   registerKeys(program);
   registerRollouts(program);
+  registerApps(program);
+  registerWebhooks(program);
+  registerReservations(program);
+  registerCompare(program);
+  registerHealthChecks(program);
+  registerShell(program);
   for (const c of allCommands(program)) c.exitOverride().showHelpAfterError('(run with --help for usage)');
   return program;
 }
@@ -54,7 +66,7 @@ export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
-    return interrupt.signal.aborted ? EXIT.interrupted : EXIT.ok;
+    return commandExitCode() ?? (interrupt.signal.aborted ? EXIT.interrupted : EXIT.ok);
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;

@@ -1,10 +1,10 @@
 import path from 'node:path';
+import { formatMetric, metricLabel, readEventStream } from '@mm/api-client';
 import type { Api, Schemas } from './api.ts';
 import type { CommandContext } from './context.ts';
 import { downloadFile } from './download.ts';
 import { ApiProblemError, InterruptedError, UnreachableError } from './errors.ts';
-import { sseEvents } from './follow.ts';
-import { duration, table } from './format.ts';
+import { duration, table, when } from './format.ts';
 
 export type Rollout = Schemas['Rollout'];
 export type RolloutBoard = Rollout['boards'][number];
@@ -23,7 +23,7 @@ export async function followRollout(ctx: CommandContext, id: number): Promise<Ro
     const key = `${b.board_id ?? b.board_name}`;
     if (!isEnded(b.status) || told.has(key)) return;
     told.add(key);
-    progress.note(`${b.board_name}: ${b.status}${b.run_ms !== null ? ` in ${duration(b.run_ms)}` : ''}`);
+    progress.note(`${b.board_name}: ${b.status}${b.run_ms !== null ? ` in ${duration(b.run_ms)}` : ''}${b.error ? `: ${b.error.message}` : ''}`);
   };
   let failures = 0;
   for (;;) {
@@ -31,7 +31,7 @@ export async function followRollout(ctx: CommandContext, id: number): Promise<Ro
     try {
       const res = await api.answer(api.client.GET('/api/rollouts/{id}/events/', { params: { path: { id } }, parseAs: 'stream', signal }));
       failures = 0;
-      for await (const e of sseEvents(res.body!)) {
+      for await (const e of readEventStream(res.body!)) {
         if (e.event === 'status' || e.event === 'end') {
           const r = JSON.parse(e.data) as Rollout;
           r.boards.forEach(tell);
@@ -47,19 +47,33 @@ export async function followRollout(ctx: CommandContext, id: number): Promise<Ro
   }
 }
 
-/** Board, status, time and each metric, one row per board. */
+/**
+ * Board, status, time and each metric (with its unit), one row per board; a failed or
+ * cancelled step gives its reason, and its time is said to be the time until it failed.
+ */
 export function rolloutTable(r: Rollout): string {
   const names = [...new Set(r.boards.flatMap((b) => Object.keys(b.metrics ?? {})).filter((k) => k !== 'run_ms'))].sort();
+  const reasons = r.boards.some((b) => b.error);
+  // One unit down the column (seconds), so the boards' times compare at a glance.
+  const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  const time = (b: RolloutBoard) => (b.run_ms === null ? null : b.status === 'failed' ? `failed after ${secs(b.run_ms)}` : secs(b.run_ms));
   return table(
-    ['BOARD', 'STATUS', 'TIME', ...names.map((n) => n.toUpperCase())],
-    r.boards.map((b) => [b.board_name, b.status, b.run_ms === null ? null : `${(b.run_ms / 1000).toFixed(2)} s`, ...names.map((n) => b.metrics?.[n] ?? null)]),
+    ['BOARD', 'STATUS', 'TIME', ...names.map((n) => metricLabel(n).toUpperCase()), ...(reasons ? ['REASON'] : [])],
+    r.boards.map((b) => [
+      b.board_name,
+      b.board_offline_since ? `${b.status}, board offline since ${when(b.board_offline_since)}` : b.status,
+      time(b),
+      ...names.map((n) => (b.metrics?.[n] === undefined ? null : formatMetric(n, b.metrics[n]))),
+      ...(reasons ? [b.error ? `${b.error.message} (${b.error.code})` : null] : []),
+    ]),
   );
 }
 
 export function rolloutSummary(r: Rollout): string {
   const c = r.counts;
   const parts = Object.entries(c).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`);
-  return `Rollout ${r.id} (${r.kind}) ${r.status}: ${parts.join(', ') || 'no boards'}.`;
+  const leftOut = (r.left_out ?? []).map((b) => `${b.board_name} (${b.reason === 'bad' ? 'health bad' : 'in maintenance'})`);
+  return `Rollout ${r.id} (${r.kind}) ${r.status}: ${parts.join(', ') || 'no boards'}.${leftOut.length ? `\nLeft out: ${leftOut.join(', ')}.` : ''}`;
 }
 
 /** Saves each succeeded board's output as `<name>-<id>-<board>.mp4`; answers where each went. */

@@ -129,9 +129,10 @@ describe('mm boards label / maintenance / show, mm run --label (against the cont
     expect(r.stdout).toMatch(/^ {2}memory_bytes {2}3\.8 GiB \(4118261760\)$/m);
   }, 60_000);
 
-  it('run --label sends board_selector (no board check first); with --board too it is a usage error', async () => {
+  it('run --label sends board_selector (no board check first; none matching is exit 3); with --board too it is a usage error', async () => {
     const r = await mm('run', '--name', 'sel', '--label', 'camera=yes', '--label', 'mm/board-model=kv260');
-    expect(r.code).toBe(1);
+    // No board matches: exit 3, like no board at all.
+    expect(r.code).toBe(3);
     expect(executes).toEqual([{ board_selector: { camera: 'yes', 'mm/board-model': 'kv260' } }]);
     expect(r.stderr).toMatch(/No registered board matches/);
     const both = await mm('run', '--name', 'x', '--label', 'a=b', '--board', 'kv-1');

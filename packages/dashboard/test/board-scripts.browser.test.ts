@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/e2e/device-scripts-support.ts';
-import { CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness, SHOTS_DIR } from './browser-support.ts';
+import { expectAccessible, screenshot, signIn, startHarness, type Harness, SHOTS_DIR, skipWithoutChromium } from './browser-support.ts';
 
 /** Where these screenshots go (the harness's folder unless MM_SCRIPTS_SHOTS says otherwise). */
 const SHOTS = process.env.MM_SCRIPTS_SHOTS ?? path.join(SHOTS_DIR, 'scripts');
@@ -18,9 +18,7 @@ http.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), 
  * program on the script's page and deploys it to the simulated board; the board page shows
  * it running with its output, and stop/start change its state.
  */
-if (!hasChromium) console.warn(`board scripts browser test skipped: no Chromium at ${CHROMIUM}`);
-
-describe.skipIf(!hasChromium)('the dashboard in Chromium: device scripts on the board', () => {
+describe.skipIf(skipWithoutChromium('the board page’s device scripts in Chromium'))('the dashboard in Chromium: device scripts on the board', () => {
   let h: Harness;
   let page: Page;
   let base: string;

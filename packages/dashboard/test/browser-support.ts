@@ -18,6 +18,19 @@ import { freePort } from '../../../test/e2e/device-scripts-support.ts';
 
 export const CHROMIUM = process.env.MM_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
+
+/**
+ * Whether a browser test skips: without Chromium it prints one line saying what is skipped
+ * and how to get it; with `MM_REQUIRE_CHROMIUM=1` (CI, `.ci/run`) the absence fails the file
+ * instead, so the browser tests cannot skip there unnoticed. Called where the suite is declared.
+ */
+export function skipWithoutChromium(what: string): boolean {
+  if (hasChromium) return false;
+  const how = 'apt-get install chromium, or set MM_CHROMIUM';
+  if (process.env.MM_REQUIRE_CHROMIUM === '1') throw new Error(`${what} needs Chromium at ${CHROMIUM}, and MM_REQUIRE_CHROMIUM=1: ${how}`);
+  console.warn(`skipped: ${what} (no Chromium at ${CHROMIUM}: ${how})`);
+  return true;
+}
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -126,6 +139,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 const axeSource = fs.readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** axe-core in the page: no serious or critical violation. */
+/** Screenshots of the page as it is, at 1280 and 390 px, light and dark (`<name>-<width>[-dark]`); leaves it light at 1280 px. */
+export async function screenshotEveryWay(page: Page, name: string): Promise<void> {
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+        await screenshot(page, `${name}-${width}${scheme === 'dark' ? '-dark' : ''}`);
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+}
+
 export async function expectAccessible(page: Page, name: string): Promise<void> {
   // Evaluated through the DevTools protocol: an inline <script> tag would be blocked by the
   // server's Content-Security-Policy (script-src 'self'), as any injected script should be.

@@ -12,7 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, screenshot, signIn } from './browser-support.ts';
+import { CHROMIUM, CHROMIUM_ARGS, screenshot, signIn, skipWithoutChromium } from './browser-support.ts';
 
 const ADMIN_TOKEN = 'csp-test-admin-token';
 const dashboardDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,7 +32,7 @@ async function watch(page: Page): Promise<string[]> {
   return problems;
 }
 
-describe.skipIf(!hasChromium)('the dashboard under the Content-Security-Policy, in Chromium', () => {
+describe.skipIf(skipWithoutChromium('the dashboard under its Content-Security-Policy in Chromium'))('the dashboard under the Content-Security-Policy, in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
   let base: string;

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
-import { CHROMIUM, createInvocation as createInvocationVia, expectAccessible, hasChromium, personalToken, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { createInvocation as createInvocationVia, expectAccessible, personalToken, screenshot, signIn, startHarness, type Harness, skipWithoutChromium } from './browser-support.ts';
 
 /**
  * What a new user tripped over (issue 32's dashboard items), in a real Chromium against the
@@ -15,8 +15,6 @@ import { CHROMIUM, createInvocation as createInvocationVia, expectAccessible, ha
  * never-connected board, valid `pattern`s, and every page of the route table at desktop and
  * phone width, light and dark.
  */
-if (!hasChromium) console.warn(`dashboard browser tests skipped: no Chromium at ${CHROMIUM}`);
-
 const MAX_UPLOAD = 4 * 1024 * 1024;
 const routesSource = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/routes.tsx');
 
@@ -31,7 +29,7 @@ async function settled(page: Page): Promise<void> {
   await expect.poll(() => page.locator('[aria-busy="true"]').count()).toBe(0);
 }
 
-describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
+describe.skipIf(skipWithoutChromium('the dashboard’s daily use in Chromium'))('the dashboard in Chromium: daily use', () => {
   let h: Harness;
   let context: BrowserContext;
   let page: Page;
@@ -387,6 +385,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium: daily use', () => {
     const params: Record<string, string> = {
       '/invocations/:id': String(invocationId),
       '/boards/:id': h.board.id,
+      '/boards/:id/terminal': h.board.id,
       '/operations/:id': String(operationId),
       '/device-scripts/:id': h.gpioScriptId,
     };

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
 import { freePort } from '../../../test/e2e/device-scripts-support.ts';
-import { expectAccessible, hasChromium, screenshot, SHOTS_DIR, signIn, startHarness, type Harness } from './browser-support.ts';
+import { expectAccessible, screenshot, SHOTS_DIR, signIn, startHarness, type Harness, skipWithoutChromium } from './browser-support.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const WEBCAM_BIN = path.join(repoRoot, 'packages/webcam/bin/mm-webcam.mjs');
@@ -22,7 +22,7 @@ function startWebcam(port: number): ChildProcess {
  * script with its simulated camera: frames arrive through the camera relay, the pad waits for
  * a board, W/Space drive and stop, and a lost camera feed stops the motor.
  */
-describe.skipIf(!hasChromium)('the drive view in Chromium', () => {
+describe.skipIf(skipWithoutChromium('the drive view in Chromium'))('the drive view in Chromium', () => {
   let h: Harness;
   let page: Page;
   let base: string;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Board } from '@mm/api-client';
 import { fleetQuery, matchesFleetFilters, parseFleetFilters } from '../src/lib/fleet-filters.ts';
-import { formatMetric, readRunResult } from '../src/lib/run-result.ts';
+import { formatMetric } from '../src/lib/format.ts';
+import { readRunResult } from '../src/lib/run-result.ts';
 
 const board = (over: Partial<Board>): Board =>
   ({
@@ -68,7 +69,9 @@ describe('an operation result read for people', () => {
 
   it('formats metrics with the unit their name says', () => {
     expect(formatMetric('latency_ms', 12.345)).toBe('12.3 ms');
-    expect(formatMetric('max_temperature_c', 61)).toBe('61.0 °C');
+    // One formatter for the whole dashboard (and mm): a whole number stays whole.
+    expect(formatMetric('max_temperature_c', 61)).toBe('61 °C');
+    expect(formatMetric('max_temperature_c', 68.24)).toBe('68.2 °C');
     expect(formatMetric('mean_power_w', 4.2)).toBe('4.20 W');
     expect(formatMetric('fps', 120)).toBe('120 fps');
     expect(formatMetric('score', 0.5)).toBe('0.50');

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { realPacEntries, tarArchive } from '../../agent/test/pac-test-support.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { takeSseBlocks, type SseBlock } from '../../../test/support/sse.ts';
-import { ADMIN_TOKEN, CHROMIUM, expectAccessible, hasChromium, screenshot, personalToken, signIn, signInWithToken, startHarness, type Harness, createInvocation } from './browser-support.ts';
+import { ADMIN_TOKEN, expectAccessible, screenshot, personalToken, signIn, signInWithToken, startHarness, type Harness, createInvocation, skipWithoutChromium } from './browser-support.ts';
 
 interface VideoElement {
   muted: boolean;
@@ -24,9 +24,7 @@ interface VideoElement {
  * when the browser loses its connection, and a viewer signed in with a password (the session
  * cookie only, auth on) playing the video and downloading the ZIP and the log.
  */
-if (!hasChromium) console.warn(`dashboard browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set MM_CHROMIUM)`);
-
-describe.skipIf(!hasChromium)('the dashboard in Chromium: catalogue, PAC install, cancel, board registration, motor dead-man, cookie downloads', () => {
+describe.skipIf(skipWithoutChromium('the dashboard’s other flows in Chromium'))('the dashboard in Chromium: catalogue, PAC install, cancel, board registration, motor dead-man, cookie downloads', () => {
   let h: Harness;
   let context: BrowserContext;
   let page: Page;

@@ -4,18 +4,16 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startAgent, type AgentProcess } from '../../../test/support/processes.ts';
-import { CHROMIUM, createInvocation, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness, SHOTS_DIR } from './browser-support.ts';
+import { createInvocation, expectAccessible, screenshot, signIn, startHarness, type Harness, SHOTS_DIR, skipWithoutChromium } from './browser-support.ts';
 
 /**
  * Rollouts in Chromium (docs/rollouts.md): "Run on boards…" on an invocation's page starts
  * an execute rollout over three simulated boards; the rollout page follows it live to the
  * end (its event stream), with the table of boards and a bar chart per measure.
  */
-if (!hasChromium) console.warn(`rollouts browser test skipped: no Chromium at ${CHROMIUM}`);
-
 const SHOTS = process.env.MM_ROLLOUT_SHOTS ?? path.join(SHOTS_DIR, 'rollouts');
 
-describe.skipIf(!hasChromium)('the dashboard in Chromium: rollouts', () => {
+describe.skipIf(skipWithoutChromium('rollouts in Chromium'))('the dashboard in Chromium: rollouts', () => {
   let h: Harness;
   let page: Page;
   let base: string;

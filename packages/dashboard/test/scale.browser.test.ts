@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, screenshot, signIn, startHarness, type Harness } from './browser-support.ts';
+import { expectAccessible, screenshot, signIn, startHarness, type Harness, skipWithoutChromium } from './browser-support.ts';
 
 const INVOCATIONS = 10_000;
 const NEEDLES = 10; // every 1000th invocation is called needle-…
@@ -30,9 +30,7 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
  * log downloadable). The timings go to the report (printed); the test asserts what is seen,
  * not how fast (a loaded machine must not fail it).
  */
-if (!hasChromium) console.warn(`dashboard browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set MM_CHROMIUM)`);
-
-describe.skipIf(!hasChromium)('the dashboard in Chromium at scale: 10,000 invocations and a 30 MB live log', () => {
+describe.skipIf(skipWithoutChromium('the dashboard at scale in Chromium'))('the dashboard in Chromium at scale: 10,000 invocations and a 30 MB live log', () => {
   let h: Harness;
   let context: BrowserContext;
   let page: Page;

@@ -44,6 +44,12 @@ export const messageSummaries: Record<MessageType, string> = {
   'sse.event': 'Relay: one event of a followed stream (id, event name, data).',
   'sse.status': 'Relay: a followed stream opened, or dropped (the agent keeps retrying).',
   'board.telemetry': 'The board’s temperatures, power, memory, load and free disk, every MM_TELEMETRY_INTERVAL_S (only to a server that takes `board.telemetry`).',
+  'term.open': 'Terminal: start a login shell as MM_TERMINAL_USER in a pseudo-terminal of the given size (only to an agent whose hello names `terminal`), with the window of output it may send before acknowledgements.',
+  'term.data': 'Terminal: bytes, base64 — keystrokes to the board, the shell’s output from it.',
+  'term.ack': 'Terminal: the receiver passed on that many more bytes of the other side’s term.data; that much more may come (flow control).',
+  'term.resize': 'Terminal: the client’s window changed size.',
+  'term.close': 'Terminal: the client left; the agent hangs up the shell and answers term.exit.',
+  'term.exit': 'Terminal: the session ended — the shell’s exit status, or null with an error (terminal_disabled, idle_timeout, board_rebooting, pty_failed).',
   'scripts.state': 'The states of every device script deployed on the board, whole, whenever one changes (to a server that takes `device.scripts`).',
 };
 

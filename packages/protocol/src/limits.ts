@@ -31,3 +31,8 @@ export const SENDER_FRAME_POOL = 8;
 /** Heartbeats: each side pings every HEARTBEAT_INTERVAL_MS and closes a link silent for HEARTBEAT_TIMEOUT_MS. */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
 export const HEARTBEAT_TIMEOUT_MS = 45_000;
+
+/** Terminal bytes in one `term.data` (before base64). */
+export const TERMINAL_CHUNK_BYTES = 16 * 1024;
+/** Terminal output a sender may have unacknowledged (`term.open.window`), and input likewise. */
+export const TERMINAL_WINDOW_BYTES = 256 * 1024;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AcceleratorFacts, DpuFingerprint } from './accelerator.ts';
 
 /**
  * The message catalog of the agent↔server link: every JSON (text-frame) message either
@@ -60,6 +61,12 @@ export const OperationOutcome = z.object({
   result: z.record(z.string(), z.unknown()).nullable(),
   error: ErrorInfo.nullable(),
   output: ProducedFile.nullable(),
+  /**
+   * The run's per-frame results (`results.jsonl` in MM_OUTPUT_DIR, docs/runner.md), kept in
+   * the agent's cache like the output video until the server has it; absent when the runner
+   * left none (and from older agents).
+   */
+  results: ProducedFile.nullable().optional(),
 });
 export type OperationOutcome = z.infer<typeof OperationOutcome>;
 
@@ -127,13 +134,20 @@ export const Hello = z.object({
    * pushed stream has no `stream.pull` to carry this): as `stream.pull.compression`.
    */
   compression: z.object({ codecs: z.array(z.string()), decode_bps: z.number().positive().optional() }).optional(),
+  /** The board's accelerator (docs/accelerators.md); absent from older agents and boards without the tools. */
+  accelerator: AcceleratorFacts.optional(),
 });
 
 /**
  * A→S, the board's facts changed since the hello (a PAC was activated, disk filled, ...);
  * sent only to a server whose welcome names the `board.facts` feature. Replaces the facts.
  */
-export const BoardFactsMessage = z.object({ type: z.literal('board.facts'), facts: BoardFacts });
+export const BoardFactsMessage = z.object({
+  type: z.literal('board.facts'),
+  facts: BoardFacts,
+  /** The board's accelerator, as in hello (an older server ignores it). */
+  accelerator: AcceleratorFacts.optional(),
+});
 
 /** S→A, the answer to hello. */
 export const Welcome = z.object({
@@ -171,6 +185,24 @@ export const OpStart = z.object({
   timeout_s: z.number().positive().optional(),
   /** execute: the board's labels when it started (the runner gets them as MM_BOARD_LABELS, JSON). */
   board_labels: z.record(z.string(), z.string()).optional(),
+  /**
+   * execute: the accelerated application the run needs (docs/accelerators.md). The agent loads
+   * it before anything is transferred unless it is active already (`result.app_loaded`).
+   */
+  requires_app: z.string().min(1).max(200).optional(),
+  /**
+   * execute: the DPU fingerprints of the model's DPU subgraphs (its `.xmodel`). The agent
+   * checks the board's DPU against them before anything is transferred, and fails the run
+   * `dpu_fingerprint_mismatch` when none fits; without a DPU fingerprint it notes that the
+   * check was skipped.
+   */
+  model_fingerprints: z.array(DpuFingerprint).max(64).optional(),
+  /**
+   * execute: run the runner `warmup` + `repeat` times in a row (docs/results.md); the result's
+   * `runs` holds the metrics of the `repeat` counted runs and `metrics` their medians. An agent
+   * that does not know the field runs once.
+   */
+  run: z.object({ repeat: z.number().int().min(1).max(100), warmup: z.number().int().min(0).max(20) }).optional(),
 });
 
 /** S→A, stop an operation; the agent ends the whole process group and reports `cancelled`. */
@@ -422,6 +454,49 @@ export const BoardTelemetry = z.object({ type: z.literal('board.telemetry'), rea
  */
 export const ScriptsState = z.object({ type: z.literal('scripts.state'), scripts: z.array(ScriptState) });
 
+// ── terminal (a login shell on the board; docs/terminal.md) ─────────────────────────
+
+/** A terminal session on the link, numbered by the server. */
+export const TerminalId = z.number().int().positive();
+/** Columns and rows of a terminal. */
+const TermCols = z.number().int().min(1).max(1000);
+const TermRows = z.number().int().min(1).max(1000);
+/** Terminal bytes in one `term.data`, base64: at most TERMINAL_CHUNK_BYTES before encoding. */
+const TermBytes = z.string().max(Math.ceil((16 * 1024) / 3) * 4 + 4).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+
+/**
+ * S→A (only to an agent whose hello names `terminal`): start a login shell as MM_TERMINAL_USER
+ * in a pseudo-terminal of `cols`×`rows`. The agent answers `term.data` (the shell's output) and
+ * at the end `term.exit`; it may send up to `window` bytes of output before the server's
+ * `term.ack`s (flow control: a `yes` flood waits on the board, not in the server's memory).
+ */
+export const TermOpen = z.object({
+  type: z.literal('term.open'),
+  term_id: TerminalId,
+  cols: TermCols,
+  rows: TermRows,
+  window: z.number().int().positive().max(16 * 1024 * 1024),
+});
+
+/** A↔S, terminal bytes: keystrokes (S→A) or the shell's output (A→S), base64. */
+export const TermData = z.object({ type: z.literal('term.data'), term_id: TerminalId, data: TermBytes });
+
+/** A↔S, the receiver passed on `bytes` more of the other side's `term.data` (to the pty, or to the client): that much more may come. */
+export const TermAck = z.object({ type: z.literal('term.ack'), term_id: TerminalId, bytes: z.number().int().positive() });
+
+/** S→A, the client's terminal changed size. */
+export const TermResize = z.object({ type: z.literal('term.resize'), term_id: TerminalId, cols: TermCols, rows: TermRows });
+
+/** S→A, the client left (or the session was ended): the agent hangs up the shell (SIGHUP) and answers `term.exit`. */
+export const TermClose = z.object({ type: z.literal('term.close'), term_id: TerminalId });
+
+/**
+ * A→S, the session ended: the shell's exit status (`code`; 128+N after signal N), or null with
+ * `error` when it never started or was ended by the agent (`terminal_disabled`, `idle_timeout`,
+ * `board_rebooting`, `pty_failed`, `agent_stopping`).
+ */
+export const TermExit = z.object({ type: z.literal('term.exit'), term_id: TerminalId, code: z.number().int().nullable(), error: ErrorInfo.optional() });
+
 /** Every message of the catalog, by type. Add a message here and to its side's union below. */
 export const catalog = {
   hello: Hello,
@@ -452,6 +527,12 @@ export const catalog = {
   'sse.status': SseStatus,
   'board.telemetry': BoardTelemetry,
   'scripts.state': ScriptsState,
+  'term.open': TermOpen,
+  'term.data': TermData,
+  'term.ack': TermAck,
+  'term.resize': TermResize,
+  'term.close': TermClose,
+  'term.exit': TermExit,
 } as const;
 
 export type MessageType = keyof typeof catalog;
@@ -481,6 +562,9 @@ export const AgentMessage = z.discriminatedUnion('type', [
   SseStatus,
   BoardTelemetry,
   ScriptsState,
+  TermData,
+  TermAck,
+  TermExit,
 ]);
 export type AgentMessage = z.infer<typeof AgentMessage>;
 
@@ -501,6 +585,11 @@ export const ServerMessage = z.discriminatedUnion('type', [
   HttpAbort,
   SseSubscribe,
   SseUnsubscribe,
+  TermOpen,
+  TermData,
+  TermAck,
+  TermResize,
+  TermClose,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessage>;
 

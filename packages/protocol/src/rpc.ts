@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ScriptPort, ScriptState, Sha256 } from './messages.ts';
+import { AppList, DpuFacts } from './accelerator.ts';
 
 /** One PAC configuration as `xlnx-config -q` lists it (docs/api.md, "PACs"). */
 export const PacRecord = z.object({
@@ -61,7 +62,9 @@ export const rpcMethods = {
    * `remote_dir` outside MM_SCRIPTS_ROOT (`script_dir_refused`, nothing written), writes
    * `remote_dir/filename`, (re)starts it supervised with PORT set and waits until the port
    * answers; if it does not within `health_timeout_s`, the previous version comes back
-   * (files and process) and the call fails `script_unhealthy`.
+   * (files and process) and the call fails `script_unhealthy`. With `stable_s`, it must then
+   * stay up that long (no exit, no restart by the supervisor), else the same rollback and
+   * `script_unstable` (older agents ignore `stable_s`).
    */
   'script.deploy': {
     params: z.object({
@@ -75,18 +78,83 @@ export const rpcMethods = {
       size: z.number().int().nonnegative(),
       upload_id: z.string().min(1),
       health_timeout_s: z.number().positive(),
+      stable_s: z.number().nonnegative().optional(),
     }),
     result: z.object({ script: ScriptState, path: z.string(), pulled: z.boolean(), previous_version: z.string().nullable() }),
   },
   /** Starts, stops or restarts a deployed script (start/restart wait for its port, as deploy does). */
   'script.control': {
-    params: z.object({ script_id: z.string().min(1), action: z.enum(['start', 'stop', 'restart']), health_timeout_s: z.number().positive() }),
+    params: z.object({ script_id: z.string().min(1), action: z.enum(['start', 'stop', 'restart']), health_timeout_s: z.number().positive(), stable_s: z.number().nonnegative().optional() }),
     result: z.object({ script: ScriptState }),
   },
   /** The script's recent output (a bounded buffer on the agent). */
   'script.logs': {
     params: z.object({ script_id: z.string().min(1) }),
     result: z.object({ text: z.string() }),
+  },
+  /** Lists the accelerated applications (`dfx-mgr-client -listPackage`, else `xmutil listapps`) and the board's accelerator facts. */
+  'app.query': {
+    params: z.object({}),
+    result: AppList,
+  },
+  /**
+   * Makes `app` the active application (docs/accelerators.md): refuses a name the listing
+   * does not show (`app_not_found`), unloads what holds the slot, loads it (a load still
+   * running after the agent's MM_APP_LOAD_TIMEOUT_S is killed: `app_load_timeout`), and
+   * verifies by the listing (the app in an active slot), by `xdputil` (the DPU answers) and
+   * by /etc/vart.conf; never by the tools' exit status. Failures: `no_empty_slot`,
+   * `app_load_failed`, each with the tools' output. `loaded` is false when it was active already.
+   */
+  'app.load': {
+    params: z.object({ app: z.string().min(1).max(200) }),
+    result: AppList.extend({
+      app: z.string(),
+      loaded: z.boolean(),
+      slot: z.number().int().nonnegative(),
+      /** The apps unloaded to free the slot. */
+      unloaded: z.array(z.string()),
+      dpu: DpuFacts.nullable(),
+      vart_target: z.string().nullable(),
+      /** What the tools printed, in order. */
+      output: z.string(),
+    }),
+  },
+  /** Unloads the active application(s); verified by the listing. */
+  'app.unload': {
+    params: z.object({}),
+    result: AppList.extend({ unloaded: z.array(z.string()), output: z.string() }),
+  },
+  /**
+   * The agent pulls the archive (stream.pull, source `{ kind: 'upload', upload_id }`: a tar,
+   * tar.gz or zip of one app folder), checks it as strictly as a PAC archive (refused:
+   * `invalid_app_archive`), installs it atomically under MM_APPS_DIR and lists again.
+   */
+  'app.install': {
+    params: z.object({ upload_id: z.string().min(1) }),
+    result: AppList.extend({
+      app: z.string(),
+      files: z.number().int().nonnegative(),
+      bytes: z.number().int().nonnegative(),
+      shell_type: z.string(),
+      /** Whether the listing shows it (dfx-mgrd notices new folders by itself, within seconds). */
+      listed: z.boolean(),
+      replaced: z.boolean(),
+    }),
+  },
+  /**
+   * A lab host (an agent with MM_PDUDAEMON_URL, docs/power.md) relays a power command for
+   * another board to its pdudaemon: `GET <url>/power/control/<action>?hostname=&port=`
+   * (`delay` for reboot: seconds off). Answers pdudaemon's HTTP status and body; fails
+   * `not_lab_host` (no MM_PDUDAEMON_URL), `pdu_unreachable` or `pdu_error` (its answer).
+   */
+  'power.control': {
+    params: z.object({
+      action: z.enum(['on', 'off', 'reboot']),
+      hostname: z.string().min(1).max(255),
+      port: z.number().int().min(0).max(65535),
+      delay_s: z.number().int().min(0).max(3600).optional(),
+    }),
+    result: z.object({ status: z.number().int(), body: z.string() }),
   },
   /** The agent answers first, then runs its reboot command (MM_REBOOT). */
   'board.reboot': {

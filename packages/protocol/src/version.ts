@@ -48,6 +48,11 @@ export const LinkFeature = {
    * in `scripts.state` whenever one changes.
    */
   deviceScripts: 'device.scripts',
+  /**
+   * Named by the agent when it gives terminals (`term.*`, docs/terminal.md): its MM_TERMINAL is
+   * on and it has a user to run the shell as. A board whose hello lacks it refuses terminals.
+   */
+  terminal: 'terminal',
 } as const;
 
 /** The major version a peer announced (`hello.protocol_version`, `welcome.protocol_version`). */

@@ -79,6 +79,29 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(24 * 3600),
+  /** Webhooks (docs/webhooks.md): private receivers, the time one attempt may take, retries, the offline grace, the secrets' key. */
+  MM_WEBHOOK_ALLOW_PRIVATE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1'])).default('0'),
+  MM_WEBHOOK_TIMEOUT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0').max(300, 'must be at most 300'),
+  ).default(10),
+  MM_WEBHOOK_RETRY_FOR_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0').max(30 * 86_400, 'must be at most 30 days'),
+  ).default(86_400),
+  MM_WEBHOOK_RETRY_BASE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(30),
+  MM_WEBHOOK_RETRY_MAX_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(7200),
+  MM_WEBHOOK_OFFLINE_GRACE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').min(0, 'must not be negative'),
+  ).default(120),
+  MM_WEBHOOK_SECRET_KEY: optionalString.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters (e.g. openssl rand -base64 32)'),
   /** People and access (auth/): the public origin, more allowed Host names, proxy trust, sessions. */
   MM_PUBLIC_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/?#]+\/?$/.test(v), 'must be an origin such as https://mm.example.org'),
   MM_ALLOWED_HOSTS: optionalString,
@@ -92,6 +115,26 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(30),
+  /** Power and hang recovery (docs/power.md): a board unheard of this long (its link lost, not closed by its agent) is `unresponsive`. */
+  MM_HANG_DETECT_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(120),
+  /** A run still going this long after it started is past its bound: cancelled, and a board that does not confirm is `unresponsive`. */
+  MM_RUN_BOUND_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(4 * 3600),
+  /** Power-cycle unresponsive boards that have power configured (1, the default) or only mark them (0). */
+  MM_AUTO_RECOVER: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['0', '1'])).default('1'),
+  /** At most this many automatic power cycles of one board in MM_RECOVER_WINDOW_S; then it is `bad`. */
+  MM_RECOVER_MAX: int(1, 100).default(3),
+  MM_RECOVER_WINDOW_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
+  ).default(3600),
+  /** How long a power cycle keeps the board off (pdudaemon's reboot `delay`). */
+  MM_POWER_CYCLE_OFF_S: int(0, 3600).default(5),
   /** Log bytes kept per operation: past this, its head and tail are kept and a line says what was cut. */
   MM_LOG_MAX_BYTES: int(1024, Number.MAX_SAFE_INTEGER).default(16 * 1024 * 1024),
   /** Pulling an output video from the board: fail it after this long in all, or this long without a byte. */
@@ -123,8 +166,23 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of seconds').positive('must be more than 0'),
   ).default(20),
+  /**
+   * A deployed or started device script must then stay up this long (no exit, no restart) or the
+   * deploy fails `script_unstable` and its previous version comes back (docs/device-scripts.md); 0: not watched.
+   */
+  MM_SCRIPT_STABLE_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').min(0, 'must be 0 or more').max(600, 'must be at most 600'),
+  ).default(5),
   /** Fleet scheduling (docs/fleet.md): an execute still waiting for a board after this long fails `queue_timeout`. */
   MM_QUEUE_TIMEOUT_S: int(1, 365 * 86_400).default(86_400),
+  /** Reservations (docs/reservations.md): the longest lease, and renewal, one may ask for. */
+  MM_RESERVATION_MAX_S: int(60, 365 * 86_400).default(8 * 3600),
+  /** A running operation whose board stays offline this long fails `board_lost` (operations/board-lost.ts). */
+  MM_BOARD_LOST_S: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite('must be a number of seconds').positive('must be more than 0').max(30 * 86_400, 'must be at most 30 days'),
+  ).default(300),
   /** How often each replica's scheduler sweeps: queue timeouts, due health checks, work stranded on boards gone. */
   MM_SCHEDULER_SWEEP_S: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -150,6 +208,18 @@ export const configSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().finite('must be a number of days').min(0, 'must not be negative'),
   ).default(90),
+  /** Camera relay (docs/webcam.md): viewers one camera may have at once on this replica. */
+  MM_CAMERA_MAX_VIEWERS: int(1, 10_000).default(50),
+  /** Viewers one user (with auth off: one client address) may have at once on this replica, all cameras together. */
+  MM_CAMERA_MAX_VIEWERS_PER_USER: int(1, 10_000).default(8),
+  /**
+   * Bytes of frames the camera relay keeps for viewers whose sockets have not taken them yet,
+   * beyond each camera's newest frame; past it the viewers furthest behind are cut. At least
+   * two of the largest frames (8 MiB each).
+   */
+  /** The most of one terminal session's recording kept (asciicast v2, KiB); 0 records nothing. */
+  MM_TERMINAL_RECORDING_MAX_KB: int(0, 1024 * 1024).default(2048),
+  MM_CAMERA_MAX_PENDING_BYTES: int(16 * 1024 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
 }).superRefine((e, ctx) => {
   if (e.MM_BLOB_STORE === 's3' && !e.MM_S3_BUCKET) {
     ctx.addIssue({ code: 'custom', path: ['MM_S3_BUCKET'], message: 'must be set when MM_BLOB_STORE=s3' });
@@ -208,6 +278,15 @@ export interface Config {
   replicaName: string;
   logMaxBytes: number;
   cancelGraceMs: number;
+  /** Power control and hang recovery (docs/power.md). */
+  power: {
+    hangDetectMs: number;
+    runBoundMs: number;
+    autoRecover: boolean;
+    recoverMax: number;
+    recoverWindowMs: number;
+    cycleOffS: number;
+  };
   outputPullTimeoutMs: number;
   outputPullIdleMs: number;
   logLevel: string;
@@ -234,10 +313,44 @@ export interface Config {
   agentUpdateTimeoutMs: number;
   /** `MM_SCRIPT_HEALTH_TIMEOUT_S` in seconds. */
   scriptHealthTimeoutS: number;
+  /** `MM_SCRIPT_STABLE_S` in seconds. */
+  scriptStableS: number;
   /** `MM_QUEUE_TIMEOUT_S` in ms: the default `queue_timeout_s` of an execute. */
   queueTimeoutMs: number;
   /** `MM_SCHEDULER_SWEEP_S` in ms. */
   schedulerSweepMs: number;
+  /** `MM_RESERVATION_MAX_S`: the longest lease one may ask for, in seconds. */
+  reservationMaxS: number;
+  /** `MM_BOARD_LOST_S` in ms. */
+  boardLostMs: number;
+  /** MM_CAMERA_MAX_VIEWERS: viewers per camera on this replica. */
+  cameraMaxViewers: number;
+  /** MM_CAMERA_MAX_VIEWERS_PER_USER: viewers per user (or client address) on this replica. */
+  cameraMaxViewersPerUser: number;
+  /** MM_TERMINAL_RECORDING_MAX_KB in bytes: the cap of one terminal session's recording. */
+  terminalRecordingMaxBytes: number;
+  /** MM_CAMERA_MAX_PENDING_BYTES: frame bytes held for viewers' unsent writes, beyond the newest frames. */
+  cameraMaxPendingBytes: number;
+  /** Webhooks (docs/webhooks.md). */
+  webhooks: WebhookSettings;
+}
+
+/** The webhook settings (`MM_WEBHOOK_*`), in ms where they are times. */
+export interface WebhookSettings {
+  /** `MM_WEBHOOK_ALLOW_PRIVATE=1`: receivers on loopback, private and link-local addresses are allowed (an on-premises server). */
+  allowPrivate: boolean;
+  /** One attempt in all: resolving, connecting, sending and reading the answer. */
+  timeoutMs: number;
+  /** Retries stop this long after the event (or a redelivery); the delivery is then `failed`. */
+  retryForMs: number;
+  /** The first retry waits up to this; each one doubles it (full jitter)… */
+  retryBaseMs: number;
+  /** …up to this. */
+  retryMaxMs: number;
+  /** A board offline this long is a `board.offline` event. */
+  offlineGraceMs: number;
+  /** `MM_WEBHOOK_SECRET_KEY`, if set: seals the subscriptions' secrets (else a key file in MM_DATA_DIR). */
+  secretKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -278,6 +391,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     replicaName: e.MM_REPLICA_ID ?? `${os.hostname()}-${process.pid}`,
     logMaxBytes: e.MM_LOG_MAX_BYTES,
     cancelGraceMs: Math.max(1, Math.round(e.MM_CANCEL_GRACE_S * 1000)),
+    power: {
+      hangDetectMs: Math.max(1, Math.round(e.MM_HANG_DETECT_S * 1000)),
+      runBoundMs: Math.max(1, Math.round(e.MM_RUN_BOUND_S * 1000)),
+      autoRecover: e.MM_AUTO_RECOVER === '1',
+      recoverMax: e.MM_RECOVER_MAX,
+      recoverWindowMs: Math.max(1, Math.round(e.MM_RECOVER_WINDOW_S * 1000)),
+      cycleOffS: e.MM_POWER_CYCLE_OFF_S,
+    },
     outputPullTimeoutMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_TIMEOUT_S * 1000)),
     outputPullIdleMs: Math.max(1, Math.round(e.MM_OUTPUT_PULL_IDLE_S * 1000)),
     logLevel: e.LOG_LEVEL,
@@ -309,7 +430,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     packagesDir: path.resolve(e.MM_PACKAGES_DIR),
     agentUpdateTimeoutMs: Math.max(1000, Math.round(e.MM_AGENT_UPDATE_TIMEOUT_S * 1000)),
     scriptHealthTimeoutS: e.MM_SCRIPT_HEALTH_TIMEOUT_S,
+    scriptStableS: e.MM_SCRIPT_STABLE_S,
     queueTimeoutMs: e.MM_QUEUE_TIMEOUT_S * 1000,
     schedulerSweepMs: Math.max(50, Math.round(e.MM_SCHEDULER_SWEEP_S * 1000)),
+    reservationMaxS: e.MM_RESERVATION_MAX_S,
+    boardLostMs: Math.max(1000, Math.round(e.MM_BOARD_LOST_S * 1000)),
+    webhooks: {
+      allowPrivate: e.MM_WEBHOOK_ALLOW_PRIVATE === '1',
+      timeoutMs: Math.max(1, Math.round(e.MM_WEBHOOK_TIMEOUT_S * 1000)),
+      retryForMs: Math.max(1, Math.round(e.MM_WEBHOOK_RETRY_FOR_S * 1000)),
+      retryBaseMs: Math.max(1, Math.round(e.MM_WEBHOOK_RETRY_BASE_S * 1000)),
+      retryMaxMs: Math.max(1, Math.round(Math.max(e.MM_WEBHOOK_RETRY_MAX_S, e.MM_WEBHOOK_RETRY_BASE_S) * 1000)),
+      offlineGraceMs: Math.round(e.MM_WEBHOOK_OFFLINE_GRACE_S * 1000),
+      secretKey: e.MM_WEBHOOK_SECRET_KEY,
+    },
+    cameraMaxViewers: e.MM_CAMERA_MAX_VIEWERS,
+    cameraMaxViewersPerUser: e.MM_CAMERA_MAX_VIEWERS_PER_USER,
+    cameraMaxPendingBytes: e.MM_CAMERA_MAX_PENDING_BYTES,
+    terminalRecordingMaxBytes: e.MM_TERMINAL_RECORDING_MAX_KB * 1024,
   };
 }

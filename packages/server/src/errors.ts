@@ -54,6 +54,10 @@ export class ConflictError extends ApiError {
   }
 }
 
+/** 409 `board_name_taken`: board names are unique (`mm boards show <name>` names one board). */
+export const boardNameTaken = (name: string) =>
+  new ConflictError('board_name_taken', `Another board is named ${JSON.stringify(name)}: board names are unique. Choose another name.`, { name });
+
 export class PayloadTooLargeError extends ApiError {
   constructor(detail: string) {
     super(413, 'payload_too_large', 'Payload Too Large', detail);

@@ -11,8 +11,8 @@ import { InFlightRequests } from './http/in-flight.ts';
 import { refuseOpenServer } from './auth/open-server.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createServices, type Services, type ServicesOptions } from './services.ts';
-import { seedDeviceScripts } from './services/device-scripts-seed.ts';
-import { seedWebcamProgram } from './services/webcam-program-seed.ts';
+import { seedDeviceScripts } from './device-scripts/device-scripts-seed.ts';
+import { seedWebcamProgram } from './device-scripts/webcam-program-seed.ts';
 
 export interface StartServerOptions {
   config: Config;
@@ -78,7 +78,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   }
 
   if (config.webcamProgram) {
-    // Development: the webcam entry deployable at once (services/webcam-program-seed.ts).
+    // Development: the webcam entry deployable at once (device-scripts/webcam-program-seed.ts).
     const given = await seedWebcamProgram(ctx, config.webcamProgram).catch((err: unknown) => {
       log.warn({ err, file: config.webcamProgram }, 'could not give the webcam entry its program');
       return [];

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_LIMITS } from '../src/auth/login-limiter.ts';
-import { dbKinds, realDatabaseUrl } from '../../../test/support/databases.ts';
+import { dbKinds, skipWithoutRealDatabase } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { ADMIN_TOKEN, bearer, call, login, makeUser, type TestUser } from './support/accounts.ts';
@@ -141,7 +141,7 @@ describe.each(dbKinds)('access holes (%s database)', (kind) => {
   });
 });
 
-describe.skipIf(!realDatabaseUrl)('two admins demoting themselves at once (real PostgreSQL)', () => {
+describe.skipIf(skipWithoutRealDatabase('two admins demoting themselves at once'))('two admins demoting themselves at once (real PostgreSQL)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer('postgres', { MM_API_TOKEN: ADMIN_TOKEN });

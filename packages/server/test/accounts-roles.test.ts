@@ -46,7 +46,22 @@ function contractRole(method: string, path: string): Access {
   if (path.startsWith('/api/users/') || path.startsWith('/api/audit/') || path.startsWith('/api/provisioning-keys/')) return 'admin';
   // Fleets: health checks are admin's (reading them too); running a board's checks now is an operator's.
   if (path.startsWith('/api/health-checks/')) return 'admin';
+  // Webhooks send fleet data where their subscription says and hold signing secrets: admin's, reading too.
+  if (path.startsWith('/api/webhooks/')) return 'admin';
   if (path === '/api/boards/{id}/health-check/') return 'operator';
+  // Terminals: an operator holding the board's reservation (or an admin, checked by the
+  // terminal service); the sessions and their recordings are admin's.
+  if (path === '/api/boards/{id}/terminal/') return 'operator';
+  if (path.startsWith('/api/terminal-sessions/')) return 'admin';
+  // Power: an admin, or the reservation holder (an operator; the power service checks the lease).
+  if (path === '/api/boards/{id}/power/') return 'operator';
+  // Accelerated apps: operators load and unload them; installing one is an admin's.
+  if (path === '/api/apps/load/' || path === '/api/apps/unload/') return 'operator';
+  // Reservations: operators reserve, renew and release (the holder's own, which the service checks).
+  if (path.startsWith('/api/reservations/') && method !== 'GET') return 'operator';
+  // Results: operators keep and delete baselines; anyone who reads may compare.
+  if (path.startsWith('/api/baselines/') && method !== 'GET') return 'operator';
+  if (path === '/api/comparisons/') return 'viewer';
   if (path.startsWith('/api/auth/') || path.startsWith('/api/tokens/')) return 'viewer';
   // Every call of the proxy and of the tus upload protocol (HEAD asks for an upload's offset).
   if (path.startsWith('/api/device-scripts/{id}/proxy/') || path.startsWith('/api/uploads/')) return 'operator';

@@ -182,7 +182,7 @@ describe.each([
     expect(writer.size).toBe(data.length);
     expect(await writer.commit(sha256(data))).toEqual({ sha256: sha256(data), size: data.length });
     expect(h.store.isPinned(sha256(data))).toBe(true);
-    h.store.release(sha256(data));
+    await h.store.release(sha256(data));
     expect((await readAll(await h.store.open(sha256(data)))).equals(data)).toBe(true);
     expect(await h.leftovers()).toEqual([]);
   });
@@ -238,13 +238,13 @@ describe.each([
     const { sha256: sha } = await h.store.ingest(Readable.from([Buffer.from('pin me')]));
     expect(h.store.isPinned(sha)).toBe(true);
     expect(await h.store.removeIfUnused(sha, async () => true)).toBe(false);
-    h.store.release(sha);
+    await h.store.release(sha);
     expect(h.store.isPinned(sha)).toBe(false);
     expect(await h.store.removeIfUnused(sha, async () => false)).toBe(false);
     expect(await h.store.has(sha)).toBe(true);
     expect(await h.store.pin(sha)).toBe(true);
     expect(await h.store.removeIfUnused(sha, async () => true)).toBe(false);
-    h.store.release(sha);
+    await h.store.release(sha);
     // The caller removes the bytes itself while it holds its lock; they are gone when it answers.
     let seen: boolean | undefined;
     expect(

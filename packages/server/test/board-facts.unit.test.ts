@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BoardSelectorSchema } from '../src/fleet/board-selector.ts';
-import { agentLabelsFromFacts, boardModelLabel, factsOfHello, labelValue } from '../src/fleet/board-facts.ts';
+import { BoardSelectorSchema } from '../src/boards/board-selector.ts';
+import { agentLabelsFromFacts, boardModelLabel, factsOfHello, labelValue } from '../src/boards/board-facts.ts';
 
 describe('mm/ labels from board facts', () => {
   it('makes every label of a KV260 and a ZCU104', () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LinkFeature } from '@mm/protocol';
 import { boardTelemetry } from '../src/db/schema.ts';
 import { recordTelemetry, TELEMETRY_KEEP_MS } from '../src/telemetry/telemetry-store.ts';
-import { createScratchDatabase, dbKinds, realDatabaseUrl } from '../../../test/support/databases.ts';
+import { createScratchDatabase, dbKinds, skipWithoutRealDatabase } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { find, parsePrometheus } from '../../../test/support/prometheus.ts';
@@ -102,6 +102,14 @@ describe.each(dbKinds)('board telemetry on the server (%s database)', (kind) => 
     expect((await board(b.id)).telemetry.temperatures_c['ams.ps_temp']).toBe(43);
     const since = new Date(base + MINUTE).toISOString();
     expect((await samples(b.id, `?since=${encodeURIComponent(since)}`)).map((s) => s.temperatures_c['ams.ps_temp'])).toEqual([43]);
+    // A `since` inside a minute after its sample was taken leaves that sample out (its own time
+    // decides, not its minute): a client polling with the last time it saw plus 1 ms gets nothing new.
+    const justAfter = new Date(base + MINUTE + 1_001).toISOString();
+    expect(await samples(b.id, `?since=${encodeURIComponent(justAfter)}`)).toEqual([]);
+    const atIt = new Date(base + MINUTE + 1_000).toISOString();
+    expect((await samples(b.id, `?since=${encodeURIComponent(atIt)}`)).map((s) => s.temperatures_c['ams.ps_temp'])).toEqual([43]);
+    const midFirst = new Date(base + 6_000).toISOString();
+    expect((await samples(b.id, `?since=${encodeURIComponent(midFirst)}`)).map((s) => s.temperatures_c['ams.ps_temp'])).toEqual([43]);
     // A `since` further back than 24 h still answers 24 h.
     const longAgo = new Date(Date.now() - 48 * 60 * MINUTE).toISOString();
     expect(await samples(b.id, `?since=${encodeURIComponent(longAgo)}`)).toHaveLength(2);
@@ -155,7 +163,7 @@ describe.each(dbKinds)('board telemetry on the server (%s database)', (kind) => 
   });
 });
 
-describe.skipIf(!realDatabaseUrl)('board telemetry with two replicas on one PostgreSQL', () => {
+describe.skipIf(skipWithoutRealDatabase('board telemetry on two replicas'))('board telemetry with two replicas on one PostgreSQL', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
   let one: TestServer;
   let two: TestServer;

@@ -37,6 +37,12 @@ describe.each(dbKinds)('boards (%s database)', (kind) => {
       platform: null,
       boot_id: null,
       active_pac: null,
+      // Registered by hand: not enrolled, held by no one, no power controller.
+      enrolled_at: null,
+      enrolled_from: null,
+      machine_id: null,
+      reservation: null,
+      power: null,
     });
     expect(b.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(b.token).toMatch(/^[A-Za-z0-9_-]{43,}$/);
@@ -46,7 +52,11 @@ describe.each(dbKinds)('boards (%s database)', (kind) => {
     const again = await getBoard(server, b.id);
     expect(again).not.toHaveProperty('token');
     expect(Object.keys(again).sort()).toEqual(
-      ['id', 'name', 'status', 'busy', 'last_seen_at', 'connected_at', 'agent_version', 'hostname', 'platform', 'boot_id', 'active_pac', 'labels', 'telemetry', 'facts', 'maintenance', 'health', 'health_reason', 'health_checked_at', 'current_operation_id', 'queued'].sort(),
+      ['id', 'name', 'status', 'busy', 'last_seen_at', 'connected_at', 'agent_version', 'hostname', 'platform', 'boot_id', 'active_pac', 'labels', 'telemetry', 'facts', 'maintenance', 'health', 'health_reason', 'health_checked_at', 'current_operation_id', 'queued', 'reenroll_request',
+        // When and how it joined (enrolment's machine id and address), who holds it, its power controller.
+        'created_at', 'enrolled_at', 'enrolled_from', 'machine_id', 'reservation', 'power',
+        // The device scripts it runs, with their state.
+        'scripts'].sort(),
     );
   });
 

@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
+import { createScratchDatabase, skipWithoutRealDatabase } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { createInvocation } from './invocations-support.ts';
@@ -48,7 +48,7 @@ async function cuttableProxy(target: { host: string; port: number }) {
   };
 }
 
-describe.skipIf(!realDatabaseUrl)('a database outage (postgres database)', () => {
+describe.skipIf(skipWithoutRealDatabase('a database outage through a cuttable proxy'))('a database outage (postgres database)', () => {
   let server: TestServer;
   let proxy: Awaited<ReturnType<typeof cuttableProxy>>;
   beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { remoteDirRefusal } from '../src/device-scripts/script-operations.ts';
-import { attachScriptProgram, scriptProgramOf, scriptPrograms } from '../src/services/device-script-programs.ts';
-import { collectUnusedContent, sweepOrphanContent } from '../src/services/invocation-files.ts';
+import { attachScriptProgram, scriptProgramOf, scriptPrograms } from '../src/device-scripts/device-script-programs.ts';
+import { collectUnusedContent, sweepOrphanContent } from '../src/invocations/invocation-files.ts';
 import { realDatabaseUrl } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';

@@ -277,6 +277,18 @@ describe.each(dbKinds)('device-script catalogue (%s database)', (kind) => {
     });
   });
 
+  it('answers a NUL in a query string with 400 validation_failed, never a 500 (the API fuzz found ?version=a%00b)', async () => {
+    const { id } = await create({ ...webcam, name: 'nul' });
+    for (const path of [`/api/device-scripts/${id}/file/?version=a%00b`, `/api/device-scripts/${id}/programs/?x=%00`, '/api/invocations/?search=a%00']) {
+      const res = await server.api(path);
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect((await json(res)).code).toBe('validation_failed');
+    }
+    // Without the NUL the same route answers as before: no program uploaded yet.
+    expect((await server.api(`/api/device-scripts/${id}/file/?version=ab`)).status).toBe(404);
+  });
+
   it('documents every catalogue route in the OpenAPI document', async () => {
     const doc = await json(await server.api('/api/openapi.json'));
     expect(Object.keys(doc.paths['/api/device-scripts/']).sort()).toEqual(['get', 'post']);

@@ -10,10 +10,18 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../src/db/database.ts';
+import { openDatabase, type Database, type Db } from '../src/db/database.ts';
 import { boards, boardSessions, operations } from '../src/db/schema.ts';
-import { anyWaitingFor, assignToBoard, clearStaleBusy, idleBoards, markIdleSince } from '../src/fleet/scheduler-store.ts';
+import { anyWaitingFor, clearStaleBusy, markIdleSince, PgSchedulerStore, type IdleBoardFilter } from '../src/fleet/scheduler-store.ts';
+import { assignToBoard } from '../src/operations/store.ts';
+import { rowsOf } from '../src/db/rows.ts';
+import type { Operations } from '../src/operations/operations.ts';
 import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
+
+/** The scheduler store's idle-board walk (its reads need no Operations). */
+const idleBoards = (db: Db, only?: IdleBoardFilter) =>
+  new PgSchedulerStore({ db, operations: undefined as unknown as Operations, sessionStaleMs: 15_000, queueTimeoutMs: 60_000 }).idleBoards(only);
+
 
 const REPLICAS = 4;
 const BOARDS = 24;
@@ -52,7 +60,7 @@ describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas',
       await db.insert(operations).values(
         Array.from({ length: BOARDS * 3 }, (_, i) => ({ kind: 'execute', status: 'queued', boardId: null, boardSelector: { kind: i % 2 ? 'a' : 'b' }, priority: i % 5 })),
       );
-      const idle = await idleBoards(db, 15_000);
+      const idle = await idleBoards(db);
       expect(idle).toHaveLength(BOARDS);
       // Every dispatcher walks the same boards in the same order, as replicas given the same trigger do.
       const assigned = (
@@ -73,9 +81,9 @@ describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas',
       expect(new Set(assigned.map((r) => r.id)).size).toBe(assigned.length);
       // Every board got one: none was skipped for good because another dispatcher held it.
       expect(perBoard.size).toBe(BOARDS);
-      const stored = await db.execute(sql`select board_id, count(*)::int as n from operations where board_id is not null group by board_id`);
-      const storedRows = (Array.isArray(stored) ? stored : []) as Array<{ n: number }>;
-      expect(storedRows.every((r) => r.n === 1)).toBe(true);
+      const stored = rowsOf(await db.execute(sql`select board_id, count(*)::int as n from operations where board_id is not null group by board_id`));
+      expect(stored).toHaveLength(BOARDS);
+      expect(stored.every((r) => r['n'] === 1)).toBe(true);
       // A board's labels hold the selector of what it got; the highest priority went first.
       const byId = new Map(idle.map((b) => [b.id, b]));
       for (const row of assigned) expect(byId.get(row.boardId!)!.labels.kind).toBe(row.boardSelector!.kind);
@@ -87,27 +95,27 @@ describe.skipIf(!realDatabaseUrl)('fleet scheduler: assignment across replicas',
     const rows = await reset();
     const { db } = dbs[0]!;
     await db.insert(operations).values([{ kind: 'execute', status: 'queued', boardId: null, boardSelector: { kind: 'a' } }]);
-    const candidates = await idleBoards(db, 15_000, { selectors: [{ kind: 'a' }] });
+    const candidates = await idleBoards(db, { selectors: [{ kind: 'a' }] });
     expect(candidates).toHaveLength(BOARDS / 2);
-    expect(await idleBoards(db, 15_000, { selectors: [{ kind: 'a' }], limit: 2 })).toHaveLength(2);
+    expect(await idleBoards(db, { selectors: [{ kind: 'a' }], limit: 2 })).toHaveLength(2);
     const row = await assignToBoard(db, candidates[0]!);
     expect(row?.boardId).toBe(candidates[0]!.id);
     // Busy now: out of the walk (flag and work), still read by id (it is not idle: nothing comes back).
-    expect((await idleBoards(db, 15_000)).map((b) => b.id)).not.toContain(row!.boardId);
-    expect(await idleBoards(db, 15_000, { boardIds: [row!.boardId!] })).toEqual([]);
+    expect((await idleBoards(db)).map((b) => b.id)).not.toContain(row!.boardId);
+    expect(await idleBoards(db, { boardIds: [row!.boardId!] })).toEqual([]);
     // Its work ends: back in the walk, idle since now, so last among the idle ones (the others
     // have been idle for a while: idle_since keeps only the second, plus a random fraction).
     await db.execute(sql`update boards set idle_since = now() - interval '10 seconds' where id <> ${row!.boardId}`);
     await db.execute(sql`update operations set status = 'succeeded', finished_at = now() where id = ${row!.id}`);
     await markIdleSince(db, row!.boardId!);
-    const after = await idleBoards(db, 15_000);
+    const after = await idleBoards(db);
     expect(after).toHaveLength(BOARDS);
     expect(after.at(-1)!.id).toBe(row!.boardId);
     // A flag left behind (an end not heard of) is cleared by the sweep once nothing runs there.
     await db.execute(sql`update boards set scheduler_busy = true where id = ${rows[1]!.id}`);
-    expect((await idleBoards(db, 15_000)).map((b) => b.id)).not.toContain(rows[1]!.id);
+    expect((await idleBoards(db)).map((b) => b.id)).not.toContain(rows[1]!.id);
     expect(await clearStaleBusy(db)).toBe(1);
-    expect((await idleBoards(db, 15_000)).map((b) => b.id)).toContain(rows[1]!.id);
+    expect((await idleBoards(db)).map((b) => b.id)).toContain(rows[1]!.id);
   });
 
   it('anyWaitingFor: work a board could take, not counting work another replica is assigning right now', async () => {

@@ -5,11 +5,12 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachInvocationFile } from '../src/services/invocation-files.ts';
+import { attachInvocationFile } from '../src/invocations/invocation-files.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
 import { contentDir, createInvocation, eventually, fakeMp4, patterned, readZip, sha256, uploadFile } from './invocations-support.ts';
+import { asVideo } from '../../../test/support/fake-video.ts';
 
 /** Files this process (the in-process server) has open inside a folder. */
 async function openFilesUnder(dir: string): Promise<string[]> {
@@ -36,7 +37,7 @@ describe.each(dbKinds)('ZIP download (%s database)', (kind) => {
     const weights = patterned(300_000);
     const video = fakeMp4(20_000);
     await uploadFile(server, id, 'parameter', 'params.json', parameter);
-    await uploadFile(server, id, 'weights', 'model.xmodel', weights);
+    await uploadFile(server, id, 'weights', 'model.bin', weights);
     const stored = await server.ctx.files.ingest(Readable.from([video]));
     await attachInvocationFile(server.ctx, id, 'output_video', { filename: 'out.mp4', ...stored });
 
@@ -49,10 +50,10 @@ describe.each(dbKinds)('ZIP download (%s database)', (kind) => {
     const zip = Buffer.from(await res.arrayBuffer());
 
     const entries = readZip(zip);
-    expect(entries.map((e) => e.name).sort()).toEqual(['invocation.json', 'output_video/out.mp4', 'parameter/params.json', 'weights/model.xmodel']);
+    expect(entries.map((e) => e.name).sort()).toEqual(['invocation.json', 'output_video/out.mp4', 'parameter/params.json', 'weights/model.bin']);
     const byName = new Map(entries.map((e) => [e.name, e]));
     expect(byName.get('parameter/params.json')!.data.equals(parameter)).toBe(true);
-    expect(byName.get('weights/model.xmodel')!.data.equals(weights)).toBe(true);
+    expect(byName.get('weights/model.bin')!.data.equals(weights)).toBe(true);
     expect(byName.get('output_video/out.mp4')!.data.equals(video)).toBe(true);
     for (const e of entries) {
       expect(e.method, `${e.name} is stored, not deflated`).toBe(0);
@@ -65,7 +66,7 @@ describe.each(dbKinds)('ZIP download (%s database)', (kind) => {
       description: 'what it is for',
       files: {
         parameter: { filename: 'params.json', size: parameter.length, sha256: sha256(parameter) },
-        weights: { filename: 'model.xmodel', size: weights.length, sha256: sha256(weights) },
+        weights: { filename: 'model.bin', size: weights.length, sha256: sha256(weights) },
         output_video: { filename: 'out.mp4', size: video.length, sha256: sha256(video), content_type: 'video/mp4' },
       },
     });
@@ -111,7 +112,7 @@ describe.each(dbKinds)('ZIP download (%s database)', (kind) => {
     const id = await createInvocation(server, 'aborted download');
     // Large enough that the socket buffers cannot take it all: the server is mid-stream.
     for (const [i, k] of (['weights', 'input_video', 'bitstream'] as const).entries()) {
-      const big = Buffer.alloc(24 * 1024 * 1024, i + 1);
+      const big = asVideo(Buffer.alloc(24 * 1024 * 1024, i + 1));
       const stored = await server.ctx.files.ingest(Readable.from([big]));
       await attachInvocationFile(server.ctx, id, k, { filename: `${k}.bin`, ...stored });
     }

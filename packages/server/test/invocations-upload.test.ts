@@ -15,6 +15,7 @@ import {
   upload,
   uploadFile,
 } from './invocations-support.ts';
+import { asVideo } from '../../../test/support/fake-video.ts';
 
 const MAX_UPLOAD = 1024 * 1024;
 
@@ -71,7 +72,8 @@ describe.each(dbKinds)('invocation uploads and per-file routes (%s database)', (
       expect((await uploadFile(server, id, 'input_video', 'clip.bin', mp4)).content_type).toBe('video/mp4');
       const avi = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('AVI LIST'), Buffer.alloc(100)]);
       expect((await uploadFile(server, id, 'input_video', 'clip.mp4', avi)).content_type).toBe('video/x-msvideo');
-      expect((await uploadFile(server, id, 'weights', 'model.xmodel', Buffer.from('weights'))).content_type).toBe('application/octet-stream');
+      // (Not named .xmodel: that would be read as an XIR model, and these bytes are none.)
+      expect((await uploadFile(server, id, 'weights', 'model.bin', Buffer.from('weights'))).content_type).toBe('application/octet-stream');
     });
 
     it.each([
@@ -439,7 +441,7 @@ describe.each(dbKinds)('invocation uploads and per-file routes (%s database)', (
   describe('per-file delete', () => {
     it('answers 204, the file is gone from the invocation and from disk', async () => {
       const id = await createInvocation(server, 'per-file-delete');
-      const record = await uploadFile(server, id, 'input_video', 'in.avi', Buffer.from('unique input video bytes'));
+      const record = await uploadFile(server, id, 'input_video', 'in.avi', asVideo(Buffer.from('unique input video bytes')));
       const before = await json(await server.api(`/api/invocations/${id}/`));
       const res = await server.api(`/api/invocations/${id}/files/input_video/`, { method: 'DELETE' });
       expect(res.status).toBe(204);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachInvocationFile } from '../src/services/invocation-files.ts';
+import { attachInvocationFile } from '../src/invocations/invocation-files.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';

@@ -196,6 +196,10 @@ describe.each(dbKinds)('invocations: create, list, details, delete (%s database)
         result: null,
         error: { code: 'runner_failed', message: 'exit 3' },
         created_by: null,
+        // Not waiting (it has ended), not a health check's run, never lost its board.
+        waiting: null,
+        health_check_id: null,
+        board_offline_since: null,
       });
     });
 

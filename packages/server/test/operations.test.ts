@@ -8,6 +8,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { createInvocation, fakeMp4, patterned, uploadFile } from './invocations-support.ts';
 import { registerBoard } from './support/boards.ts';
 import { FakeAgent, sha256Of } from './support/fake-agent.ts';
+import { asVideo } from '../../../test/support/fake-video.ts';
 
 async function onlineBoard(server: TestServer, name = 'board') {
   const b = await registerBoard(server, name);
@@ -78,7 +79,7 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     const inv = await createInvocation(server, 'transfer-me');
     const weights = patterned(3 * 1024 * 1024 + 17);
     const param = Buffer.from('{"duration_s": 1}');
-    await uploadFile(server, inv, 'weights', 'model.xmodel', weights);
+    await uploadFile(server, inv, 'weights', 'model.bin', weights);
     await uploadFile(server, inv, 'parameter', 'params.json', param);
 
     const res = await post(server, `/api/invocations/${inv}/transfer/`, { board_id: board.id }, async);
@@ -91,7 +92,7 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     const start = await board.agent.next('op.start');
     expect(start).toMatchObject({ op_id: accepted.id, kind: 'transfer', invocation: { id: inv, name: 'transfer-me' } });
     expect(start.files.map((f) => f.kind)).toEqual(['parameter', 'weights']);
-    expect(start.files[1]).toEqual({ kind: 'weights', filename: 'model.xmodel', sha256: sha256Of(weights), size: weights.length });
+    expect(start.files[1]).toEqual({ kind: 'weights', filename: 'model.bin', sha256: sha256Of(weights), size: weights.length });
     expect((await getOp(server, accepted.id)).status).toBe('running');
 
     // A window of two chunks makes the server wait for credit many times over.
@@ -106,7 +107,7 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     const done = await getOp(server, accepted.id);
     expect(done).toMatchObject({ status: 'succeeded', error: null });
     expect(done.result).toMatchObject({ skipped: 1, bytes_sent: weights.length });
-    expect(done.result.pulls).toEqual([{ filename: 'model.xmodel', sha256: sha256Of(weights), offset: 0, bytes: weights.length, wire_bytes: weights.length, complete: true }]);
+    expect(done.result.pulls).toEqual([{ filename: 'model.bin', sha256: sha256Of(weights), offset: 0, bytes: weights.length, wire_bytes: weights.length, complete: true }]);
     // The fake agent names no compression: as many bytes on the wire as in the file.
     expect(done.result.wire_bytes_sent).toBe(weights.length);
     expect(done.progress).toEqual({ phase: 'transfer', bytes_done: weights.length, bytes_total: weights.length + param.length });
@@ -115,7 +116,7 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
     const log = await server.api(`/api/operations/${accepted.id}/log/`);
     expect(log.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await log.text();
-    expect(text).toContain(`sending model.xmodel (${weights.length} bytes)`);
+    expect(text).toContain(`sending model.bin (${weights.length} bytes)`);
     expect(text).toContain('parameter cached\n');
 
     // An ended operation's events: everything from the start, then end, then the stream closes.
@@ -135,7 +136,7 @@ describe.each(dbKinds)('operations (%s database)', (kind) => {
   it('resumes a pull from an offset and says so in the log and result', async () => {
     const board = await onlineBoard(server, 'resume');
     const inv = await createInvocation(server, 'resume');
-    const video = patterned(2 * 1024 * 1024);
+    const video = asVideo(patterned(2 * 1024 * 1024));
     await uploadFile(server, inv, 'input_video', 'in.mp4', video);
     expect((await post(server, `/api/invocations/${inv}/transfer/`, { board_id: board.id }, async)).status).toBe(202);
     const start = await board.agent.next('op.start');

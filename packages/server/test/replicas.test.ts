@@ -8,7 +8,7 @@ import { CloseCode } from '@mm/protocol';
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScratchDatabase, realDatabaseUrl } from '../../../test/support/databases.ts';
+import { createScratchDatabase, skipWithoutRealDatabase } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { takeSseBlocks, type SseBlock } from '../../../test/support/sse.ts';
@@ -16,7 +16,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { boardCalls, boardSessions, operationEvents, operations, relayEvents, relaySubscriptions } from '../src/db/schema.ts';
 import type { OperationEvent } from '../src/operations/operation-event.ts';
 import { claimNextQueued, insertOperation } from '../src/operations/store.ts';
-import { replicaAppName } from '../src/replicas/board-sessions.ts';
+import { replicaAppName } from '../src/events/pg-event-bus.ts';
 import { createInvocation } from './invocations-support.ts';
 import { registerBoard } from './support/boards.ts';
 import { FakeAgent } from './support/fake-agent.ts';
@@ -64,7 +64,7 @@ function readSse(res: Response): { blocks: SseBlock[]; waitFor(match: (b: SseBlo
 
 const upstream = (state: string) => (b: SseBlock) => b.event === 'upstream' && b.data !== undefined && (JSON.parse(b.data) as { state: string }).state === state;
 
-describe.skipIf(!realDatabaseUrl)('two replicas on one PostgreSQL', () => {
+describe.skipIf(skipWithoutRealDatabase('two replicas on one database'))('two replicas on one PostgreSQL', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
   let one: TestServer;
   let two: TestServer;

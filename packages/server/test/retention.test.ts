@@ -4,7 +4,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operationEvents, operations, rolloutBoards, rollouts } from '../src/db/schema.ts';
 import { PRUNE_BATCH_ROWS, RetentionPruner } from '../src/retention/retention-pruner.ts';
-import { recordContent, sweepOrphanContent } from '../src/services/invocation-files.ts';
+import { recordContent, sweepOrphanContent } from '../src/invocations/invocation-files.ts';
 import type { ContentStore } from '../src/storage/content-store.ts';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
@@ -140,7 +140,7 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
   it('keeps everything with MM_RETENTION_DAYS=0', async () => {
     const ancient = await operation('succeeded', 10_000);
     const keeper = new RetentionPruner({ db: server.ctx.database.db, log: server.ctx.log, retentionMs: 0, sweepContent: async () => 0 });
-    expect(await keeper.runOnce()).toEqual({ operations: 0, operation_events: 0, content: 0, board_telemetry: 0, rollouts: 0, rollout_boards: 0 });
+    expect(await keeper.runOnce()).toEqual({ operations: 0, operation_events: 0, content: 0, board_telemetry: 0, rollouts: 0, rollout_boards: 0, terminal_sessions: 0 });
     expect(await existing([ancient])).toEqual([ancient]);
     expect(await eventCount(ancient)).toBe(3);
   });
@@ -148,7 +148,7 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
   it('collects stored content nothing records once it is past the grace period', async () => {
     const store = server.ctx.files as ContentStore;
     const orphan = await store.ingest(Readable.from([Buffer.from('nobody records this')]));
-    store.release(orphan.sha256);
+    await store.release(orphan.sha256);
     const pruner = new RetentionPruner({
       db: server.ctx.database.db,
       log: server.ctx.log,
@@ -172,7 +172,7 @@ describe.each(dbKinds)('retention (%s database)', (kind) => {
     const archive = await store.ingest(Readable.from([Buffer.from(`an archive ${Date.now()}`)]));
     // As POST /api/rollouts/ does: recorded, then named by the rollout.
     await recordContent(server.ctx, archive.sha256, archive.size);
-    store.release(archive.sha256);
+    await store.release(archive.sha256);
     const { db } = server.ctx.database;
     const [row] = await db
       .insert(rollouts)

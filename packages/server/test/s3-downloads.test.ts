@@ -46,7 +46,7 @@ describe.each(dbKinds)('downloads from S3 (%s database)', (kind) => {
   it('streams a file with Range from the store, and 404s when its bytes are gone', async () => {
     const id = await createInvocation(streaming, 'streamed');
     const data = patterned(3 * 1024 * 1024 + 7);
-    await uploadFile(streaming, id, 'weights', 'model.xmodel', data);
+    await uploadFile(streaming, id, 'weights', 'model.bin', data);
     const res = await streaming.api(`/api/invocations/${id}/files/weights/`, { headers: { range: 'bytes=10-1048585' } });
     expect(res.status).toBe(206);
     expect(Buffer.from(await res.arrayBuffer()).equals(data.subarray(10, 1048586))).toBe(true);
@@ -60,7 +60,7 @@ describe.each(dbKinds)('downloads from S3 (%s database)', (kind) => {
   it('with MM_S3_REDIRECT_DOWNLOADS=1 answers 302 to a presigned URL that serves the bytes and Range', async () => {
     const id = await createInvocation(redirecting, 'redirected');
     const data = patterned(2 * 1024 * 1024 + 3);
-    await uploadFile(redirecting, id, 'weights', 'model.xmodel', data);
+    await uploadFile(redirecting, id, 'weights', 'model.bin', data);
     const res = await redirecting.api(`/api/invocations/${id}/files/weights/`, { redirect: 'manual' });
     expect(res.status).toBe(302);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -71,7 +71,7 @@ describe.each(dbKinds)('downloads from S3 (%s database)', (kind) => {
     expect(Buffer.from(await direct.arrayBuffer()).equals(data.subarray(5, 105))).toBe(true);
     const followed = await redirecting.api(`/api/invocations/${id}/files/weights/`);
     expect(followed.status).toBe(200);
-    expect(followed.headers.get('content-disposition')).toContain('model.xmodel');
+    expect(followed.headers.get('content-disposition')).toContain('model.bin');
     expect(sha256(Buffer.from(await followed.arrayBuffer()))).toBe(sha256(data));
     // HEAD and conditional requests are still answered by the server itself.
     expect((await redirecting.api(`/api/invocations/${id}/files/weights/`, { method: 'HEAD' })).status).toBe(200);

@@ -2,7 +2,7 @@ import { ManualClock } from '@mm/protocol';
 import { describe, expect, it } from 'vitest';
 import { InProcessEventBus } from '../src/events/event-bus.ts';
 import { EventRing } from '../src/sse/event-ring.ts';
-import { formatEvent } from '../src/sse/format.ts';
+import { formatEvent, gapEvent } from '../src/sse/format.ts';
 import { SseChannel, type SseChannelOptions } from '../src/sse/sse-channel.ts';
 
 /**
@@ -78,17 +78,33 @@ describe('SseChannel', () => {
     expect(client.isOpen).toBe(false);
   });
 
-  it('resumes from Last-Event-ID with what the ring still holds', async () => {
+  it('resumes from Last-Event-ID with what the ring still holds; an id it no longer holds gets event: gap first', async () => {
     const clock = new ManualClock();
     const ch = channel(clock);
     for (let i = 1; i <= 6; i++) ch.publish(event(i), { lastId: String(i) });
     const resumed = ch.attach({ lastEventId: '4' });
     const text = await drain(resumed.body.getReader(), 1 + 2 * event(5).byteLength + 'retry: 2000\n\n'.length - 1);
     expect(text.match(/^id: \d+$/gm)).toEqual(['id: 5', 'id: 6']);
-    // An id the ring no longer holds: everything it has (the last 4).
+    expect(text).not.toContain('event: gap');
+    // An id the ring no longer holds: a gap (events were lost), then everything it has (the last 4).
     const old = ch.attach({ lastEventId: '1' });
-    const all = await drain(old.body.getReader(), 'retry: 2000\n\n'.length + 4 * event(3).byteLength);
+    const gap = gapEvent('1');
+    const all = await drain(old.body.getReader(), 'retry: 2000\n\n'.length + gap.byteLength + 4 * event(3).byteLength);
+    expect(all.startsWith(`retry: 2000\n\n${gap.toString()}`)).toBe(true);
+    expect(all).toContain('event: gap\ndata: {"last_event_id":"1",');
     expect(all.match(/^id: \d+$/gm)).toEqual(['id: 3', 'id: 4', 'id: 5', 'id: 6']);
+  });
+
+  it('replays at most one allowance of missed events: the older ones are announced as a gap, not sent to be cut for', async () => {
+    const clock = new ManualClock();
+    const ch = channel(clock); // 64 KiB allowance, ring of 4
+    for (let i = 1; i <= 4; i++) ch.publish(event(i, 30 * KiB), { lastId: String(i) });
+    const resumed = ch.attach({ lastEventId: '1' }); // missed 2, 3, 4: 90 KiB
+    const gap = gapEvent('1');
+    const text = await drain(resumed.body.getReader(), 'retry: 2000\n\n'.length + gap.byteLength + 2 * event(3, 30 * KiB).byteLength);
+    expect(text).toContain('event: gap\n');
+    expect(text.match(/^id: \d+$/gm)).toEqual(['id: 3', 'id: 4']);
+    expect(resumed.isOpen).toBe(true);
   });
 
   it('ends every client on close, and a client joining a closed channel at once', async () => {
@@ -109,9 +125,9 @@ describe('EventRing', () => {
     const ring = new EventRing(3);
     for (let i = 1; i <= 5; i++) ring.push(String(i), Buffer.from(String(i)));
     expect(ring.size).toBe(3);
-    expect(ring.since('nope').map(String)).toEqual(['3', '4', '5']);
-    expect(ring.since('4').map(String)).toEqual(['5']);
-    expect(ring.since('5')).toEqual([]);
+    expect(ring.since('nope')).toEqual({ frames: ['3', '4', '5'].map((t) => Buffer.from(t)), complete: false });
+    expect(ring.since('4')).toEqual({ frames: [Buffer.from('5')], complete: true });
+    expect(ring.since('5')).toEqual({ frames: [], complete: true });
   });
 });
 

@@ -2,6 +2,7 @@ import type { AgentConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runReboot } from '../pac/xlnx-config.ts';
 import { hwmonSensors, type SensorSource } from '../telemetry/telemetry-sampler.ts';
+import type { AcceleratorStateSource } from '../runner/accelerator-swap.ts';
 
 /**
  * The machine the agent drives: how it runs an invocation, manages PACs and reboots.
@@ -39,6 +40,10 @@ export interface BoardDriver {
   scriptPorts?(): number[];
   /** Temperatures and power for telemetry (the real board: its hwmon tree). */
   readonly sensors: SensorSource;
+  /** Variables the board adds to the runner's environment (the simulated board: where its sensors are). */
+  readonly runnerEnv?: Record<string, string>;
+  /** What the accelerator holds, to put back after an mm-runner run that loads a bitstream (runner/accelerator-swap.ts). */
+  readonly acceleratorState?: AcceleratorStateSource;
   stop(): Promise<void>;
 }
 

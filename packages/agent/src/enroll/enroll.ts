@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock, type Clock } from '@mm/protocol';
 import type { Enrollment } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { writeFileAtomic } from '../journal/atomic-write.ts';
+import { parseRetryAfterMs } from '../link/backoff.ts';
 import { boardFacts } from './board-facts.ts';
+import { BoardFactsCollector } from '../board/board-facts.ts';
 
 export const ENROLL_PATH = '/api/agent/enroll/';
 
@@ -28,6 +30,12 @@ export async function machineId(files: readonly string[]): Promise<string> {
   return id;
 }
 
+/** The board's serial from its FRU EEPROMs or device tree (board-facts.ts), or undefined. */
+async function boardSerial(root: string): Promise<string | undefined> {
+  const facts = await new BoardFactsCollector({ root, agentDir: root, activePac: async () => null }).collect();
+  return typeof facts.serial === 'string' && facts.serial.trim() ? facts.serial.trim() : undefined;
+}
+
 export interface EnrollOptions {
   serverUrl: string;
   enrollment: Enrollment;
@@ -35,6 +43,13 @@ export interface EnrollOptions {
   /** Waits between tries after a network error or a 5xx (grows to this cap). */
   maxDelayMs: number;
   signal?: AbortSignal;
+  /** The waits between tries (default: the system clock). */
+  clock?: Clock;
+  /**
+   * Where the board's FRU EEPROMs and device tree are read for its serial (MM_HOST_ROOT; `/`);
+   * the serial names the board on the server. Left out (the simulated board, tests): none sent.
+   */
+  hostRoot?: string;
 }
 
 function enrollUrl(serverUrl: string): string {
@@ -46,12 +61,15 @@ function enrollUrl(serverUrl: string): string {
 
 /**
  * Exchanges the provisioning key for a board token (docs/enrollment.md): asks again after
- * Retry-After while the board waits for approval, and after a backoff when the server
- * cannot be reached. Writes the token to the token file (0600) and returns it.
+ * Retry-After while the board waits for approval (202) or its address is throttled (429),
+ * and after a backoff when the server cannot be reached. Writes the token to the token file (0600) and returns it.
  */
 export async function enroll(opts: EnrollOptions): Promise<string> {
   const { enrollment, log } = opts;
-  const body = JSON.stringify({ key: enrollment.key, machine_id: await machineId(enrollment.machineIdFiles), hostname: os.hostname(), facts: boardFacts() });
+  const clock = opts.clock ?? systemClock;
+  const serial = opts.hostRoot ? await boardSerial(opts.hostRoot).catch(() => undefined) : undefined;
+  const facts = { ...boardFacts(), ...(serial ? { serial } : {}) };
+  const body = JSON.stringify({ key: enrollment.key, machine_id: await machineId(enrollment.machineIdFiles), hostname: os.hostname(), facts });
   const url = enrollUrl(opts.serverUrl);
   let delayMs = 1000;
   let saidPending = false;
@@ -76,7 +94,15 @@ export async function enroll(opts: EnrollOptions): Promise<string> {
       if (!saidPending) log.info({ board_id }, 'enrolled, waiting for an admin to approve the board');
       saidPending = true;
       const retryAfterS = Number(res.headers.get('retry-after'));
-      await sleep(Number.isFinite(retryAfterS) && retryAfterS > 0 ? retryAfterS * 1000 : 5000, undefined, opts.signal ? { signal: opts.signal } : {});
+      await clock.sleep(Number.isFinite(retryAfterS) && retryAfterS > 0 ? retryAfterS * 1000 : 5000, opts.signal);
+      continue;
+    }
+    if (res?.status === 429) {
+      // Too many refused enrolments from this address (docs/enrollment.md): a wait, not a refusal.
+      await res.body?.cancel();
+      const waitMs = parseRetryAfterMs(res.headers.get('retry-after') ?? undefined, clock.now()) ?? delayMs;
+      log.warn({ retry_after_ms: waitMs }, 'enrollment: the control plane asks this address to wait; trying again then');
+      await clock.sleep(Math.min(Math.max(waitMs, 1000), 15 * 60_000), opts.signal);
       continue;
     }
     if (res && res.status >= 400 && res.status < 500) {
@@ -84,7 +110,7 @@ export async function enroll(opts: EnrollOptions): Promise<string> {
       throw new EnrollmentRefusedError(`the control plane refused the provisioning key (HTTP ${res.status}): ${detail}`);
     }
     if (res) log.warn({ status: res.status }, 'enrollment: the control plane answered an error; trying again');
-    await sleep(Math.random() * delayMs, undefined, opts.signal ? { signal: opts.signal } : {});
+    await clock.sleep(Math.random() * delayMs, opts.signal);
     delayMs = Math.min(delayMs * 2, opts.maxDelayMs);
   }
 }

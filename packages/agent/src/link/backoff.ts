@@ -13,9 +13,9 @@ export const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 /**
  * A `Retry-After` header in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
- * Undefined when absent or unreadable; a date in the past is 0.
+ * Undefined when absent or unreadable; a date in the past is 0. `nowMs`: the link's clock.
  */
-export function parseRetryAfterMs(value: string | string[] | undefined, nowMs: number = Date.now()): number | undefined {
+export function parseRetryAfterMs(value: string | string[] | undefined, nowMs: number): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return undefined;
   if (/^\d+$/.test(text)) return Number(text) * 1000;

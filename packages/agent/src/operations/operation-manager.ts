@@ -12,7 +12,9 @@ import type { ServerLink } from '../link/server-link.ts';
 import type { Logger } from '../logger.ts';
 import { processStartTime } from '../runner/process-group.ts';
 import { videoContentType } from '../runner/output-video.ts';
-import { runInvocation, type RunAs } from '../runner/run-invocation.ts';
+import { RESULTS_CONTENT_TYPE, RESULTS_FILE } from '../runner/results-file.ts';
+import { runInvocation, type RunAs, type RunResult } from '../runner/run-invocation.ts';
+import type { RunAccelerator } from '../runner/accelerator-swap.ts';
 import { buildRunMetrics } from '../runner/run-metrics.ts';
 import { OperationError, OperationStopped } from './operation-errors.ts';
 import { OpReporter } from './op-reporter.ts';
@@ -45,6 +47,20 @@ export interface OperationManagerOptions {
   watchRun?: () => RunWatch;
   /** An operation ended (the board's facts may have changed). */
   onEnded?: () => void;
+  /**
+   * Runs before an execute moves any file (accelerator/run-preparation.ts: the app it needs,
+   * the model's DPU fingerprint); answers what goes into its result, throws an
+   * OperationError to fail it.
+   */
+  prepareRun?: (msg: OpStart, report: { note(line: string): void; progress(phase: string): void }) => Promise<Record<string, unknown>>;
+  /** Loads an mm-runner run's bitstream and puts the accelerator back after (runner/accelerator-swap.ts). */
+  accelerator?: RunAccelerator;
+  /** The board's hottest sensor now (a run's `start_temperature_c`); absent or undefined: not known. */
+  startTemperature?: () => Promise<number | undefined>;
+  /** What runs the invocations (`mm-runner 0.1.0`, `simulated 0.1.0`): a run's `runner_version`; absent: not known (a custom MM_RUNNER). */
+  runnerVersion?: string;
+  /** Variables the board adds to the runner's environment (MM_PYTHON; the simulated board's sensors). */
+  runnerExtraEnv?: Record<string, string>;
 }
 
 /** An output video offered before it is hashed (`op.output`): served from a descriptor of the agent's own. */
@@ -249,9 +265,15 @@ export class OperationManager {
         boot_id: await this.opts.board.bootId(),
       });
       log.info({ kind: msg.kind, invocation_id: msg.invocation.id, files: msg.files.length }, 'operation started');
+      const prepared =
+        msg.kind === 'execute' && this.opts.prepareRun
+          ? await this.opts.prepareRun(msg, { note: (line) => op.reporter.note(line), progress: (phase) => op.reporter.progress(phase, 0, 0) })
+          : {};
+      if (op.stop.signal.aborted) throw new OperationStopped();
       const stats = await transferFiles({ files: msg.files, cache, link: this.opts.link, reporter: op.reporter, log, signal: op.stop.signal });
       const paths = await syncInvocationFolder(cache, this.opts.invocationsDir, msg.invocation.id, msg.files);
       const transferResult = {
+        ...prepared,
         invocation_dir: path.join(this.opts.invocationsDir, String(msg.invocation.id)),
         files_pulled: stats.filesPulled,
         files_cached: stats.filesCached,
@@ -285,14 +307,68 @@ export class OperationManager {
     paths: Map<string, string>,
     transferResult: Record<string, unknown>,
   ): Promise<OperationOutcome> {
-    const { journal, cache } = this.opts;
+    const { journal } = this.opts;
     // Journaled before the spawn: if the agent dies from here on, the run is reported failed.
     await journal.setPhase(msg.op_id, 'run');
     op.reporter.progress('run', 0, 0);
     const timeoutMs = msg.timeout_s !== undefined ? Math.round(msg.timeout_s * 1000) : this.opts.runTimeoutMs;
-    op.reporter.note(`running ${JSON.stringify(this.opts.runnerArgv)} (timeout ${Math.round(timeoutMs / 1000)} s)`);
-    const watch = this.opts.watchRun?.();
-    const result = await runInvocation<ProducedFile>({
+    op.reporter.note(`running ${JSON.stringify(this.opts.runnerArgv)} (timeout ${Math.round(timeoutMs / 1000)} s)${msg.run ? `, ${msg.run.warmup} warm-up and ${msg.run.repeat} counted runs` : ''}`);
+    // An mm-runner run's bitstream is loaded first and what the accelerator held is put back
+    // after, however the run ends (docs/runner.md).
+    const held = await this.loadAccelerator(paths, op);
+    let restored: boolean | undefined;
+    // Repeats (docs/results.md): `warmup` runs not counted, then `repeat` counted ones; the
+    // output video and results.jsonl are those of the last run.
+    const repeat = msg.run?.repeat ?? 1;
+    const warmup = msg.run?.warmup ?? 0;
+    const total = warmup + repeat;
+    const startTemperature = await this.opts.startTemperature?.().catch(() => undefined);
+    const runs: Record<string, number>[] = [];
+    let result: RunResult<ProducedFile> | undefined;
+    let metrics: Record<string, number> = {};
+    try {
+      for (let i = 0; i < total; i++) {
+        if (op.stop.signal.aborted) throw new OperationStopped();
+        const last = i === total - 1;
+        if (total > 1) op.reporter.note(i < warmup ? `warm-up run ${i + 1} of ${warmup}` : `run ${i - warmup + 1} of ${repeat}`);
+        const watch = this.opts.watchRun?.();
+        result = await this.runOnce(msg, op, paths, timeoutMs, last);
+        // What the board measured during the run (max_temperature_c, mean_power_w) goes into its metrics.
+        const measured = watch?.stop() ?? {};
+        // A bad metrics.json is a line in the log, never a failed run.
+        if (result.runnerMetrics.kind === 'ignored') op.reporter.note(result.runnerMetrics.problem);
+        metrics = buildRunMetrics({ runMs: result.durationMs, runner: result.runnerMetrics.kind === 'ok' ? result.runnerMetrics.metrics : undefined, measured });
+        if (result.status !== 'succeeded') break;
+        if (i >= warmup) runs.push(metrics);
+      }
+    } finally {
+      if (held) restored = await held.restore((line) => op.reporter.note(line));
+    }
+    if (!result) throw new OperationStopped();
+    const seconds = (result.durationMs / 1000).toFixed(1);
+    const repeats = {
+      ...(msg.run ? { runs, warmup_runs: warmup } : {}),
+      ...(startTemperature !== undefined ? { start_temperature_c: startTemperature } : {}),
+      ...(this.opts.runnerVersion ? { runner_version: this.opts.runnerVersion } : {}),
+    };
+    // With repeats, result.metrics holds each metric's median over the counted runs.
+    const shown = msg.run && runs.length > 0 ? medians(runs) : metrics;
+    if (held) transferResult = { ...transferResult, bitstream_loaded: true, accelerator_restored: restored === true };
+    if (result.status === 'succeeded') {
+      op.reporter.note(`runner exited with status 0 after ${seconds} s; output video ${result.output.filename} (${result.output.size} bytes)${result.results ? `, ${RESULTS_FILE} (${result.results.size} bytes)` : ''}`);
+      const outcome = this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename, metrics: shown, ...repeats }, null, result.output);
+      return result.results ? { ...outcome, results: result.results } : outcome;
+    }
+    op.reporter.note(`${result.error.message} (after ${seconds} s)`);
+    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs, metrics, ...repeats };
+    return this.outcome(msg.op_id, result.status, runResult, result.error, null);
+  }
+
+  /** One run of the runner; only the last of a repeated run keeps its output video and results. */
+  private runOnce(msg: OpStart, op: RunningOperation, paths: Map<string, string>, timeoutMs: number, keep: boolean): Promise<RunResult<ProducedFile>> {
+    const { journal, cache } = this.opts;
+    const dropped = (file: string, content_type: string): ProducedFile => ({ filename: path.basename(file), sha256: '', size: 0, content_type });
+    return runInvocation<ProducedFile>({
       argv: this.opts.runnerArgv,
       workRoot: this.opts.workDir,
       opId: msg.op_id,
@@ -301,7 +377,7 @@ export class OperationManager {
       timeoutMs,
       signal: op.stop.signal,
       ...(this.opts.cancelGraceMs !== undefined ? { graceMs: this.opts.cancelGraceMs } : {}),
-      ...(this.opts.runnerEnv ? { baseEnv: this.opts.runnerEnv } : {}),
+      ...(this.opts.runnerEnv || this.opts.runnerExtraEnv ? { baseEnv: { ...(this.opts.runnerEnv ?? process.env), ...this.opts.runnerExtraEnv } } : {}),
       ...(this.opts.clock ? { clock: this.opts.clock } : {}),
       ...(this.opts.runAs ? { runAs: this.opts.runAs } : {}),
       boardLabels: msg.board_labels ?? {},
@@ -312,25 +388,30 @@ export class OperationManager {
       collectOutput: async (file) => {
         const filename = path.basename(file);
         const content_type = videoContentType(filename) ?? 'application/octet-stream';
+        if (!keep) return dropped(file, content_type);
         const { sha256, size } = await cache.importFile(file, {
           onOpened: (handle, openedSize) => this.offerOutput(msg.op_id, handle, { filename, size: openedSize, content_type }),
         });
         return { filename, sha256, size, content_type };
       },
+      collectResults: async (file) => {
+        if (!keep) return dropped(file, RESULTS_CONTENT_TYPE);
+        const { sha256, size } = await cache.importFile(file);
+        return { filename: RESULTS_FILE, sha256, size, content_type: RESULTS_CONTENT_TYPE };
+      },
+      onNote: (line) => op.reporter.note(line),
     });
-    // What the board measured during the run (max_temperature_c, mean_power_w) goes into result.metrics.
-    const measured = watch?.stop() ?? {};
-    const seconds = (result.durationMs / 1000).toFixed(1);
-    // A bad metrics.json is a line in the log, never a failed run.
-    if (result.runnerMetrics.kind === 'ignored') op.reporter.note(result.runnerMetrics.problem);
-    const metrics = buildRunMetrics({ runMs: result.durationMs, runner: result.runnerMetrics.kind === 'ok' ? result.runnerMetrics.metrics : undefined, measured });
-    if (result.status === 'succeeded') {
-      op.reporter.note(`runner exited with status 0 after ${seconds} s; output video ${result.output.filename} (${result.output.size} bytes)`);
-      return this.outcome(msg.op_id, 'succeeded', { ...transferResult, exit_code: 0, duration_ms: result.durationMs, output_filename: result.outputFilename, metrics }, null, result.output);
-    }
-    op.reporter.note(`${result.error.message} (after ${seconds} s)`);
-    const runResult = { ...transferResult, exit_code: result.exitCode, signal: result.signal, duration_ms: result.durationMs, metrics };
-    return this.outcome(msg.op_id, result.status, runResult, result.error, null);
+  }
+
+  /** Loads the run's bitstream when the accelerator hook takes it (runner/accelerator-swap.ts). */
+  private async loadAccelerator(paths: ReadonlyMap<string, string>, op: RunningOperation): Promise<{ restore(note: (line: string) => void): Promise<boolean> } | undefined> {
+    const bitstream = paths.get('bitstream');
+    const accelerator = this.opts.accelerator;
+    if (!bitstream || !accelerator || !(await accelerator.applies(paths))) return undefined;
+    op.reporter.progress('bitstream', 0, 0);
+    const held = await accelerator.load(bitstream, (line) => op.reporter.note(line));
+    op.reporter.progress('run', 0, 0);
+    return held;
   }
 
   private async finish(op: RunningOperation, outcome: OperationOutcome, log: Logger): Promise<void> {
@@ -384,7 +465,8 @@ export class OperationManager {
   }
 
   private pinOutput(outcome: OperationOutcome): void {
-    if (outcome.output && !this.outputPins.has(outcome.op_id)) this.outputPins.set(outcome.op_id, this.opts.cache.pin([outcome.output.sha256]));
+    const produced = [outcome.output, outcome.results].flatMap((f) => (f ? [f.sha256] : []));
+    if (produced.length > 0 && !this.outputPins.has(outcome.op_id)) this.outputPins.set(outcome.op_id, this.opts.cache.pin(produced));
   }
 
   private outcome(
@@ -414,4 +496,17 @@ function boundedReader(handle: fsp.FileHandle, start: number, size: number): Chu
     },
     close: () => handle.close(),
   };
+}
+
+/** Each metric's median over the runs that have it. */
+function medians(runs: readonly Record<string, number>[]): Record<string, number> {
+  const byName = new Map<string, number[]>();
+  for (const run of runs) for (const [k, v] of Object.entries(run)) (byName.get(k) ?? byName.set(k, []).get(k)!).push(v);
+  const out: Record<string, number> = {};
+  for (const [k, xs] of byName) {
+    xs.sort((a, b) => a - b);
+    const mid = (xs.length - 1) / 2;
+    out[k] = Math.round(((xs[Math.floor(mid)]! + xs[Math.ceil(mid)]!) / 2) * 1e6) / 1e6;
+  }
+  return out;
 }

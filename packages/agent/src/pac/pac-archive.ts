@@ -6,6 +6,7 @@ import { pipeline, Readable, Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { PacArchiveError } from './pac-errors.ts';
+import { assertInside, isErrno, pathExists, removeCreatedFolders, safeSegments } from '../archive/archive-paths.ts';
 
 /** Sum of the archive's file sizes accepted by default (a PAC is boot assets and an xclbin). */
 export const DEFAULT_MAX_PAC_BYTES = 2 * 1024 ** 3;
@@ -206,7 +207,7 @@ async function extractEntry(entry: TarEntry, state: ExtractionState): Promise<vo
   if (state.entries > state.limits.maxEntries) {
     throw new PacArchiveError('too_large', `the archive has more than ${state.limits.maxEntries} entries`);
   }
-  const segments = safeSegments(header.name);
+  const segments = safeSegments(header.name, unsafePath);
   const isDirectory = header.type === 'directory';
   checkEntryType(header);
   state.tarEnd = entry.offset + TAR_BLOCK + (isDirectory ? 0 : Math.ceil(header.size / TAR_BLOCK) * TAR_BLOCK);
@@ -233,7 +234,7 @@ async function extractEntry(entry: TarEntry, state: ExtractionState): Promise<vo
   }
 
   const target = path.join(state.staging, ...segments);
-  assertInside(state.staging, target, header.name);
+  assertInside(state.staging, target, header.name, 'the PAC folder', unsafePath);
   if (isDirectory) {
     await fs.mkdir(target, { recursive: true });
     return drain(entry, state);
@@ -244,7 +245,7 @@ async function extractEntry(entry: TarEntry, state: ExtractionState): Promise<vo
   await fs.mkdir(path.dirname(target), { recursive: true });
   // Belt and braces: nothing but this code writes into the fresh staging folder, and it makes
   // no links, but check the real parent path too before writing.
-  assertInside(state.realStaging, path.join(await fs.realpath(path.dirname(target)), path.basename(target)), header.name);
+  assertInside(state.realStaging, path.join(await fs.realpath(path.dirname(target)), path.basename(target)), header.name, 'the PAC folder', unsafePath);
   await writeEntryFile(entry, target, header, state);
   state.files += 1;
   if (isManifestPath(segments)) state.manifestFound = true;
@@ -284,24 +285,6 @@ function checkEntryType(header: tar.Header): void {
  * or be read differently elsewhere: absolute paths, drive letters, backslashes (a Windows
  * separator), `..` segments, control characters. `.` and empty segments are dropped.
  */
-function safeSegments(name: string): string[] {
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw unsafePath(name, 'holds control characters');
-  if (name.includes('\\')) throw unsafePath(name, 'holds a backslash');
-  if (name.startsWith('/')) throw unsafePath(name, 'is absolute');
-  if (/^[A-Za-z]:/.test(name)) throw unsafePath(name, 'starts with a drive letter');
-  const segments = name.split('/').filter((segment) => segment !== '' && segment !== '.');
-  if (segments.includes('..')) throw unsafePath(name, 'has a ".." segment');
-  return segments;
-}
-
-function assertInside(root: string, target: string, name: string): void {
-  const relative = path.relative(root, target);
-  if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
-    throw unsafePath(name, 'resolves outside the PAC folder');
-  }
-}
-
 async function writeEntryFile(entry: TarEntry, target: string, header: tar.Header, state: ExtractionState): Promise<void> {
   // Keep the permission bits but never setuid/setgid/sticky or group/other write.
   const mode = ((header.mode || 0o644) & 0o755) | 0o600;
@@ -393,19 +376,6 @@ async function moveIntoPlace(staged: string, pacDir: string, name: string): Prom
 }
 
 /** Removes the folders `fs.mkdir(pacDir, { recursive: true })` created, if still empty. */
-async function removeCreatedFolders(pacDir: string, firstCreated: string): Promise<void> {
-  let dir = pacDir;
-  for (;;) {
-    try {
-      await fs.rmdir(dir);
-    } catch {
-      return;
-    }
-    if (dir === firstCreated || path.dirname(dir) === dir) return;
-    dir = path.dirname(dir);
-  }
-}
-
 async function* chunksOf(source: Readable): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of source) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array | string);
@@ -435,20 +405,6 @@ async function readHead(chunks: AsyncGenerator<Buffer>, bytes: number): Promise<
 async function* prepend(head: Buffer, rest: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
   yield head;
   yield* rest;
-}
-
-async function pathExists(file: string): Promise<boolean> {
-  try {
-    await fs.lstat(file);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
-
-function isErrno(err: unknown, code: string): boolean {
-  return err instanceof Error && 'code' in err && err.code === code;
 }
 
 function unsafePath(name: string, why: string): PacArchiveError {

@@ -2,6 +2,7 @@
  * Typed errors of the PAC pieces. Each carries a stable snake_case `code` (the `code` of the
  * protocol's ErrorInfo and of the API's problem details) and a message meant for the user.
  */
+import { ArchiveError } from '../archive/archive-error.ts';
 
 /** What went wrong with a PAC archive; the code the API answers is always invalid_pac_archive. */
 export type PacArchiveProblem =
@@ -16,16 +17,9 @@ export type PacArchiveProblem =
   | 'too_large';
 
 /** The archive is refused; nothing of it was left on disk. */
-export class PacArchiveError extends Error {
+export class PacArchiveError extends ArchiveError<'invalid_pac_archive', PacArchiveProblem> {
   readonly code = 'invalid_pac_archive';
   override readonly name = 'PacArchiveError';
-  constructor(
-    /** Which rule the archive broke (for logs and tests; the API answers `code`). */
-    readonly problem: PacArchiveProblem,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export type XlnxConfigErrorCode =

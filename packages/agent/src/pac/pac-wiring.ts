@@ -1,3 +1,4 @@
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { BoardDriver } from '../board/board-driver.ts';
 import type { Logger } from '../logger.ts';
 import type { RpcRegistry } from '../rpc/rpc-registry.ts';
@@ -18,6 +19,8 @@ export interface PacWiring {
   /** Drops the link so it reconnects (after a reboot command that failed). */
   dropConnection(code: number, reason: string): void;
   log: Logger;
+  /** The pause before a reboot and the commands' time limits (default: the system clock). */
+  clock?: Clock;
 }
 
 /** How the PAC commands run on this board: its xlnx-config, PAC folder and environment. */
@@ -31,7 +34,7 @@ export function pacCommandOptions(driver: BoardDriver): PacHandlerOptions {
  * board's, or the simulated one's).
  */
 export function registerPacMethods(wiring: PacWiring): void {
-  const options = pacCommandOptions(wiring.driver);
+  const options = { ...pacCommandOptions(wiring.driver), ...(wiring.clock ? { clock: wiring.clock } : {}) };
   wiring.rpc
     .register('pac.query', pacQueryHandler(options))
     .register('pac.activate', pacActivateHandler(options))
@@ -47,7 +50,8 @@ export function registerPacMethods(wiring: PacWiring): void {
  * MM_REBOOT_TIMEOUT_S.
  */
 function rebootHandler(wiring: PacWiring) {
-  let pending: NodeJS.Timeout | undefined;
+  let pending: TimerHandle | undefined;
+  const clock = wiring.clock ?? systemClock;
   const log = wiring.log.child({ component: 'reboot' });
   const reboot = async () => {
     pending = undefined;
@@ -60,7 +64,7 @@ function rebootHandler(wiring: PacWiring) {
   };
   return async () => {
     // A second request while one is pending is the same reboot.
-    pending ??= setTimeout(() => void reboot(), REBOOT_AFTER_ANSWER_MS);
+    pending ??= clock.setTimeout(() => void reboot(), REBOOT_AFTER_ANSWER_MS);
     return { accepted: true as const };
   };
 }

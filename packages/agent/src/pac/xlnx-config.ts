@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { XlnxConfigError, type XlnxConfigErrorCode } from './pac-errors.ts';
 import { parseXlnxConfigQuery, type PacQueryResult } from './xlnx-config-output.ts';
 
@@ -17,6 +18,8 @@ export interface CommandOptions {
   env?: NodeJS.ProcessEnv;
   /** Killed (SIGTERM, then SIGKILL) after this long. */
   timeoutMs?: number;
+  /** The time limit's clock (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface XlnxConfigOptions extends CommandOptions {
@@ -57,6 +60,7 @@ export async function runReboot(commandLine: string, options: CommandOptions = {
   const run = await runCommand(program, args, {
     env: options.env,
     timeoutMs: options.timeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS,
+    clock: options.clock ?? systemClock,
   });
   const failure = describeFailure(commandLine, run);
   if (failure) throw new XlnxConfigError('reboot_failed', failure.message, run.output);
@@ -76,6 +80,7 @@ async function runXlnxConfig(
   const run = await runCommand(options.xlnxConfig, args, {
     env: options.env,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
+    clock: options.clock ?? systemClock,
   });
   const failure = describeFailure(`${options.xlnxConfig} ${args.join(' ')}`, run);
   if (failure) throw new XlnxConfigError(failure.code, failure.message, run.output);
@@ -113,16 +118,17 @@ function describeFailure(
 function runCommand(
   program: string,
   args: string[],
-  options: { env: NodeJS.ProcessEnv | undefined; timeoutMs: number },
+  options: { env: NodeJS.ProcessEnv | undefined; timeoutMs: number; clock: Clock },
 ): Promise<CommandRun> {
+  const { clock } = options;
   return new Promise((resolve) => {
     const run: CommandRun = { exitCode: null, signal: null, timedOut: false, spawnError: null, stdout: '', output: '' };
     let settled = false;
     const settle = () => {
       if (settled) return;
       settled = true;
-      clearTimeout(timeout);
-      clearTimeout(killTimer);
+      clock.clearTimeout(timeout);
+      clock.clearTimeout(killTimer);
       resolve(run);
     };
 
@@ -141,11 +147,11 @@ function runCommand(
       run.output = keepTail(run.output + text);
     });
 
-    let killTimer: NodeJS.Timeout | undefined;
-    const timeout = setTimeout(() => {
+    let killTimer: TimerHandle | undefined;
+    const timeout = clock.setTimeout(() => {
       run.timedOut = true;
       child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+      killTimer = clock.setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
     }, options.timeoutMs);
 
     child.on('error', (err: NodeJS.ErrnoException) => {

@@ -6,6 +6,7 @@ import { systemClock, type Clock, type ErrorInfo, type InputFileKind } from '@mm
 import { LogBatcher, type LogStream } from './log-batcher.ts';
 import { findOutputVideo } from './output-video.ts';
 import { readRunnerMetrics, type RunnerMetrics } from './run-metrics.ts';
+import { findResultsFile } from './results-file.ts';
 import { signalGroup, terminateGroup } from './process-group.ts';
 
 /** The variable that names each input kind's file in the runner's environment. */
@@ -55,12 +56,16 @@ export interface RunRequest<T> {
   onSpawn?: (pid: number) => void | Promise<void>;
   /** Takes the output video away (into the cache) before the work folder is removed. */
   collectOutput: (file: string) => Promise<T>;
+  /** Takes the runner's results.jsonl away likewise, when it left one (after the video). */
+  collectResults?: (file: string) => Promise<T>;
+  /** A line for the operation's log (a results file left on the board, and why). */
+  onNote?: (line: string) => void;
   /** The run's timeout and log batching (default: the system clock). */
   clock?: Clock;
 }
 
 export type RunResult<T> = (
-  | { status: 'succeeded'; exitCode: 0; output: T; outputFilename: string; durationMs: number }
+  | { status: 'succeeded'; exitCode: 0; output: T; outputFilename: string; durationMs: number; results?: T }
   | { status: 'failed' | 'cancelled'; error: ErrorInfo; exitCode: number | null; signal: NodeJS.Signals | null; durationMs: number }
 ) & {
   /** The runner's metrics.json, read once it exited (`none` if it never started). */
@@ -115,7 +120,10 @@ export async function runInvocation<T>(req: RunRequest<T>): Promise<RunResult<T>
       return { status: 'failed', error: { code: 'no_output_video', message: 'the runner exited with status 0 but left no .mp4 or .avi file in MM_OUTPUT_DIR' }, exitCode: 0, signal: null, durationMs, runnerMetrics };
     }
     const output = await req.collectOutput(video);
-    return { status: 'succeeded', exitCode: 0, output, outputFilename: path.basename(video), durationMs, runnerMetrics };
+    const results = req.collectResults ? await findResultsFile(outputDir) : { kind: 'none' as const };
+    if (results.kind === 'ignored') req.onNote?.(results.problem);
+    const collected = results.kind === 'found' ? await req.collectResults!(results.file) : undefined;
+    return { status: 'succeeded', exitCode: 0, output, outputFilename: path.basename(video), durationMs, runnerMetrics, ...(collected !== undefined ? { results: collected } : {}) };
   } finally {
     await fsp.rm(workDir, { recursive: true, force: true }).catch(() => {});
   }

@@ -84,9 +84,13 @@ export interface RunFigures {
 }
 
 /**
- * The execute's `result.metrics`: the runner's names, then the agent's own measurements
- * (`run_ms`; board telemetry adds its figures here), which win over a runner's name clash.
+ * The execute's `result.metrics`: the runner's names, then the agent's own measurements.
+ * `run_ms` is always the agent's. Of the board's figures (`max_temperature_c`,
+ * `mean_power_w`, sampled every few seconds over the whole run), a runner's own value wins:
+ * mm-runner samples the same sensors many times a second over the inference alone, and its
+ * `energy_mj_per_frame` is computed from that window (docs/runner.md, "Figures").
  */
 export function buildRunMetrics(figures: RunFigures): Record<string, number> {
-  return { ...figures.runner, run_ms: Math.round(figures.runMs), ...figures.measured };
+  const measured = Object.fromEntries(Object.entries(figures.measured ?? {}).filter(([name]) => figures.runner?.[name] === undefined));
+  return { ...figures.runner, run_ms: Math.round(figures.runMs), ...measured };
 }

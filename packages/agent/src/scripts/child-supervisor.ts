@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { OutputRing } from './output-ring.ts';
 import { launchArgv } from './script-launch.ts';
@@ -16,6 +17,8 @@ export interface ChildSupervisorOptions {
   stopGraceMs?: number;
   /** Bytes of output kept per script (default 64 KiB). */
   logBytes?: number;
+  /** The backoff, the stable time and the stop grace (default: the system clock). */
+  clock?: Clock;
 }
 
 interface Supervised {
@@ -26,7 +29,7 @@ interface Supervised {
   output: OutputRing;
   backoffMs: number;
   startedAt: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   exited: Promise<void>;
 }
 
@@ -41,12 +44,14 @@ export class ChildSupervisor implements ScriptSupervisor {
   private readonly scripts = new Map<string, Supervised>();
   private readonly listeners: Array<() => void> = [];
   private readonly opts: Required<ChildSupervisorOptions>;
+  private readonly clock: Clock;
 
   constructor(
     private readonly log: Logger,
     opts: ChildSupervisorOptions = {},
   ) {
-    this.opts = { baseBackoffMs: 500, maxBackoffMs: 30_000, stableAfterMs: 10_000, stopGraceMs: 3000, logBytes: 64 * 1024, ...opts };
+    this.opts = { baseBackoffMs: 500, maxBackoffMs: 30_000, stableAfterMs: 10_000, stopGraceMs: 3000, logBytes: 64 * 1024, clock: systemClock, ...opts };
+    this.clock = this.opts.clock;
   }
 
   onChange(listener: () => void): void {
@@ -80,14 +85,14 @@ export class ChildSupervisor implements ScriptSupervisor {
     const s = this.scripts.get(scriptId);
     if (!s) return;
     s.wanted = false;
-    if (s.timer) clearTimeout(s.timer);
+    this.clock.clearTimeout(s.timer);
     s.timer = undefined;
     const child = s.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       signalGroup(child, 'SIGTERM');
-      const kill = setTimeout(() => signalGroup(child, 'SIGKILL'), this.opts.stopGraceMs);
+      const kill = this.clock.setTimeout(() => signalGroup(child, 'SIGKILL'), this.opts.stopGraceMs);
       await s.exited;
-      clearTimeout(kill);
+      this.clock.clearTimeout(kill);
     }
     this.setState(s, 'stopped');
   }
@@ -129,7 +134,7 @@ export class ChildSupervisor implements ScriptSupervisor {
       return;
     }
     s.child = child;
-    s.startedAt = Date.now();
+    s.startedAt = this.clock.now();
     child.stdout?.on('data', (b: Buffer) => s.output.push(b));
     child.stderr?.on('data', (b: Buffer) => s.output.push(b));
     s.exited = new Promise<void>((resolve) => {
@@ -152,12 +157,12 @@ export class ChildSupervisor implements ScriptSupervisor {
   /** Exited while wanted: `failed` during the backoff, then started again. */
   private crashed(s: Supervised): void {
     s.child = undefined;
-    if (Date.now() - s.startedAt > this.opts.stableAfterMs) s.backoffMs = this.opts.baseBackoffMs;
+    if (this.clock.now() - s.startedAt > this.opts.stableAfterMs) s.backoffMs = this.opts.baseBackoffMs;
     this.setState(s, 'failed', s.state.restarts);
     const delay = s.backoffMs;
     s.backoffMs = Math.min(this.opts.maxBackoffMs, s.backoffMs * 2);
     this.log.info({ script_id: s.spec.scriptId, delay_ms: delay }, 'device script exited; restarting after a backoff');
-    s.timer = setTimeout(() => {
+    s.timer = this.clock.setTimeout(() => {
       s.timer = undefined;
       if (!s.wanted) return;
       s.state.restarts++;

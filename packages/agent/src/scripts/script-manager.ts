@@ -4,12 +4,12 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { RpcParams, RpcResult, ScriptState } from '@mm/protocol';
+import { systemClock, type Clock, type RpcParams, type RpcResult, type ScriptState } from '@mm/protocol';
 import { writeFileAtomic } from '../journal/atomic-write.ts';
 import type { Logger } from '../logger.ts';
 import { openUploadStream } from '../pac/upload-stream.ts';
 import { RpcError, type RpcContext } from '../rpc/rpc-registry.ts';
-import { waitForPort } from './port-health.ts';
+import { staysUp, waitForPort } from './port-health.ts';
 import type { ScriptProcessSpec, ScriptSupervisor } from './script-supervisor.ts';
 import { scriptFolder, type ScriptsRoot } from './scripts-root.ts';
 
@@ -38,6 +38,8 @@ export interface ScriptManagerOptions {
   log: Logger;
   /** A deployed script's port: the relay may reach it from now on. */
   allowPort: (port: number) => void;
+  /** The health check's deadline (default: the system clock). */
+  clock?: Clock;
 }
 
 const LOG_TAIL_CHARS = 2000;
@@ -105,9 +107,8 @@ export class ScriptManager {
       s.wanted = 'running';
       await this.save();
       await this.opts.supervisor.start(specOf(s));
-      if (!(await this.healthy(s, params.health_timeout_s))) {
-        throw new RpcError('script_unhealthy', `${s.name} ${s.version} did not answer on port ${s.port} within ${params.health_timeout_s} s.${await this.tail(s.script_id)}`);
-      }
+      const health = await this.health(s, params.health_timeout_s, params.stable_s ?? 0);
+      if (health !== 'up') throw new RpcError(health === 'unstable' ? 'script_unstable' : 'script_unhealthy', `${await this.unhealthyText(s, health, params)}.${await this.tail(s.script_id)}`);
       return { script: await this.stateOf(s) };
     });
   }
@@ -134,7 +135,8 @@ export class ScriptManager {
     const next: DeployedScript = { script_id: p.script_id, name: p.name, version: p.version, port: p.port, sha256: p.sha256, file, wanted: 'running', previous };
     this.opts.allowPort(p.port);
     await this.opts.supervisor.start(specOf(next));
-    if (await this.healthy(next, p.health_timeout_s)) {
+    const health = await this.health(next, p.health_timeout_s, p.stable_s ?? 0);
+    if (health === 'up') {
       this.deployed.set(p.script_id, next);
       await this.save();
       await this.prunePrograms();
@@ -142,8 +144,9 @@ export class ScriptManager {
       ctx.log.info({ script_id: p.script_id, version: p.version, port: p.port }, 'device script deployed');
       return { script: await this.stateOf(next), path: p.remote_dir.replace(/\/+$/, '') + '/' + p.filename, pulled, previous_version: previous?.version ?? null };
     }
-    // It did not come up: its output says why; the previous version comes back (files and process).
+    // It did not come up, or did not stay up: its output says why; the previous version comes back (files and process).
     const tail = await this.tail(p.script_id);
+    const why = await this.unhealthyText(next, health, p);
     await this.opts.supervisor.stop(p.script_id);
     let back = 'it was the first version, so nothing runs now';
     if (current && previous) {
@@ -161,7 +164,7 @@ export class ScriptManager {
     }
     await this.save();
     this.changed();
-    throw new RpcError('script_unhealthy', `${p.name} ${p.version} did not answer on port ${p.port} within ${p.health_timeout_s} s: ${back}.${tail}`);
+    throw new RpcError(health === 'unstable' ? 'script_unstable' : 'script_unhealthy', `${why}: ${back}.${tail}`);
   }
 
   /** The program's bytes in the agent's keep (programs by sha256): pulled unless held already. */
@@ -213,7 +216,26 @@ export class ScriptManager {
   }
 
   private healthy(s: DeployedVersion, timeoutS: number): Promise<boolean> {
-    return waitForPort(s.port, timeoutS * 1000, () => this.opts.supervisor.alive(s.script_id));
+    return waitForPort(s.port, timeoutS * 1000, () => this.opts.supervisor.alive(s.script_id), this.opts.clock ?? systemClock);
+  }
+
+  /**
+   * `up`: it answered on its port within `timeoutS` and then stayed up `stableS` (issue 39: a
+   * webcam that answered, then crashed and restarted in a loop, counted as deployed);
+   * `no_answer` or `unstable` otherwise.
+   */
+  private async health(s: DeployedVersion, timeoutS: number, stableS: number): Promise<'up' | 'no_answer' | 'unstable'> {
+    if (!(await this.healthy(s, timeoutS))) return 'no_answer';
+    if (stableS <= 0) return 'up';
+    return (await staysUp(stableS * 1000, () => this.opts.supervisor.alive(s.script_id), this.opts.clock ?? systemClock)) ? 'up' : 'unstable';
+  }
+
+  /** The sentence a failed health check starts with: what was expected, and the state the script was in. */
+  private async unhealthyText(s: DeployedVersion, health: 'no_answer' | 'unstable', p: { health_timeout_s: number; stable_s?: number | undefined }): Promise<string> {
+    if (health === 'no_answer') return `${s.name} ${s.version} did not answer on port ${s.port} within ${p.health_timeout_s} s`;
+    const st = await this.opts.supervisor.status(s.script_id).catch(() => undefined);
+    const state = st ? ` (it is ${st.state}${st.restarts ? ` after ${st.restarts} restart${st.restarts === 1 ? '' : 's'}` : ''})` : '';
+    return `${s.name} ${s.version} answered on port ${s.port} but did not stay up for ${p.stable_s} s: it exited${state}`;
   }
 
   private async tail(scriptId: string): Promise<string> {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { interpreterFor } from './script-launch.ts';
 import type { ScriptProcessSpec, ScriptSupervisor, SupervisedState } from './script-supervisor.ts';
@@ -20,6 +21,8 @@ export interface SystemdSupervisorOptions {
   systemctl?: string[];
   journalctl?: string[];
   envDir?: string;
+  /** The state poll (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -33,10 +36,11 @@ export class SystemdSupervisor implements ScriptSupervisor {
   private readonly baselineRestarts = new Map<string, number>();
   private readonly known = new Set<string>();
   private readonly last = new Map<string, string>();
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: TimerHandle;
   private readonly systemctl: string[];
   private readonly journalctl: string[];
   private readonly envDir: string;
+  private readonly clock: Clock;
 
   constructor(
     private readonly log: Logger,
@@ -45,7 +49,8 @@ export class SystemdSupervisor implements ScriptSupervisor {
     this.systemctl = opts.systemctl ?? ['sudo', '-n', 'systemctl'];
     this.journalctl = opts.journalctl ?? ['journalctl'];
     this.envDir = opts.envDir ?? UNIT_ENV_DIR;
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.clock = opts.clock ?? systemClock;
+    this.timer = this.clock.setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
   }
 
@@ -91,7 +96,7 @@ export class SystemdSupervisor implements ScriptSupervisor {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.clock.clearInterval(this.timer);
   }
 
   private async writeSettings(spec: ScriptProcessSpec): Promise<void> {

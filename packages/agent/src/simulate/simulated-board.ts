@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GPIO_MOTOR_SCRIPT, startMotorServer, type MotorServer } from '@mm/gpio-motor';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { writeSimulatedHostTree, type SimulatedBoardModel } from './simulated-host-tree.ts';
 import { simulatedRunnerCommand } from './simulated-programs.ts';
 import { simulatedXlnxConfigPath } from './xlnx-config/index.ts';
+import { simulatedDfxMgrClientPath, simulatedXdputilPath, simulatedXmutilPath } from './accel-tools/index.ts';
+import { bootSimulatedFpga, simulatedFpgautilPath } from './fpgautil/index.ts';
+import { writeSimulatedHwmon } from './simulated-hwmon.ts';
 
 /** Where the simulated board keeps its state, under MM_AGENT_DIR. */
 export function simulatedBoardDir(agentDir: string): string {
@@ -18,8 +22,16 @@ export function simulatedDefaults(agentDir: string) {
   return {
     runner: simulatedRunnerCommand(),
     xlnxConfig: simulatedXlnxConfigPath,
+    fpgautil: [simulatedFpgautilPath],
     pacDir: path.join(dir, 'pacs'),
     bootIdFile: path.join(dir, 'boot_id'),
+    // The simulated dfx-mgr-client, xmutil and xdputil (accel-tools/), their apps in the board's folder.
+    accelerator: {
+      dfxMgrClient: [simulatedDfxMgrClientPath],
+      xmutil: [simulatedXmutilPath],
+      xdputil: [simulatedXdputilPath],
+      appsDir: path.join(dir, 'firmware', 'xilinx'),
+    },
   };
 }
 
@@ -34,6 +46,8 @@ export interface SimulatedBoardOptions {
   reboot?: Partial<SimulatedRebootOptions>;
   /** The board it reports being (MM_SIM_BOARD_MODEL); default `zcu104`. */
   model?: SimulatedBoardModel;
+  /** When a requested reboot happens (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -82,13 +96,16 @@ export class SimulatedBoard {
   readonly gpioRoot: string;
   /** The fake /proc, /sys and /etc the agent reads the board's facts from. */
   readonly hostRoot: string;
+  /** Its hwmon folders (an INA260, the AMS temperatures) that mm-runner reads and the DPU stand-in drives. */
+  readonly hwmonRoot: string;
   /** Environment for the simulated xlnx-config (and other board commands). */
   readonly commandEnv: NodeJS.ProcessEnv;
   /** Set by the agent: what a reboot does to it. */
   onReboot: (() => Promise<void>) | undefined;
   readonly rebootOptions: SimulatedRebootOptions;
   private motor: MotorServer | undefined;
-  private rebootTimer: NodeJS.Timeout | undefined;
+  private rebootTimer: TimerHandle | undefined;
+  private readonly clock: Clock;
   /** The active PAC (per xlnx-config's state) when the board last booted: what a fallback reboot restores. */
   private bootedPac: string | null = null;
 
@@ -96,8 +113,10 @@ export class SimulatedBoard {
     this.dir = simulatedBoardDir(opts.agentDir);
     this.gpioRoot = path.join(this.dir, 'gpio');
     this.hostRoot = path.join(this.dir, 'host');
+    this.hwmonRoot = path.join(this.hostRoot, 'sys/class/hwmon');
     this.commandEnv = { ...process.env, MM_PAC_DIR: opts.pacDir, MM_SIM_STATE_DIR: this.dir };
     this.rebootOptions = { ...DEFAULT_SIMULATED_REBOOT, ...opts.reboot };
+    this.clock = opts.clock ?? systemClock;
   }
 
   /** How long the agent stays off the link after a reboot ("never": about 24.8 days, or until stopped). */
@@ -119,6 +138,8 @@ export class SimulatedBoard {
     await fsp.mkdir(this.dir, { recursive: true });
     await fsp.mkdir(this.opts.pacDir, { recursive: true });
     await writeSimulatedHostTree(this.hostRoot, this.opts.model ?? 'zcu104');
+    await writeSimulatedHwmon(this.hwmonRoot);
+    await bootSimulatedFpga(this.dir);
     const existing = await fsp.readFile(this.opts.bootIdFile, 'utf8').catch(() => '');
     if (!existing.trim()) await this.newBootId();
     this.bootedPac = await this.readActivePacState();
@@ -139,8 +160,8 @@ export class SimulatedBoard {
 
   /** Reboots the simulated board `delayMs` from now (the agent answers its RPC first). */
   rebootSoon(delayMs: number): void {
-    clearTimeout(this.rebootTimer);
-    this.rebootTimer = setTimeout(() => {
+    this.clock.clearTimeout(this.rebootTimer);
+    this.rebootTimer = this.clock.setTimeout(() => {
       this.rebootTimer = undefined;
       void this.reboot();
     }, delayMs);
@@ -188,7 +209,7 @@ export class SimulatedBoard {
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.rebootTimer);
+    this.clock.clearTimeout(this.rebootTimer);
     await this.motor?.close();
     this.motor = undefined;
   }

@@ -4,6 +4,13 @@ import { encodeFruBoardInfo } from '../board/fru.ts';
 
 export type SimulatedBoardModel = 'zcu104' | 'kv260';
 
+/** The simulated board's memory and cores (its telemetry reports these, never the host's). */
+export function simulatedBoardSize(model: SimulatedBoardModel): { memTotalBytes: number; cpus: number } {
+  const m = MODELS[model];
+  const [from, to] = m.cpus.split('-').map(Number);
+  return { memTotalBytes: m.memTotalKb * 1024, cpus: (to ?? from ?? 0) - (from ?? 0) + 1 };
+}
+
 /** What a real board of each model shows (device tree, FRU EEPROMs, OS), close to what AMD ships. */
 const MODELS: Record<SimulatedBoardModel, {
   deviceTreeModel: string;
@@ -53,6 +60,7 @@ export async function writeSimulatedHostTree(root: string, model: SimulatedBoard
   await write('etc/os-release', m.osRelease);
   await write('proc/sys/kernel/osrelease', `${m.kernel}\n`);
   await write('sys/devices/system/cpu/online', `${m.cpus}\n`);
-  await write('proc/meminfo', `MemTotal:       ${m.memTotalKb} kB\nMemFree:         1204312 kB\n`);
+  await write('proc/meminfo', `MemTotal:       ${m.memTotalKb} kB\nMemFree:         1204312 kB\nMemAvailable:   ${Math.round(m.memTotalKb * 0.7)} kB\n`);
+  await write('proc/loadavg', '0.12 0.10 0.08 1/142 1234\n');
   for (const [device, info] of Object.entries(m.eeproms)) await write(`sys/bus/i2c/devices/${device}/eeprom`, encodeFruBoardInfo(info));
 }

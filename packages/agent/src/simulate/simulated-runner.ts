@@ -13,16 +13,29 @@
  *                   (default 0; their pids are printed), to check cancel ends the whole group
  *   ignore_sigterm  true: ignore SIGTERM, so only the SIGKILL after the grace period stops it
  *   metrics_json    text to leave as MM_OUTPUT_DIR/metrics.json instead of its own (to try bad ones)
+ *   hang            the board hangs (docs/power.md): `board` after `hang_after_s` (default 0)
+ *                   the whole board freezes (the agent process is stopped: its link goes
+ *                   silent while it lives) and the run never ends; `cancel` the run ignores
+ *                   cancel and the board freezes when asked to stop it. Only a power cut
+ *                   (the agent's processes killed) ends it.
  *
  * On success it leaves MM_OUTPUT_DIR/metrics.json with `fps` = 30 × speed and
  * `latency_ms` = 1000 / fps, where speed is the board's `sim/speed` label (MM_BOARD_LABELS;
- * a positive number, default 1), so a test can make one board slower than another.
+ * a positive number, default 1), so a test can make one board slower than another. The
+ * `sim/noise` label (`0.02` or `2%`) adds relative noise to fps: each run's fps is
+ * 30 × speed × (1 + noise × Z), Z standard normal (docs/results.md), for A/A comparisons.
+ *
+ * A parameter file of mm-runner's (`"schema": "mm-runner/1"`) is run by the real mm-runner
+ * instead, with only the DPU simulated: the `xir`/`vart` stand-ins of mm-runner/sim go on
+ * PYTHONPATH (docs/runner.md, "On the simulated board").
  */
 import { spawn } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { simulatedMetrics, simulatedSpeed } from './simulated-metrics.ts';
+import { runnerLauncher, simulatedDpuPath } from '@mm/runner/home';
+import { isRunnerParameterFile } from '../runner/accelerator-swap.ts';
+import { simulatedMetrics, simulatedNoise, simulatedSpeed } from './simulated-metrics.ts';
 import { fileFrameSource, renderTestPatternMp4, textFrameSource } from './test-pattern-video.ts';
 
 const Parameters = z.object({
@@ -32,6 +45,8 @@ const Parameters = z.object({
   spawn_children: z.number().int().min(0).max(16).default(0),
   ignore_sigterm: z.boolean().default(false),
   metrics_json: z.string().max(16 * 1024 * 1024).optional(),
+  hang: z.enum(['board', 'cancel']).optional(),
+  hang_after_s: z.number().min(0).max(86_400).default(0),
 });
 type Parameters = z.infer<typeof Parameters>;
 
@@ -67,7 +82,7 @@ async function readParameters(file: string | undefined): Promise<Parameters> {
 }
 
 async function writeMetrics(outputDir: string, params: Parameters): Promise<void> {
-  const text = params.metrics_json ?? JSON.stringify(simulatedMetrics(simulatedSpeed(process.env.MM_BOARD_LABELS)));
+  const text = params.metrics_json ?? JSON.stringify(simulatedMetrics(simulatedSpeed(process.env.MM_BOARD_LABELS), simulatedNoise(process.env.MM_BOARD_LABELS)));
   await fsp.writeFile(path.join(outputDir, 'metrics.json'), text);
   say(params.metrics_json !== undefined ? `wrote the given metrics.json (${Buffer.byteLength(text)} bytes)` : `wrote metrics.json ${text}`);
 }
@@ -89,7 +104,9 @@ async function main(): Promise<void> {
     const stat = await fsp.stat(file);
     say(`${name}: ${path.basename(file)} (${stat.size} bytes)`);
   }
+  if (await isRunnerParameterFile(env.MM_PARAMETER)) return runMmRunner();
   const params = await readParameters(env.MM_PARAMETER);
+  if (params.hang) return hang(params);
   if (params.ignore_sigterm) {
     process.on('SIGTERM', () => say('SIGTERM received and ignored'));
   }
@@ -129,6 +146,41 @@ async function main(): Promise<void> {
   await fsp.rename(`${target}.part`, target);
   say(`wrote output.mp4 (${mp4.byteLength} bytes)`);
   process.exit(0);
+}
+
+/**
+ * A hung board: the agent process (MM_SIM_AGENT_PID, set by the simulated board) is stopped
+ * with SIGSTOP, so its link goes silent while every process lives, as when a bad bitstream
+ * or a stuck DPU wedges the board. Nothing ends it but a power cut.
+ */
+async function hang(params: Parameters): Promise<void> {
+  const agentPid = Number(process.env.MM_SIM_AGENT_PID);
+  const freeze = () => {
+    say('the simulated board hangs now (its agent is stopped)');
+    if (Number.isInteger(agentPid) && agentPid > 1) process.kill(agentPid, 'SIGSTOP');
+  };
+  if (params.hang === 'cancel') {
+    say('this run ignores cancel: asking it to stop hangs the board');
+    process.on('SIGTERM', freeze);
+  } else {
+    await sleep(params.hang_after_s * 1000);
+    freeze();
+  }
+  setInterval(() => {}, 60_000);
+}
+
+/** mm-runner with the simulated DPU: its exit status is this runner's. */
+function runMmRunner(): void {
+  say(`a parameter file of mm-runner: running mm-runner with the simulated DPU (${process.env.MM_PYTHON ?? 'python3'})`);
+  const pythonPath = [simulatedDpuPath(), process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+  const child = spawn(runnerLauncher(), [], { stdio: 'inherit', env: { ...process.env, PYTHONPATH: pythonPath } });
+  // The agent stops the whole process group; a SIGTERM to this process alone goes on to mm-runner.
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  child.on('error', (err) => {
+    complain(`could not start mm-runner: ${err.message}`);
+    process.exit(127);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal === 'SIGKILL' ? 9 : 15)));
 }
 
 main().catch((err: unknown) => {

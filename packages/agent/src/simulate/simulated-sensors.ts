@@ -1,5 +1,6 @@
 import type { HwmonReadings } from '../telemetry/hwmon.ts';
 import type { SensorSource } from '../telemetry/telemetry-sampler.ts';
+import { simulatedBoardSize } from './simulated-host-tree.ts';
 
 /** The simulated board's sensors at rest and how much a run adds. */
 const SENSORS = [
@@ -15,10 +16,24 @@ const THERMAL_TAU_MS = 15_000;
  * 47–51 °C idle, climbing towards ~65–75 °C while a run lasts and cooling off after, with
  * a little noise; an `ina260`'s power near 6.4 W idle and ~11 W running.
  */
-export function simulatedSensors(now: () => number = Date.now, random: () => number = Math.random): SensorSource {
+export function simulatedSensors(
+  now: () => number = Date.now,
+  random: () => number = Math.random,
+  size: { memTotalBytes: number; cpus: number } = simulatedBoardSize('zcu104'),
+): SensorSource {
   let last = now();
   let heat = 0; // 0 idle … 1 fully warmed by a run
+  let load = 0.1;
   return {
+    // The simulated board's own memory and load (issue 39): about 28 % of its memory in use
+    // idle and 45 % while a run lasts; the load average climbing towards 1.5 of its cores
+    // running, 0.1 idle. Never the host's (a KV260 showed 4.7 GB used of 3.8 and load 26).
+    readSystem: async (running: boolean) => {
+      const noise = (span: number) => (random() - 0.5) * span;
+      const share = Math.min(0.95, Math.max(0.05, (running ? 0.45 : 0.28) + 0.1 * heat + noise(0.02)));
+      load += ((running ? Math.min(size.cpus, 1.5) : 0.1) - load) * 0.3;
+      return { memory_used_bytes: Math.round(size.memTotalBytes * share), load_1m: round2(Math.max(0, load + noise(0.04))) };
+    },
     readSensors: async (running: boolean): Promise<HwmonReadings> => {
       const t = now();
       const k = 1 - Math.exp(-Math.max(0, t - last) / THERMAL_TAU_MS);

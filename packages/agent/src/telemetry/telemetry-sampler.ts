@@ -7,6 +7,11 @@ import { readDiskFree, readLoad1m, readMemoryUsed } from './system-readings.ts';
 export interface SensorSource {
   /** `running`: a run is in progress (the simulated board heats up). */
   readSensors(running: boolean): Promise<HwmonReadings>;
+  /**
+   * The board's memory in use and load, where the source knows them itself (the simulated
+   * board: its own 4 GB and 4 cores, not the host's); else they are read from `proc/`.
+   */
+  readSystem?(running: boolean): Promise<{ memory_used_bytes: number; load_1m: number }>;
 }
 
 /** The real board's sensors: hwmon under `root` (`/`; tests point it at a folder of their own). */
@@ -81,10 +86,11 @@ export class TelemetrySampler {
   /** One full reading of the board. */
   async read(): Promise<TelemetryReading> {
     const { root, agentDir } = this.opts;
+    const own = this.opts.sensors.readSystem?.(this.watches.size > 0);
     const [sensors, memory, load, disk] = await Promise.all([
       this.readSensors(),
-      readMemoryUsed(root),
-      readLoad1m(root),
+      own ? own.then((s) => s.memory_used_bytes) : readMemoryUsed(root),
+      own ? own.then((s) => s.load_1m) : readLoad1m(root),
       readDiskFree(agentDir),
     ]);
     return {
@@ -107,6 +113,13 @@ export class TelemetrySampler {
     } finally {
       this.sampling = false;
     }
+  }
+
+  /** The hottest sensor now (a run's `start_temperature_c`), undefined without sensors. */
+  async hottestNow(): Promise<number | undefined> {
+    const readings = await this.opts.sensors.readSensors(false);
+    const temps = Object.values(readings.temperatures_c);
+    return temps.length > 0 ? round2(Math.max(...temps)) : undefined;
   }
 
   /** Starts measuring a run: the sensors are read now and every `runIntervalMs` until `stop`. */

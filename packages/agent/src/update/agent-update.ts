@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { systemClock, type Clock } from '@mm/protocol';
 import type { Logger } from '../logger.ts';
 import { writeFileAtomic } from '../journal/atomic-write.ts';
 import { openUploadStream } from '../pac/upload-stream.ts';
@@ -57,10 +58,13 @@ export interface UpdateHandlerOptions {
   /** Called once the answer has gone: stop and exit with RESTART_FOR_UPDATE_CODE. */
   requestRestart: () => void;
   env?: NodeJS.ProcessEnv;
+  /** The trial's deadline and the restart after the answer (default: the system clock). */
+  clock?: Clock;
 }
 
 /** `agent.update`: receive, check, unpack beside, write the trial, switch, answer, restart. */
 export function agentUpdateHandler(opts: UpdateHandlerOptions): RpcHandler<'agent.update'> {
+  const clock = opts.clock ?? systemClock;
   return async ({ upload_id, version, sha256, confirm_within_s }, ctx) => {
     if (!(opts.env ?? process.env)[START_SCRIPT_ENV]) {
       throw new RpcError('update_unsupported', 'this agent was not started by mm-agent-start (the package\'s start script), so nothing could switch it back: update it by installing the package');
@@ -87,12 +91,12 @@ export function agentUpdateHandler(opts: UpdateHandlerOptions): RpcHandler<'agen
       if (previous === version) throw new RpcError('invalid_agent_package', `version ${version} is the one in use`);
       await fsp.rm(path.join(dir, version), { recursive: true, force: true });
       await fsp.rename(staging, path.join(dir, version));
-      const deadline = Math.floor(Date.now() / 1000) + confirm_within_s;
+      const deadline = Math.floor(clock.now() / 1000) + confirm_within_s;
       await writeFileAtomic(path.join(dir, 'trial'), `version=${version}\nprevious=${previous}\ndeadline=${deadline}\n`);
       await fsp.rm(path.join(dir, 'rolled-back'), { force: true });
       await replaceLink(current, version);
       opts.log.info({ version, previous, confirm_within_s }, 'agent update installed beside the running version; switching');
-      setTimeout(opts.requestRestart, 300).unref();
+      clock.setTimeout(opts.requestRestart, 300).unref();
       return { accepted: true as const, previous_version: AGENT_VERSION };
     } finally {
       await fsp.rm(download, { force: true });

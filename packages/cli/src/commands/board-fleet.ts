@@ -24,6 +24,7 @@ type FleetBoard = Board & {
   current_operation_id?: number | null;
   queued?: number;
   telemetry?: Telemetry | null;
+  power?: { controller_board_id: string; pdu_hostname: string; pdu_port: number } | null;
 };
 
 interface Telemetry {
@@ -52,7 +53,10 @@ async function getBoard(api: Api, given: string): Promise<FleetBoard> {
 }
 
 /** `PATCH /api/boards/<id>/`: labels replace the people's ones (the agent's `mm/` labels stay). */
-async function patchBoard(ctx: CommandContext, id: string, body: { labels?: Labels; maintenance?: boolean }): Promise<FleetBoard> {
+/** The labels people set (the agent's `mm/` ones left out). */
+const userLabels = (labels: Labels): Labels => Object.fromEntries(Object.entries(labels).filter(([k]) => !k.startsWith(AGENT_PREFIX)));
+
+async function patchBoard(ctx: CommandContext, id: string, body: { labels?: Labels; maintenance?: boolean; name?: string }): Promise<FleetBoard> {
   return (await ctx.api.call(ctx.api.client.PATCH('/api/boards/{id}/', { params: { path: { id } }, body, signal: ctx.signal }))) as FleetBoard;
 }
 
@@ -70,10 +74,12 @@ export function boardShowLines(b: FleetBoard): string[] {
   const lines = [`Board ${b.name} (${b.id})`];
   lines.push(`  status       ${b.status}${b.busy ? ', busy' : ', idle'}${b.current_operation_id ? ` (operation ${b.current_operation_id})` : ''}${b.queued ? `, ${b.queued} queued` : ''}`);
   lines.push(`  last seen    ${when(b.last_seen_at)}`);
+  if (b.power) lines.push(`  power        PDU ${b.power.pdu_hostname} port ${b.power.pdu_port} via lab host ${b.power.controller_board_id}`);
   if (b.health !== undefined) {
     lines.push(`  health       ${b.health}${b.health_reason ? `: ${b.health_reason}` : ''}${b.health_checked_at ? ` (checked ${when(b.health_checked_at)})` : ''}`);
   }
   if (b.maintenance !== undefined) lines.push(`  maintenance  ${b.maintenance ? 'on: takes no selector work' : 'off'}`);
+  if (b.reservation !== undefined) lines.push(`  reserved     ${b.reservation ? `by ${b.reservation.user ?? 'anonymous'} until ${when(b.reservation.ends_at)} (reservation ${b.reservation.id})` : 'no'}`);
   const own = Object.fromEntries(Object.entries(b.labels).filter(([k]) => !k.startsWith(AGENT_PREFIX)));
   const agent = Object.fromEntries(Object.entries(b.labels).filter(([k]) => k.startsWith(AGENT_PREFIX)));
   lines.push(`  labels       ${formatLabels(own) || '-'}`);
@@ -111,17 +117,39 @@ export function registerBoardFleetCommands(boards: Command): void {
       }),
     );
   boards
-    .command('label <board> [pairs...]')
-    .description('set labels (key=value) and remove them (--remove key); mm/ labels are the agent\'s and cannot be set')
+    .command('label [board] [pairs...]')
+    .description(
+      "set labels (key=value or --set key=value) and remove them (--remove key) on one board, or on every board --label-selector matches; mm/ labels are the agent's and cannot be set",
+    )
+    .option('--set <key=value>', 'set this label (repeatable)', collectLabel, {})
     .option('--remove <key>', 'remove this label (repeatable)', collectKey, [])
+    .option('--label-selector <key=value>', 'every board holding this label (repeatable: all of them), instead of one board', collectLabel, undefined)
     .action(
-      withContext(async (ctx, opts: { remove: string[] }, given: string, pairs: string[] = []) => {
-        if (pairs.length === 0 && opts.remove.length === 0) throw new UsageError('Give labels to set (key=value) or --remove key.', 'e.g. mm boards label kv260-1 camera=yes --remove site');
-        const set = pairs.reduce<Labels>((acc, p) => collectLabel(p, acc), {});
+      withContext(async (ctx, opts: { set: Labels; remove: string[]; labelSelector?: Labels }, given: string | undefined, pairs: string[] = []) => {
+        // With a selector every argument is a label to set; else the first names the board.
+        const args = opts.labelSelector ? [...(given === undefined ? [] : [given]), ...pairs] : pairs;
+        if (!opts.labelSelector && given === undefined) throw new UsageError('Name a board, or give --label-selector key=value.', 'e.g. mm boards label kv260-1 camera=yes');
+        const set = args.reduce<Labels>((acc, p) => collectLabel(p, acc), { ...opts.set });
+        if (Object.keys(set).length === 0 && opts.remove.length === 0) {
+          throw new UsageError('Give labels to set (key=value) or --remove key.', 'e.g. mm boards label kv260-1 camera=yes --remove site');
+        }
         const reserved = [...Object.keys(set), ...opts.remove].filter((k) => k.startsWith(AGENT_PREFIX));
         if (reserved.length) throw new UsageError(`${reserved.join(', ')}: labels under ${AGENT_PREFIX} are the agent's own and read-only.`);
-        const board = await getBoard(ctx.api, given);
-        const labels: Labels = Object.fromEntries(Object.entries(board.labels).filter(([k]) => !k.startsWith(AGENT_PREFIX)));
+        if (opts.labelSelector) {
+          const answer = await ctx.api.call(
+            ctx.api.client.POST('/api/boards/labels/', { body: { board_selector: opts.labelSelector, set, remove: opts.remove }, signal: ctx.signal }),
+          );
+          ctx.result(answer, () => {
+            if (answer.changed === 0) say(`No board holds ${formatLabels(opts.labelSelector!)}: nothing changed.`);
+            else {
+              say(`${answer.changed} ${answer.changed === 1 ? 'board' : 'boards'} changed:`);
+              for (const b of answer.boards) say(`  ${b.name}: ${formatLabels(userLabels(b.labels)) || 'no labels'}`);
+            }
+          });
+          return;
+        }
+        const board = await getBoard(ctx.api, given!);
+        const labels: Labels = userLabels(board.labels);
         for (const k of opts.remove) {
           if (!(k in labels)) throw new UsageError(`Board ${board.name} has no label ${JSON.stringify(k)} to remove (it has: ${formatLabels(labels) || 'none'}).`);
           delete labels[k];
@@ -133,6 +161,16 @@ export function registerBoardFleetCommands(boards: Command): void {
       }),
     );
   boards
+    .command('rename <board> <name>')
+    .description('give a board a new name (names are unique); by its name or id')
+    .action(
+      withContext(async (ctx, _opts, given: string, name: string) => {
+        const id = (await boardIdOf(ctx.api, given))!;
+        const updated = await patchBoard(ctx, id, { name });
+        ctx.result(updated, () => say(`Board ${id} is now named ${updated.name}.`));
+      }),
+    );
+  boards
     .command('maintenance <board> <on|off>')
     .description('put a board in maintenance (it takes no selector work) or take it out')
     .action(
@@ -141,6 +179,21 @@ export function registerBoardFleetCommands(boards: Command): void {
         const id = (await boardIdOf(ctx.api, given))!;
         const updated = await patchBoard(ctx, id, { maintenance: state === 'on' });
         ctx.result(updated, () => say(`Board ${updated.name}: maintenance ${updated.maintenance ? 'on' : 'off'}.`));
+      }),
+    );
+  boards
+    .command('power <board> <on|off|cycle>')
+    .description("switch a board's power through its lab host and pdudaemon (docs/power.md); waits for the operation")
+    .action(
+      withContext(async (ctx, _opts, given: string, action: string) => {
+        if (action !== 'on' && action !== 'off' && action !== 'cycle') throw new UsageError(`power takes on, off or cycle (got ${JSON.stringify(action)}).`);
+        const id = (await boardIdOf(ctx.api, given))!;
+        const op = (await ctx.api.call(
+          ctx.api.client.POST('/api/boards/{id}/power/', { params: { path: { id } }, body: { action }, signal: ctx.signal }),
+        )) as { id: number; kind: string; status: string; result?: { pdu_answer?: string } | null };
+        ctx.result(op, () =>
+          say(`Board ${given}: ${op.kind} ${op.status} (operation ${op.id})${op.result?.pdu_answer ? `; pdudaemon: ${op.result.pdu_answer}` : ''}.`),
+        );
       }),
     );
 }

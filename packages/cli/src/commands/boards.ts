@@ -10,7 +10,10 @@ import { CliError, EXIT, InterruptedError, UsageError } from '../errors.ts';
 import { followOperation } from '../follow.ts';
 import { table, when } from '../format.ts';
 import { metricLines } from '../metrics-format.ts';
-import { registerBoardFleetCommands } from './board-fleet.ts';
+import { collectLabel, registerBoardFleetCommands } from './board-fleet.ts';
+import { formatLabels, type Labels } from '@mm/api-client';
+import { boardNames, lateResultLine, offlineLine, waitingLine } from '../fleet-view.ts';
+import { archiveForm } from './archive-form.ts';
 import { positiveId, withContext } from './shared.ts';
 
 const OP_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
@@ -19,13 +22,19 @@ export function registerBoards(program: Command): void {
   const boards = program.command('boards').description('list, register, show, label and remove boards');
   boards
     .command('ls')
-    .description('list boards')
+    .description('list boards: status, health, maintenance, labels')
+    .option('--label <k=v>', 'only boards with this label (repeatable: all must match)', collectLabel, {})
     .action(
-      withContext(async (ctx) => {
-        const page = await ctx.api.call(ctx.api.client.GET('/api/boards/'));
-        ctx.result(page, () =>
-          say(table(['ID', 'NAME', 'STATUS', 'BUSY', 'PAC', 'LAST SEEN'], page.boards.map((b) => [b.id, b.name, b.status, b.busy ? 'yes' : 'no', b.active_pac, when(b.last_seen_at)]))),
-        );
+      withContext(async (ctx, opts: { label: Labels }) => {
+        const label = Object.entries(opts.label).map(([k, v]) => `${k}=${v}`);
+        const page = await ctx.api.call(ctx.api.client.GET('/api/boards/', { params: { query: { limit: 1000, ...(label.length ? { label } : {}) } } }));
+        ctx.result(page, () => {
+          if (page.boards.length === 0) {
+            say(label.length ? `No board has the labels ${formatLabels(opts.label)}.` : 'No boards registered.');
+            return;
+          }
+          say(boardsTable(page.boards as ListedBoard[]));
+        });
       }),
     );
   boards
@@ -41,6 +50,7 @@ export function registerBoards(program: Command): void {
           say(`Token (shown this once): ${board.token}`);
           say(board.install_command ? 'Install the agent on the board:' : 'Install the agent on the board (from a checkout of this repository):');
           say(`  ${install}`);
+          if (board.install_warning) say(`Warning: ${board.install_warning}`);
         });
       }),
     );
@@ -73,8 +83,11 @@ export function registerOps(program: Command): void {
             params: { query: { board_id: await boardIdOf(ctx.api, opts.board), status: opts.status as OperationStatus | undefined, invocation_id: opts.invocation ? positiveId(opts.invocation, 'invocation id') : undefined } },
           }),
         );
+        const names = page.operations.some((o) => o.board_id) ? await boardNames(ctx.api) : new Map<string, string>();
+        const boardOf = (o: Operation) =>
+          o.board_id ? (names.get(o.board_id) ?? o.board_id.slice(0, 8)) : o.board_selector ? `any ${formatLabels(o.board_selector)}` : undefined;
         ctx.result(page, () =>
-          say(table(['ID', 'KIND', 'STATUS', 'INVOCATION', 'BOARD', 'CREATED'], page.operations.map((o) => [o.id, o.kind, o.status, o.invocation_id, o.board_id?.slice(0, 8), when(o.created_at)]))),
+          say(table(['ID', 'KIND', 'STATUS', 'INVOCATION', 'BOARD', 'CREATED'], page.operations.map((o) => [o.id, o.kind, o.status, o.invocation_id, boardOf(o), when(o.created_at)]))),
         );
       }),
     );
@@ -84,11 +97,16 @@ export function registerOps(program: Command): void {
     .action(
       withContext(async (ctx, _opts, id: string) => {
         const op = await ctx.api.call(ctx.api.client.GET('/api/operations/{id}/', { params: { path: { id: positiveId(id, 'operation id') } } }));
+        const boardName = op.board_id ? (await boardNames(ctx.api)).get(op.board_id) : undefined;
         ctx.result(op, () => {
-          say(`Operation ${op.id}: ${op.kind}, ${op.status}${op.invocation_id ? `, invocation ${op.invocation_id}` : ''}${op.board_id ? `, board ${op.board_id}` : ''}`);
+          const board = op.board_id ? `, board ${boardName ? `${boardName} (${op.board_id})` : op.board_id}` : op.board_selector ? `, any board with ${formatLabels(op.board_selector)}` : '';
+          say(`Operation ${op.id}: ${op.kind}, ${op.status}${op.invocation_id ? `, invocation ${op.invocation_id}` : ''}${board}`);
           say(`created ${when(op.created_at)}, started ${when(op.started_at)}, finished ${when(op.finished_at)}`);
           say(`progress: ${op.progress.phase} ${op.progress.bytes_done}/${op.progress.bytes_total}`);
+          for (const line of [waitingLine(op), offlineLine(op)]) if (line) say(line);
           if (op.error) say(`error: ${op.error.code}: ${op.error.message}`);
+          const late = lateResultLine(op);
+          if (late) say(late);
           const metrics = metricLines((op.result as { metrics?: unknown } | null)?.metrics);
           if (metrics.length) say(['metrics:', ...metrics].join('\n'));
         });
@@ -201,21 +219,47 @@ export function registerPac(program: Command): void {
     .option('--board <board>', "the board's name or id")
     .action(
       withContext(async (ctx, opts: { board?: string }, archive: string) => {
-        let size: number;
-        try {
-          size = (await fs.promises.stat(archive)).size;
-        } catch {
-          throw new UsageError(`Cannot read ${archive}.`);
-        }
-        // The archive streams from disk as the multipart body (never read into memory).
-        const form = new FormData();
-        const boardId = await boardIdOf(ctx.api, opts.board);
-        if (boardId) form.set('board_id', boardId);
-        form.set('file', await fs.openAsBlob(archive), path.basename(archive));
-        ctx.progress.note(`installing ${path.basename(archive)} (${size} bytes)`);
+        const { form, name, size } = await archiveForm(ctx.api, archive, opts.board);
+        ctx.progress.note(`installing ${name} (${size} bytes)`);
         // openapi-fetch sends a FormData body as it is (multipart with its boundary).
         const answer = await settled(ctx, await ctx.api.call(ctx.api.client.POST('/api/pacs/install/', { body: form as unknown as PacInstallForm })));
         ctx.result(answer, () => say(`Installed ${answer.pac} on board ${answer.board_id}.`));
       }),
     );
+}
+
+type ListedBoard = {
+  id: string;
+  name: string;
+  status: string;
+  busy?: boolean;
+  labels?: Labels;
+  health?: string;
+  maintenance?: boolean;
+  failed_scripts?: string[];
+  reservation?: { user: string; ends_at: string } | null;
+  last_seen_at: string | null;
+};
+
+/** `mm boards ls`: one row a board, with its people's labels (the agent's `mm/` ones are in `mm boards show`). */
+export function boardsTable(boards: ListedBoard[]): string {
+  const withReservations = boards.some((b) => b.reservation !== undefined);
+  const withScripts = boards.some((b) => (b.failed_scripts ?? []).length > 0);
+  const headers = ['NAME', 'STATUS', 'HEALTH', 'MAINT', ...(withReservations ? ['RESERVED'] : []), ...(withScripts ? ['FAILED SCRIPTS'] : []), 'LABELS', 'LAST SEEN', 'ID'];
+  const rows = boards.map((b) => {
+    const people = Object.fromEntries(Object.entries(b.labels ?? {}).filter(([k]) => !k.startsWith('mm/')));
+    const status = b.status === 'online' && b.busy ? 'online, busy' : b.status;
+    return [
+      b.name,
+      status,
+      b.health ?? '-',
+      b.maintenance ? 'yes' : 'no',
+      ...(withReservations ? [b.reservation ? `${b.reservation.user} until ${when(b.reservation.ends_at)}` : '-'] : []),
+      ...(withScripts ? [(b.failed_scripts ?? []).join(', ') || '-'] : []),
+      formatLabels(people, ',') || '-',
+      when(b.last_seen_at),
+      b.id,
+    ];
+  });
+  return table(headers, rows);
 }

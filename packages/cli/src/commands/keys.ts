@@ -58,6 +58,7 @@ export function registerKeys(program: Command): void {
           if (key.install_command) {
             say('Install the agent on a board with it:');
             say(`  ${key.install_command}`);
+            if (key.install_warning) say(`Warning: ${key.install_warning}`);
           }
         });
       }),

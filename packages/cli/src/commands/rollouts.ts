@@ -7,18 +7,19 @@ import { type CommandContext, say } from '../context.ts';
 import { ApiProblemError, CliError, EXIT, UsageError } from '../errors.ts';
 import { HashCache } from '../hash-cache.ts';
 import { tusUpload } from '../tus-upload.ts';
-import { when } from '../format.ts';
+import { table, when } from '../format.ts';
 import { followRollout, rolloutSummary, rolloutTable, type Rollout } from '../rollout-follow.ts';
 import { collectLabel } from './board-fleet.ts';
 import { positiveId, withContext } from './shared.ts';
 
-const KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update'] as const;
+const KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update', 'app_install', 'app_load'] as const;
 type Kind = (typeof KINDS)[number];
 
 interface CreateOptions {
   label: Labels;
   invocation?: string;
   pac?: string;
+  app?: string;
   archiveSha256?: string;
   archive?: string;
   script?: string;
@@ -28,6 +29,8 @@ interface CreateOptions {
   abortPercent?: string;
   abortMin?: string;
   follow?: boolean;
+  includeMaintenance?: boolean;
+  includeBad?: boolean;
 }
 
 const whole = (v: string | undefined, what: string, min = 0): number | undefined => {
@@ -50,7 +53,7 @@ function show(ctx: CommandContext, r: Rollout, strict = false): void {
  * only when the server lacks those bytes (404 `content_not_found`) is the file uploaded,
  * resumably and on its own (an interrupted upload continues when the command runs again).
  */
-async function createWithArchive(ctx: CommandContext, opts: CreateOptions & { archive: string }): Promise<Rollout> {
+async function createWithArchive(ctx: CommandContext, opts: CreateOptions & { archive: string }, kind: 'pac_install' | 'app_install' = 'pac_install'): Promise<Rollout> {
   const st = await fs.stat(opts.archive).catch(() => undefined);
   if (!st?.isFile()) throw new UsageError(`Cannot read the archive ${opts.archive}: it is not a regular file.`);
   const hashing = ctx.progress.bar('hashing archive', st.size);
@@ -59,19 +62,20 @@ async function createWithArchive(ctx: CommandContext, opts: CreateOptions & { ar
   const filename = path.basename(opts.archive);
   const withArchive = { ...opts, archiveSha256: hashed.sha256, archiveName: filename };
   try {
-    return await create(ctx, 'pac_install', withArchive);
+    return await create(ctx, kind, withArchive);
   } catch (err) {
     if (!(err instanceof ApiProblemError && err.code === 'content_not_found')) throw err;
   }
   const bar = ctx.progress.bar('uploading archive', hashed.size);
   await tusUpload({ api: ctx.api, file: hashed, invocationId: undefined, kind: 'archive', filename, bar, signal: ctx.signal, note: (l) => ctx.progress.note(l) });
   bar.done();
-  return create(ctx, 'pac_install', withArchive);
+  return create(ctx, kind, withArchive);
 }
 
 async function create(ctx: CommandContext, kind: Kind, opts: CreateOptions & { archiveName?: string }): Promise<Rollout> {
   const params: Record<string, unknown> = {};
   if (opts.pac !== undefined) params.pac = opts.pac;
+  if (opts.app !== undefined) params.app = opts.app;
   if (opts.archiveSha256 !== undefined) params.archive_sha256 = opts.archiveSha256;
   if (opts.archiveName !== undefined) params.filename = opts.archiveName;
   if (opts.script !== undefined) params.script_id = opts.script;
@@ -91,6 +95,8 @@ async function create(ctx: CommandContext, kind: Kind, opts: CreateOptions & { a
         ...(batchSize !== undefined ? { batch_size: batchSize } : {}),
         ...(interval !== undefined ? { batch_interval_s: interval } : {}),
         ...(abortPercent !== undefined && abortMin !== undefined ? { abort: { failure_percent: abortPercent, min_finished: abortMin } } : {}),
+        ...(opts.includeMaintenance ? { include_maintenance: true } : {}),
+        ...(opts.includeBad ? { include_bad: true } : {}),
       },
       signal: ctx.signal,
     }),
@@ -111,10 +117,16 @@ export function registerRollouts(program: Command): void {
           ctx.api.client.GET('/api/rollouts/', { params: { query: { ...(opts.status ? { status: opts.status as Rollout['status'] } : {}), ...(opts.kind ? { kind: opts.kind } : {}) } } }),
         );
         ctx.result(page, () => {
-          for (const r of page.rollouts) {
-            say(`${String(r.id).padEnd(5)} ${r.kind.padEnd(13)} ${r.status.padEnd(10)} ${r.counts.succeeded}/${r.boards.length} ok, ${r.counts.failed} failed  ${when(r.created_at)}`);
+          if (page.rollouts.length === 0) {
+            say('No rollouts.');
+            return;
           }
-          if (page.rollouts.length === 0) say('No rollouts.');
+          say(
+            table(
+              ['ID', 'KIND', 'STATUS', 'BOARDS', 'OK', 'FAILED', 'CREATED'],
+              page.rollouts.map((r) => [r.id, r.kind, r.status, r.boards.length, r.counts.succeeded, r.counts.failed, when(r.created_at)]),
+            ),
+          );
         });
       }),
     );
@@ -128,23 +140,26 @@ export function registerRollouts(program: Command): void {
     .option('--label <k=v>', 'boards whose labels hold this pair (repeatable; none: every board)', collectLabel, {})
     .option('--invocation <id>', 'execute: the invocation to run')
     .option('--pac <name>', 'pac_activate: the PAC')
-    .option('--archive <file>', 'pac_install: the PAC archive (.tar or .tar.gz); uploaded only when the server lacks it')
-    .option('--archive-sha256 <sha256>', 'pac_install: an archive the server already holds')
+    .option('--app <name>', 'app_load: the accelerated application')
+    .option('--archive <file>', 'pac_install, app_install: the archive (PAC: .tar or .tar.gz; app: .tar, .tar.gz or .zip); uploaded only when the server lacks it')
+    .option('--archive-sha256 <sha256>', 'pac_install, app_install: an archive the server already holds')
     .option('--script <id>', 'script_deploy: the device script')
     .option('--version <version>', 'agent_update: the version (default: the newest served)')
     .option('--batch-size <n>', 'boards per phase (default: all at once)')
     .option('--interval <s>', 'seconds between phases')
     .option('--abort-percent <p>', 'abort once this share of finished boards failed…')
     .option('--abort-min <n>', '…and at least this many have finished')
+    .option('--include-maintenance', 'also boards in maintenance (left out by default)')
+    .option('--include-bad', 'also boards whose health is bad (left out by default)')
     .option('--follow', 'follow it to the end')
     .action(
       withContext(async (ctx, opts: CreateOptions, kind: string) => {
         if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`The kind is one of ${KINDS.join(', ')} (got ${JSON.stringify(kind)}).`);
-        if (opts.archive !== undefined && kind !== 'pac_install') throw new UsageError('--archive is for pac_install rollouts.');
+        if (opts.archive !== undefined && kind !== 'pac_install' && kind !== 'app_install') throw new UsageError('--archive is for pac_install and app_install rollouts.');
         if (opts.archive !== undefined && opts.archiveSha256 !== undefined) throw new UsageError('Give --archive or --archive-sha256, not both.');
-        const r = opts.archive !== undefined ? await createWithArchive(ctx, { ...opts, archive: opts.archive }) : await create(ctx, kind as Kind, opts);
+        const r = opts.archive !== undefined ? await createWithArchive(ctx, { ...opts, archive: opts.archive }, kind as 'pac_install' | 'app_install') : await create(ctx, kind as Kind, opts);
         if (!opts.follow) return show(ctx, r);
-        ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board(s)`);
+        ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board${r.boards.length === 1 ? '' : 's'}`);
         show(ctx, await followRollout(ctx, r.id), true);
       }),
     );
@@ -190,7 +205,7 @@ export function registerRollouts(program: Command): void {
           return;
         }
         const r = await create(ctx, 'agent_update', opts);
-        ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board(s)`);
+        ctx.progress.note(`rollout ${r.id} started on ${r.boards.length} board${r.boards.length === 1 ? '' : 's'}`);
         show(ctx, await followRollout(ctx, r.id), true);
       }),
     );

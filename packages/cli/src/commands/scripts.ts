@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { readEventStream } from '@mm/api-client';
 import type { Command } from 'commander';
 import { type Api, apiPath } from '../api.ts';
 import { boardIdOf } from '../board-choice.ts';
 import { type CommandContext, say } from '../context.ts';
 import { describeCommand, describeEvent } from '../device-state.ts';
 import { CliError, EXIT, UsageError } from '../errors.ts';
-import { followOperation, sseEvents } from '../follow.ts';
+import { followOperation } from '../follow.ts';
 import { InterruptedError } from '../errors.ts';
 import { table } from '../format.ts';
 import { withContext } from './shared.ts';
@@ -204,7 +205,7 @@ export function registerScripts(program: Command): void {
         if (!res?.body) return;
         if (!ctx.settings.json) process.stderr.write('Live events of the device script (Ctrl-C stops):\n');
         try {
-          for await (const e of sseEvents(res.body)) {
+          for await (const e of readEventStream(res.body)) {
             const data = safeJson(e.data);
             if (ctx.settings.json) say(JSON.stringify({ event: e.event, ...(e.id !== undefined ? { id: e.id } : {}), data }));
             else say(describeEvent(e.event, data));

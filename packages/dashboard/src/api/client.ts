@@ -13,6 +13,8 @@ export type {
   DeviceScript,
   PacRecord,
   FileKind,
+  BoardScript,
+  DeviceScriptProgram,
 } from '@mm/api-client';
 
 const TOKEN_KEY = 'mm_token';

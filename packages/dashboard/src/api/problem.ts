@@ -29,7 +29,16 @@ const BY_CODE: Record<string, (p: ApiProblem) => Explanation> = {
     what: 'The device script is not running on the board.',
     next: 'Start the script on the board (its service), then try again.',
   }),
-  no_matching_board: () => ({ what: 'No registered board carries all of these labels.', next: 'Check the labels on the Boards page, or change the selector.' }),
+  // 400: no registered board has the labels; 409 (a health check run now): none of them is online.
+  no_matching_board: (p) =>
+    p.status === 409 && p.detail
+      ? { what: p.detail, next: 'Start the agent of a matching board (Boards page), or change the labels.' }
+      : { what: 'No registered board carries all of these labels.', next: 'Check the labels on the Boards page, or change the selector.' },
+  no_health_check: () => ({
+    what: 'No health check matches this board.',
+    next: 'An administrator creates one on the Health checks page, with labels this board carries.',
+  }),
+  board_name_taken: () => ({ what: 'Another board already has this name.', next: 'Board names are unique: choose another name.' }),
   board_choice_conflict: () => ({ what: 'A run goes either to one board or to a selector, not both.', next: 'Choose one of the two and try again.' }),
   content_not_found: () => ({ what: 'The server does not hold that file yet.', next: 'Upload it.' }),
   checksum_mismatch: () => ({ what: 'The uploaded file was damaged on the way (its checksum did not match).', next: 'Upload it again.' }),
@@ -37,7 +46,15 @@ const BY_CODE: Record<string, (p: ApiProblem) => Explanation> = {
     what: p.errors.length ? p.errors.map((e) => `${e.field}: ${e.message}`).join('; ') : p.detail || 'Some fields are not valid.',
     next: 'Correct the field(s) named above and submit again.',
   }),
+  invalid_parameter_file: (p) => ({
+    what: p.errors.length ? `The parameter file is not a valid mm-runner file: ${p.errors.map((e) => `${e.field} ${e.message}`).join('; ')}.` : p.detail || 'The parameter file is not a valid mm-runner file.',
+    next: 'Correct that field, or write the file with “Write mm-runner parameters…”, then upload it again.',
+  }),
   payload_too_large: (p) => ({ what: p.detail || 'The file is larger than the server accepts.', next: 'Ask an administrator to raise MM_MAX_UPLOAD_BYTES, or use a smaller file.' }),
+  webhook_url_refused: (p) => ({
+    what: p.errors[0]?.message ? `The server will not send to this URL: ${p.errors[0].message}.` : p.detail,
+    next: 'Use a receiver on a public address; for one on your own network, the server needs MM_WEBHOOK_ALLOW_PRIVATE=1.',
+  }),
 };
 
 export function explain(err: unknown): Explanation {

@@ -4,10 +4,13 @@ import { client, unwrap, type Board, type Schemas } from '../api/client.ts';
 import { userLabels } from '../lib/fleet-fields.ts';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
+import { ApiProblem } from '../api/problem.ts';
 import { ErrorBox } from './error-box.tsx';
+import { NoHealthCheck } from './no-health-check.tsx';
 import { HealthBadge } from './health-badge.tsx';
 import { LabelChips } from './label-chips.tsx';
 import { Link } from './link.tsx';
+import { ReservationActions } from './reservation-actions.tsx';
 
 /** The contract's label rules, checked before sending so a typo is named next to its field. */
 const KEY_RE = /^[a-z0-9]([a-z0-9._/-]{0,61}[a-z0-9])?$/;
@@ -29,6 +32,7 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
   const b = board;
   const [error, setError] = useState<unknown>(null);
   const [checking, setChecking] = useState<number | null>(null);
+  const [noCheck, setNoCheck] = useState(false);
 
   async function patch(body: Schemas['PatchBoard']) {
     setError(null);
@@ -38,6 +42,15 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
     } catch (err) {
       setError(err);
       return false;
+    }
+  }
+
+  /** After a reservation changed: the board as it is now (its `reservation`). */
+  async function reload() {
+    try {
+      onChange(await unwrap(client.GET('/api/boards/{id}/', { params: { path: { id: b.id } } })));
+    } catch (err) {
+      setError(err);
     }
   }
 
@@ -57,11 +70,14 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
                 class="link"
                 onClick={async () => {
                   setError(null);
+                  setNoCheck(false);
                   try {
                     const op = await unwrap(client.POST('/api/boards/{id}/health-check/', { params: { path: { id: b.id } } }));
                     setChecking(op.id);
                   } catch (err) {
-                    setError(err);
+                    // No check matches: say what to do (create one for this board), not a generic "reload".
+                    if (err instanceof ApiProblem && err.code === 'no_health_check') setNoCheck(true);
+                    else setError(err);
                   }
                 }}
               >
@@ -75,6 +91,7 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
               )}
             </>
           )}
+          {noCheck && <NoHealthCheck board={b} onDismiss={() => setNoCheck(false)} />}
         </dd>
         <dt>Maintenance</dt>
         <dd>
@@ -87,6 +104,37 @@ export function BoardFleetPanel({ board, onChange }: { board: Board; onChange: (
               </button>
             </>
           )}
+        </dd>
+        <dt>Reservation</dt>
+        <dd>
+          {b.reservation ? (
+            <>
+              <span data-testid="board-reservation">
+                held by <strong>{b.reservation.user ?? 'anonymous'}</strong> until {formatTime(b.reservation.ends_at)}
+              </span>{' '}
+              <ReservationActions r={{ id: b.reservation.id, user: b.reservation.user, status: 'active' }} onDone={reload} onError={setError} />
+            </>
+          ) : (
+            <>
+              <span data-testid="board-reservation">nobody holds it</span>{' '}
+              {canOperate.value && (
+                <button
+                  type="button"
+                  onClick={async () => {
+                    try {
+                      await unwrap(client.POST('/api/reservations/', { body: { board_id: b.id, duration_s: 3600 } }));
+                      reload();
+                    } catch (err) {
+                      setError(err);
+                    }
+                  }}
+                >
+                  Reserve for 1 h
+                </button>
+              )}
+            </>
+          )}{' '}
+          <Link href="/reservations">reservations</Link>
         </dd>
         <dt>Running</dt>
         <dd>

@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiProblem } from '../api/problem.ts';
-import { authHeaders, type Operation } from '../api/client.ts';
+import { client, unwrap, type BoardScript, type Operation } from '../api/client.ts';
 import { ErrorBox } from './error-box.tsx';
 import { Link } from './link.tsx';
 import { OperationLive } from './operation-live.tsx';
@@ -9,35 +8,17 @@ import { ago, formatTime } from '../lib/format.ts';
 import { canOperate } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
 
-/** A device script deployed on a board, as its agent reports it (`GET /api/boards/<id>/scripts/`). */
-export interface BoardScript {
-  script_id: string;
-  name: string;
-  version: string;
-  port: number;
-  state: 'running' | 'stopped' | 'failed';
-  since: string;
-  restarts: number;
-}
-
 type ScriptAction = 'start' | 'stop' | 'restart';
 
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url, { credentials: 'same-origin', headers: authHeaders() });
-  if (!res.ok) throw await ApiProblem.fromResponse(res);
-  return (await res.json()) as T;
-}
+const CONTROL_PATHS = {
+  start: '/api/device-scripts/{id}/start/',
+  stop: '/api/device-scripts/{id}/stop/',
+  restart: '/api/device-scripts/{id}/restart/',
+} as const;
 
 /** Starts a script operation without waiting for it (`Prefer: respond-async`): its live view follows it. */
-async function startOperation(scriptId: string, action: ScriptAction, boardId: string): Promise<Operation> {
-  const res = await fetch(`/api/device-scripts/${scriptId}/${action}/`, {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { ...authHeaders(), 'content-type': 'application/json', prefer: 'respond-async' },
-    body: JSON.stringify({ board_id: boardId }),
-  });
-  if (!res.ok) throw await ApiProblem.fromResponse(res);
-  return (await res.json()) as Operation;
+function startOperation(scriptId: string, action: ScriptAction, boardId: string): Promise<Operation> {
+  return unwrap(client.POST(CONTROL_PATHS[action], { params: { path: { id: scriptId } }, headers: { prefer: 'respond-async' }, body: { board_id: boardId } }));
 }
 
 /**
@@ -45,7 +26,7 @@ async function startOperation(scriptId: string, action: ScriptAction, boardId: s
  * for operators (an operation, followed live), and the tail of the chosen script's output.
  */
 export function BoardScripts({ boardId, online }: { boardId: string; online: boolean }) {
-  const { data, error, reload } = useResource(() => getJson<{ scripts: BoardScript[] }>(`/api/boards/${boardId}/scripts/`), [boardId], { pollMs: 3000 });
+  const { data, error, reload } = useResource(() => unwrap(client.GET('/api/boards/{id}/scripts/', { params: { path: { id: boardId } } })), [boardId], { pollMs: 3000 });
   const [logsOf, setLogsOf] = useState<string | null>(null);
   const [running, setRunning] = useState<{ op: Operation; label: string } | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
@@ -140,9 +121,7 @@ function ScriptOutput({ boardId, script, online }: { boardId: string; script: Bo
     let current = true;
     const load = async () => {
       try {
-        const res = await fetch(`/api/device-scripts/${script.script_id}/logs/?board_id=${encodeURIComponent(boardId)}`, { credentials: 'same-origin', headers: authHeaders() });
-        if (!res.ok) throw await ApiProblem.fromResponse(res);
-        const t = await res.text();
+        const t = await unwrap(client.GET('/api/device-scripts/{id}/logs/', { params: { path: { id: script.script_id }, query: { board_id: boardId } }, parseAs: 'text' }));
         if (!current) return;
         setText(t);
         setError(null);

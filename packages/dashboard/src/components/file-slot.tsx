@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FileKind, FileRecord } from '../api/client.ts';
 import { client, unwrap } from '../api/client.ts';
@@ -15,6 +16,17 @@ const LABELS: Record<FileKind, string> = {
   input_video: 'Input video',
 };
 
+/**
+ * What each slot's file picker offers (`accept`): a hint for the picker only; the server checks
+ * the bytes (an input video that is no video container is 400 `invalid_video`).
+ */
+const ACCEPT: Record<FileKind, string> = {
+  parameter: '.json,.yaml,.yml,.txt,.cfg,.ini,application/json',
+  bitstream: '.bit,.bin,.xclbin,.dtbo,.pdi',
+  weights: '.xmodel,.bin,.onnx,.pt,.pth,.h5,.tflite,.pb',
+  input_video: 'video/*,.mp4,.m4v,.mov,.mkv,.webm,.avi,.ts,.mpg,.mpeg,.flv,.wmv,.ogv,.y4m,.h264,.264,.h265,.265',
+};
+
 /** One of the four input slots: drop or pick a file; upload with progress, speed and time left. */
 export function FileSlot({
   invocationId,
@@ -23,6 +35,7 @@ export function FileSlot({
   editable,
   onChanged,
   onBusy,
+  extra,
 }: {
   invocationId: number;
   kind: FileKind;
@@ -31,6 +44,8 @@ export function FileSlot({
   onChanged: () => void;
   /** An upload into this slot started (true) or ended (false). */
   onBusy?: (busy: boolean) => void;
+  /** More for an editor, under the buttons (the parameter slot's "Write mm-runner parameters…"). */
+  extra?: ComponentChildren;
 }) {
   const [upload, setUpload] = useState<UploadHandle | null>(null);
   const [over, setOver] = useState(false);
@@ -96,6 +111,7 @@ export function FileSlot({
           <code class="small" title="sha256">
             {file.sha256.slice(0, 16)}…
           </code>
+          {file.model && <ModelLine model={file.model} />}
         </p>
       ) : (
         <p class="muted">No file</p>
@@ -139,6 +155,7 @@ export function FileSlot({
             ref={input}
             id={`${id}-input`}
             type="file"
+            accept={ACCEPT[kind]}
             class="visually-hidden"
             tabIndex={-1}
             aria-label={`${LABELS[kind]}: file to upload`}
@@ -179,6 +196,19 @@ export function FileSlot({
           <span class="muted small">or drop a file here</span>
         </div>
       )}
+      {editable && extra}
     </div>
+  );
+}
+
+/** What the server read of an `.xmodel` (docs/accelerators.md): the DPUs it was compiled for and its inputs. */
+function ModelLine({ model }: { model: NonNullable<NonNullable<FileRecord>['model']> }) {
+  const fingerprints = [...new Set(model.dpu_subgraphs.map((s) => s.dpu_fingerprint).filter((f): f is string => !!f))];
+  return (
+    <span class="small muted" data-testid="xmodel-summary">
+      <br />
+      {fingerprints.length ? `DPU ${fingerprints.join(', ')} (${model.dpu_subgraphs.length} DPU subgraph${model.dpu_subgraphs.length === 1 ? '' : 's'})` : 'CPU only (no DPU subgraph)'}
+      {model.inputs.length > 0 && ` · input ${model.inputs.map((i) => `${i.name} [${i.shape.join('×')}] ${i.dtype}`).join(', ')}`}
+    </span>
   );
 }

@@ -1,20 +1,10 @@
 import type { Board, Operation } from '../api/client.ts';
 import { ago, formatTime } from '../lib/format.ts';
+import { Elapsed } from './elapsed.tsx';
+import { runDuration } from '../lib/run-result.ts';
 import { Link } from './link.tsx';
 import { StatusBadge } from './status-badge.tsx';
 
-/** How long a run took (or has been running), in words: `42 s`, `3 min 5 s`, `1 h 2 min`. */
-export function runDuration(op: Pick<Operation, 'started_at' | 'finished_at'>, now = Date.now()): string {
-  if (!op.started_at) return '';
-  const ms = (op.finished_at ? new Date(op.finished_at).getTime() : now) - new Date(op.started_at).getTime();
-  if (!Number.isFinite(ms) || ms < 0) return '';
-  const s = ms / 1000;
-  if (s < 10) return `${s.toFixed(1)} s`;
-  if (s < 60) return `${Math.round(s)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
-}
 
 export function boardName(boards: Board[] | null | undefined, id: string | null): string {
   if (!id) return '';
@@ -34,7 +24,12 @@ export function LatestRun({ run, boards }: { run: Operation | null | undefined; 
       </Link>{' '}
       <span class="small">
         {run.board_id ? boardName(boards, run.board_id) : 'waiting for a board'}
-        {dur && ` · ${dur}`}
+        {dur && (
+          <>
+            {' · '}
+            <Elapsed op={run} tookWord="" />
+          </>
+        )}
         {' · '}
         <time dateTime={when} title={formatTime(when)}>
           {ago(when)}

@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Operation } from '../api/client.ts';
-import { formatBytes, formatTime } from '../lib/format.ts';
+import { formatBytes, formatMetric, formatTime } from '../lib/format.ts';
 import { followEvents } from '../lib/sse.ts';
 import { CancelOperation } from './cancel-operation.tsx';
+import { OperationFleetNotes } from './operation-fleet-notes.tsx';
 import { StatusBadge } from './status-badge.tsx';
 
 /**
@@ -84,7 +85,9 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
         } else if (e.event === 'progress') {
           const phase = String(data.phase ?? '');
           setOp((o) => ({ ...o, progress: { ...o.progress, ...(data as Partial<Operation['progress']>) } }));
-          setTimeline((tl) => (phase && tl.at(-1)?.text !== phase ? [...tl, { at: '', text: phase }] : tl));
+          // The server stamps each progress event with its time (`at`); a phase's entry keeps its first.
+          const at = typeof data.at === 'string' ? data.at : '';
+          setTimeline((tl) => (phase && tl.at(-1)?.text !== phase ? [...tl, { at, text: phase }] : tl));
         } else if (e.event === 'end') {
           const final = data as unknown as Operation;
           setOp(final);
@@ -124,6 +127,7 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           <span class="muted">reconnecting to the live feed…</span>
         )}
       </div>
+      <OperationFleetNotes operation={op} />
       {p && p.phase && p.phase !== op.status && (op.status === 'running' || op.status === 'queued') && (
         <div>
           <span>{p.phase}</span>
@@ -152,7 +156,10 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
           </li>
         )}
         {timeline.map((t, i) => (
-          <li key={i}>{t.text}</li>
+          <li key={i} data-testid="timeline-phase">
+            {t.text} {t.at && <time dateTime={t.at}>{formatTime(t.at)}</time>}
+            {t.at && <PhaseLength from={t.at} to={timeline[i + 1]?.at || op.finished_at} />}
+          </li>
         ))}
         {op.finished_at && (
           <li>
@@ -191,6 +198,13 @@ export function OperationLive({ operation, onEnd }: { operation: Operation; onEn
       </pre>
     </div>
   );
+}
+
+/** How long a phase of the timeline lasted, to the next phase or the end: ` (1.2 s)`. */
+function PhaseLength({ from, to }: { from: string; to: string | null | undefined }) {
+  if (!to) return null;
+  const ms = Date.parse(to) - Date.parse(from);
+  return Number.isFinite(ms) && ms >= 0 ? <span class="muted"> ({formatMetric('phase_ms', ms)})</span> : null;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Board, Operation } from '../api/client.ts';
-import { formatBytes } from '../lib/format.ts';
-import { formatMetric, readRunResult, type RunResult } from '../lib/run-result.ts';
-import { runDuration } from './latest-run.tsx';
+import { formatBytes, formatMetric, metricLabel } from '../lib/format.ts';
+import { readRunResult, type RunResult } from '../lib/run-result.ts';
+import { runDuration } from '../lib/run-result.ts';
 import { DataTable } from './table-box.tsx';
 
 function ms(n: number): string {
@@ -31,13 +31,13 @@ export function stepTimes(op: Operation, r: RunResult | null): Array<[string, nu
 function StepTimes({ steps }: { steps: Array<[string, number]> }) {
   const max = Math.max(1, ...steps.map(([, v]) => v));
   return (
-    <table class="steps-table" data-testid="step-times">
-      <caption class="visually-hidden">Step times</caption>
+    // Named by the "Step times" heading above it (a caption too read the name twice).
+    <table class="steps-table" data-testid="step-times" aria-labelledby="step-times-title">
       <tbody>
         {steps.map(([name, v]) => (
           <tr key={name}>
             <th scope="row">{name}</th>
-            <td>{ms(v)}</td>
+            <td class="nowrap">{ms(v)}</td>
             <td style={{ width: '50%' }}>
               <span class="step-bar" style={{ width: `${Math.max(1, (100 * v) / max)}%` }} />
             </td>
@@ -58,7 +58,7 @@ export function OperationResult({ op }: { op: Operation; boards?: Board[] | null
     <div class="stack" data-testid="operation-result">
       {steps.length > 0 && (
         <>
-          <h2>Step times</h2>
+          <h2 id="step-times-title">Step times</h2>
           <StepTimes steps={steps} />
         </>
       )}
@@ -116,7 +116,7 @@ export function OperationResult({ op }: { op: Operation; boards?: Board[] | null
               <dl class="metric-list" data-testid="result-metrics">
                 {Object.entries(r.metrics).map(([k, v]) => (
                   <div key={k}>
-                    <dt>{k}</dt>
+                    <dt title={k}>{metricLabel(k)}</dt>
                     <dd>{formatMetric(k, v)}</dd>
                   </div>
                 ))}

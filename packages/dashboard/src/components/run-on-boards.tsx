@@ -6,6 +6,8 @@ import { sha256OfFile } from '../lib/sha256.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { ErrorBox } from './error-box.tsx';
+import { useBoards } from './board-picker.tsx';
+import { checkSelector, SelectorHint } from './selector-hint.tsx';
 
 /** `k=v, k2=v2` → `{ k: v, k2: v2 }`; null when a pair is not `key=value`. */
 export function parseSelector(text: string): Record<string, string> | null {
@@ -18,7 +20,7 @@ export function parseSelector(text: string): Record<string, string> | null {
   return out;
 }
 
-type Kind = 'execute' | 'pac_activate' | 'pac_install' | 'script_deploy' | 'agent_update';
+type Kind = 'execute' | 'pac_activate' | 'pac_install' | 'script_deploy' | 'agent_update' | 'app_install' | 'app_load';
 
 /**
  * A rollout started from the page of what it applies ("Run on boards…" on an invocation,
@@ -38,7 +40,10 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
   const [error, setError] = useState<unknown>(null);
   const [archive, setArchive] = useState<File | null>(null);
   const [step, setStep] = useState('');
-  const picksArchive = props.kind === 'pac_install' && !props.params;
+  const [refused, setRefused] = useState('');
+  // The fleet, to check the labels before anything is hashed, uploaded or created (asked when the form opens).
+  const { boards } = useBoards(0, open);
+  const picksArchive = (props.kind === 'pac_install' || props.kind === 'app_install') && !props.params;
   const allowed = props.kind === 'execute' ? canOperate.value : isAdmin.value;
   if (!allowed) return null;
   const title = props.label ?? (props.kind === 'execute' ? 'Run on boards…' : 'Roll out…');
@@ -47,6 +52,10 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
   async function submit(e: Event) {
     e.preventDefault();
     if (!selector || (picksArchive && !archive)) return;
+    // No registered board has these labels: refuse here, before an archive is hashed or sent
+    // and before a rollout is created (the hint under the field names the nearest label).
+    if (boards && checkSelector(selector, boards).matching.length === 0) return setRefused('No board carries these labels: nothing was sent. Correct them (see above) and start again.');
+    setRefused('');
     setBusy(true);
     setError(null);
     try {
@@ -109,9 +118,24 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
       )}
       <label>
         Boards with the labels <span class="muted small">(k=v, comma-separated; empty: every board)</span>
-        <input name="labels" value={labels} placeholder="mm/board-model=kv260, camera=yes" onInput={(e) => setLabels((e.target as HTMLInputElement).value)} aria-invalid={selector === null} />
+        <input name="labels" value={labels} placeholder="mm/board-model=kv260, camera=yes" onInput={(e) => {
+            setLabels((e.target as HTMLInputElement).value);
+            setRefused('');
+          }} aria-invalid={selector === null} />
       </label>
-      {selector === null && <p class="small danger-text">Write each label as key=value.</p>}
+      {selector === null ? (
+        <p class="small danger-text">Write each label as key=value.</p>
+      ) : (
+        <SelectorHint
+          selector={selector}
+          boards={boards}
+          testId="rollout-selector-hint"
+          onUse={(s) => {
+            setLabels(Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', '));
+            setRefused('');
+          }}
+        />
+      )}
       <div class="row wrap align-end">
         <label>
           Boards per phase <span class="muted small">(empty: all at once)</span>
@@ -145,6 +169,11 @@ export function RunOnBoards(props: { kind: Kind; invocationId?: number; params?:
           Close
         </button>
       </div>
+      {refused && (
+        <p class="small error-text" role="alert" data-testid="rollout-refused">
+          {refused}
+        </p>
+      )}
       <ErrorBox error={error} onDismiss={() => setError(null)} />
     </form>
   );

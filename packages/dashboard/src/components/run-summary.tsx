@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Board, Operation } from '../api/client.ts';
-import { formatTime } from '../lib/format.ts';
-import { formatMetric, metricsOf } from '../lib/run-result.ts';
+import { formatMetric, formatTime, metricLabel } from '../lib/format.ts';
+import { metricsOf } from '../lib/run-result.ts';
 import { followEvents } from '../lib/sse.ts';
-import { boardName, runDuration } from './latest-run.tsx';
+import { Elapsed } from './elapsed.tsx';
+import { boardName } from './latest-run.tsx';
 import { LabelChips } from './label-chips.tsx';
 import { Link } from './link.tsx';
 import { StatusBadge } from './status-badge.tsx';
@@ -57,14 +58,16 @@ export function RunSummary({ run, boards }: { run: Operation | null; boards: Boa
             for <LabelChips labels={sel} />
           </span>
         )}
-        {runDuration(run) && <span class="muted">took {runDuration(run)}</span>}
+        <span class="muted">
+          <Elapsed op={run} />
+        </span>
         <span class="muted small">{formatTime(when)}</span>
       </div>
       {Object.keys(metrics).length > 0 && (
         <dl class="metric-list">
           {Object.entries(metrics).map(([k, v]) => (
             <div key={k}>
-              <dt>{k}</dt>
+              <dt title={k}>{metricLabel(k)}</dt>
               <dd>{formatMetric(k, v)}</dd>
             </div>
           ))}

@@ -2,6 +2,7 @@ import { parseLabelPair } from '@mm/api-client';
 import { useState } from 'preact/hooks';
 import type { Board, Schemas } from '../api/client.ts';
 import { BoardPicker } from './board-picker.tsx';
+import { checkSelector, replacePair } from './selector-hint.tsx';
 
 /** Where a run goes: one named board, or the first idle board whose labels hold every selector pair. */
 export type RunTarget = { mode: 'board'; boardId: string } | { mode: 'selector'; selector: Record<string, string>; priority: number };
@@ -109,7 +110,21 @@ export function RunTargetPicker({ boards, value, onChange }: { boards: Board[]; 
           </div>
           <p class="small" data-testid="selector-match" aria-live="polite">
             {matching.length === 0 ? (
-              <span class="error-text">No registered board carries these labels: the server will refuse the run.</span>
+              <>
+                <span class="error-text">No registered board carries these labels: the server will refuse the run.</span>
+                {/* A typo (`sit=lab-1`, `site=lab-9`): the nearest label some board holds, one click to take it. */}
+                {checkSelector(selector, fleet).unheld.map((u) =>
+                  u.nearest ? (
+                    <span key={u.key} class="did-you-mean">
+                      {' '}
+                      Did you mean <code>{u.nearest}</code> instead of <code>{u.wanted}</code>?{' '}
+                      <button type="button" class="link" onClick={() => onChange({ mode: 'selector', selector: replacePair(selector, u.key, u.nearest!), priority })}>
+                        Use {u.nearest}
+                      </button>
+                    </span>
+                  ) : null,
+                )}
+              </>
             ) : (
               `${matching.length} board${matching.length === 1 ? '' : 's'} match, ${ready.length} ready now (online, idle, in service, not bad); the run waits for the first one free.`
             )}

@@ -1,8 +1,7 @@
 import { useState } from 'preact/hooks';
-import { ApiProblem } from '../api/problem.ts';
-import { authHeaders, type DeviceScript, type Operation } from '../api/client.ts';
+import { currentQuery } from '../lib/router.ts';
+import { client, unwrap, type DeviceScript, type Operation } from '../api/client.ts';
 import { BoardPicker, useBoards } from './board-picker.tsx';
-import type { BoardScript } from './board-scripts.tsx';
 import { ErrorBox } from './error-box.tsx';
 import { Link } from './link.tsx';
 import { OperationLive } from './operation-live.tsx';
@@ -12,24 +11,7 @@ import { isAdmin } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
 import { postFormWithProgress } from '../lib/xhr-upload.ts';
 
-interface Program {
-  version: string;
-  filename: string;
-  size: number;
-  sha256: string;
-  uploaded_at: string;
-}
-
-interface Programs {
-  programs: Program[];
-  deployments: Array<BoardScript & { board_id: string; board_name: string }>;
-}
-
-async function getPrograms(id: string): Promise<Programs> {
-  const res = await fetch(`/api/device-scripts/${id}/programs/`, { credentials: 'same-origin', headers: authHeaders() });
-  if (!res.ok) throw await ApiProblem.fromResponse(res);
-  return (await res.json()) as Programs;
-}
+const getPrograms = (id: string) => unwrap(client.GET('/api/device-scripts/{id}/programs/', { params: { path: { id } } }));
 
 /** The catalogue list's "Runs on" cell: each board the script is deployed on, with its version and state. */
 export function ScriptRunsOn({ id }: { id: string }) {
@@ -54,7 +36,8 @@ export function ScriptRunsOn({ id }: { id: string }) {
 export function ScriptPrograms({ script }: { script: DeviceScript }) {
   const { data, error, reload } = useResource(() => getPrograms(script.id), [script.id], { pollMs: 5000 });
   const { boards } = useBoards();
-  const [boardId, setBoardId] = useState('');
+  // `?board=<id>`: the board a link sent the person to deploy on (the drive view's "deploy the webcam").
+  const [boardId, setBoardId] = useState(() => new URLSearchParams(currentQuery.value).get('board') ?? '');
   const [progress, setProgress] = useState<{ loaded: number; total: number } | null>(null);
   const [problem, setProblem] = useState<unknown>(null);
   const [deploying, setDeploying] = useState<Operation | null>(null);
@@ -84,14 +67,10 @@ export function ScriptPrograms({ script }: { script: DeviceScript }) {
   async function deploy() {
     setProblem(null);
     try {
-      const res = await fetch(`/api/device-scripts/${script.id}/deploy/`, {
-        method: 'POST',
-        credentials: 'same-origin',
-        headers: { ...authHeaders(), 'content-type': 'application/json', prefer: 'respond-async' },
-        body: JSON.stringify({ board_id: target }),
-      });
-      if (!res.ok) throw await ApiProblem.fromResponse(res);
-      setDeploying((await res.json()) as Operation);
+      const op = await unwrap(
+        client.POST('/api/device-scripts/{id}/deploy/', { params: { path: { id: script.id } }, headers: { prefer: 'respond-async' }, body: { board_id: target } }),
+      );
+      setDeploying(op);
     } catch (err) {
       setProblem(err);
     }

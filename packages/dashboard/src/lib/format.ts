@@ -33,3 +33,16 @@ export function ago(iso: string | null | undefined): string {
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} days ago`;
 }
+
+/** `1 board`, `2 boards`, `0 boards`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Metrics: the one formatter the whole dashboard uses (the invocation page, operations,
+ * rollouts, results), shared with `mm` through @mm/api-client: a value with its unit from
+ * its name (`max_temperature_c` 68.2 → `68.2 °C`, `run_ms` 14296 → `14.3 s`), a label
+ * (`Run time`) and a title with the unit (`Run time (ms)`).
+ */
+export { formatMetric, metricLabel, metricTitle, metricUnit } from '@mm/api-client';

@@ -8,8 +8,21 @@ export interface CameraFrame {
 
 export interface CameraFeedHandlers {
   onFrame(frame: CameraFrame): void;
-  /** The stream is open (true) or ended / could not be opened (false, with why). */
-  onStatus(up: boolean, error?: string): void;
+  /** The stream is open (true) or ended / could not be opened (false, with why, and the server's problem when it sent one). */
+  onStatus(up: boolean, error?: string, problem?: CameraProblem): void;
+}
+
+/** The relay's problem document, as far as the page reads it (`deployed: false`: the script is not on that board). */
+export interface CameraProblem {
+  code?: string;
+  detail?: string;
+  deployed?: boolean;
+}
+
+class CameraRefused extends Error {
+  constructor(readonly problem: CameraProblem | undefined, message: string) {
+    super(message);
+  }
 }
 
 const HEADERS_END = [13, 10, 13, 10];
@@ -33,13 +46,14 @@ export function followCamera(url: string, handlers: CameraFeedHandlers, retryMs 
       const res = await fetch(url, { signal: abort.signal, credentials: 'same-origin', headers: { accept: 'multipart/x-mixed-replace', ...authHeaders() } });
       if (!res.ok || !res.body) {
         let detail = `${res.status} ${res.statusText}`;
+        let problem: CameraProblem | undefined;
         try {
-          const problem = (await res.json()) as { detail?: string };
+          problem = (await res.json()) as CameraProblem;
           if (problem.detail) detail = problem.detail;
         } catch {
           /* not a problem document */
         }
-        throw new Error(detail);
+        throw new CameraRefused(problem, detail);
       }
       const boundary = /boundary=("?)([^";]+)\1/.exec(res.headers.get('content-type') ?? '')?.[2];
       if (!boundary) throw new Error('the answer is not an MJPEG stream');
@@ -47,7 +61,7 @@ export function followCamera(url: string, handlers: CameraFeedHandlers, retryMs 
       await readParts(res.body, boundary, handlers.onFrame);
       if (!stopped) handlers.onStatus(false, 'the camera stream ended');
     } catch (err) {
-      if (!stopped) handlers.onStatus(false, err instanceof Error ? err.message : String(err));
+      if (!stopped) handlers.onStatus(false, err instanceof Error ? err.message : String(err), err instanceof CameraRefused ? err.problem : undefined);
     }
     if (!stopped) retry = window.setTimeout(() => void run(), retryMs);
   };

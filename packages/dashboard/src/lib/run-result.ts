@@ -83,17 +83,20 @@ export function readRunResult(result: unknown): RunResult | null {
   };
 }
 
-/** A metric's value for people: units from its name where it says them. */
-export function formatMetric(name: string, v: number): string {
-  const n = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
-  if (name.endsWith('_ms')) return `${n} ms`;
-  if (name.endsWith('_c')) return `${n} °C`;
-  if (name.endsWith('_w')) return `${n} W`;
-  if (name === 'fps') return `${n} fps`;
-  return n;
-}
-
 /** The metrics of an operation's result ({} when none). */
 export function metricsOf(op: Pick<Operation, 'result'>): Record<string, number> {
   return numberMap(obj(op.result)?.metrics);
+}
+
+/** How long a run took (or has been running), in words: `42 s`, `3 min 5 s`, `1 h 2 min`. */
+export function runDuration(op: Pick<Operation, 'started_at' | 'finished_at'>, now = Date.now()): string {
+  if (!op.started_at) return '';
+  const ms = (op.finished_at ? new Date(op.finished_at).getTime() : now) - new Date(op.started_at).getTime();
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  const s = ms / 1000;
+  if (s < 10) return `${s.toFixed(1)} s`;
+  if (s < 60) return `${Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
 }

@@ -1,10 +1,7 @@
+import { followEventStream, type SseEvent } from '@mm/api-client';
 import { authHeaders } from '../api/client.ts';
 
-export interface SseEvent {
-  id: string | undefined;
-  event: string;
-  data: string;
-}
+export type { SseEvent } from '@mm/api-client';
 
 export interface SseOptions {
   onEvent(e: SseEvent): void;
@@ -14,76 +11,38 @@ export interface SseOptions {
   endEvent?: string;
 }
 
+/** An answer that will not get better by asking again (deleted, forbidden; 204: nothing more will come). */
+class FinalAnswer extends Error {}
+
 /**
  * Follows a server-sent events route with fetch (so a bearer token works as well as the
- * session cookie), reconnecting with `Last-Event-ID` after a drop. Returns a stop function.
+ * session cookie) through the shared parser of `@mm/api-client`, reconnecting with
+ * `Last-Event-ID` after a drop, after the server's `retry:` (1 s when it named none).
+ * Returns a stop function.
  */
 export function followEvents(url: string, opts: SseOptions): () => void {
   const abort = new AbortController();
-  let lastId: string | undefined;
-  let retryMs = 1000;
-
-  async function run(): Promise<void> {
-    while (!abort.signal.aborted) {
-      let ended = false;
-      try {
-        const headers: Record<string, string> = { accept: 'text/event-stream', ...authHeaders() };
-        if (lastId !== undefined) headers['last-event-id'] = lastId;
-        const res = await fetch(url, { headers, signal: abort.signal, credentials: 'same-origin', cache: 'no-store' });
-        if (!res.ok || !res.body) {
-          // 4xx will not get better by retrying (deleted, forbidden): stop.
-          if (res.status >= 400 && res.status < 500) {
-            opts.onConnection?.(false);
-            return;
-          }
-          throw new Error(`HTTP ${res.status}`);
-        }
-        opts.onConnection?.(true);
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buf = '';
-        let ev: SseEvent = { id: undefined, event: 'message', data: '' };
-        let dataLines: string[] = [];
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buf += value;
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).replace(/\r$/, '');
-            buf = buf.slice(nl + 1);
-            if (line === '') {
-              if (dataLines.length) {
-                ev.data = dataLines.join('\n');
-                if (ev.id !== undefined) lastId = ev.id;
-                opts.onEvent(ev);
-                if (opts.endEvent && ev.event === opts.endEvent) ended = true;
-              }
-              ev = { id: undefined, event: 'message', data: '' };
-              dataLines = [];
-              continue;
-            }
-            if (line.startsWith(':')) continue;
-            const colon = line.indexOf(':');
-            const field = colon < 0 ? line : line.slice(0, colon);
-            const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-            if (field === 'data') dataLines.push(val);
-            else if (field === 'event') ev.event = val;
-            else if (field === 'id') ev.id = val;
-            else if (field === 'retry' && /^\d+$/.test(val)) retryMs = Number(val);
-          }
-          if (ended) {
-            await reader.cancel();
-            return;
-          }
-        }
-      } catch {
-        if (abort.signal.aborted) return;
-      }
-      if (ended) return;
-      opts.onConnection?.(false);
-      await new Promise((r) => setTimeout(r, retryMs));
-    }
-  }
-  void run();
+  followEventStream<void>({
+    signal: abort.signal,
+    async open(lastEventId, signal) {
+      const headers: Record<string, string> = { accept: 'text/event-stream', ...authHeaders() };
+      if (lastEventId !== '') headers['last-event-id'] = lastEventId;
+      const res = await fetch(url, { headers, signal, credentials: 'same-origin', cache: 'no-store' });
+      if ((res.status >= 400 && res.status < 500) || res.status === 204) throw new FinalAnswer(`HTTP ${res.status}`);
+      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      return res.body;
+    },
+    onEvent(e) {
+      opts.onEvent(e);
+      if (opts.endEvent && e.event === opts.endEvent) return { done: undefined };
+    },
+    onConnection: opts.onConnection,
+    retryDelay({ error, serverRetryMs }) {
+      if (error instanceof FinalAnswer) throw error;
+      return serverRetryMs ?? 1000;
+    },
+  }).catch(() => {
+    // Stopped, or a final answer (the connection shows as lost).
+  });
   return () => abort.abort();
 }

@@ -1,11 +1,16 @@
 import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client, unwrap, type Board, type Operation, type PacRecord } from '../api/client.ts';
+import { client, unwrap, type Board, type Operation } from '../api/client.ts';
 import { BoardOperations } from '../components/board-operations.tsx';
 import { BoardFleetPanel } from '../components/board-fleet-panel.tsx';
+import { BoardRename } from '../components/board-rename.tsx';
+import { BoardIncidents } from '../components/board-incidents.tsx';
+import { BoardPower } from '../components/board-power.tsx';
+import { BoardTerminalLink } from '../components/board-terminal-link.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
 import { BoardTelemetry } from '../components/board-telemetry.tsx';
 import { BoardScripts } from '../components/board-scripts.tsx';
+import { BoardApps } from '../components/board-apps.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { DataTable } from '../components/table-box.tsx';
@@ -16,6 +21,7 @@ import { ago, formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { useResource } from '../lib/use-resource.ts';
+import { useBoardPacs } from '../lib/use-board-pacs.ts';
 import { postFormWithProgress } from '../lib/xhr-upload.ts';
 
 interface RebootStep {
@@ -24,8 +30,6 @@ interface RebootStep {
 }
 
 export function BoardPage({ id }: { id: string }) {
-  const [pacs, setPacs] = useState<{ pacs: PacRecord[]; active: string | null } | null>(null);
-  const [pacError, setPacError] = useState<unknown>(null);
   const [activation, setActivation] = useState<{ op: Operation; pac: string; bootId: string | null } | null>(null);
   const [steps, setSteps] = useState<RebootStep[]>([]);
   const seen = useRef({ rebooting: false, back: false });
@@ -35,20 +39,12 @@ export function BoardPage({ id }: { id: string }) {
     pollMs: activation ? 700 : 3000,
   });
   const { data: board, error } = boardResource;
-  const loadPacs = () =>
-    unwrap(client.POST('/api/pacs/query/', { body: { board_id: id } }))
-      .then((d) => {
-        // 200 is the answer; a 202 (still running after MM_SYNC_WAIT_S) carries the operation instead.
-        if ('pacs' in d) setPacs(d);
-        setPacError(null);
-      })
-      .catch(setPacError);
-
-  // PACs are asked of the board: once it is online (a board that never connected is not an error).
+  // The last known PACs; the board is asked only when they are stale (or on request), once it is online.
   const online = board?.status === 'online';
-  useEffect(() => {
-    if (canOperate.value && online && !pacs) void loadPacs();
-  }, [id, online]);
+  const pacList = useBoardPacs(id, { mayQuery: canOperate.value, online });
+  const { error: pacError, setError: setPacError } = pacList;
+  const pacs = pacList.stored?.pacs ? { pacs: pacList.stored.pacs } : null;
+  const loadPacs = pacList.refresh;
 
   useEffect(() => track(board), [board]);
 
@@ -104,6 +100,7 @@ export function BoardPage({ id }: { id: string }) {
       </p>
       <div class="page-head">
         <h1 id="board-title">{board.name}</h1>
+        {isAdmin.value && <BoardRename board={board} onRenamed={boardResource.set} />}
         {isAdmin.value && <DeleteBoard id={board.id} name={board.name} />}
       </div>
       <dl class="facts">
@@ -129,14 +126,19 @@ export function BoardPage({ id }: { id: string }) {
         <dd data-testid="active-pac">{board.active_pac ?? '—'}</dd>
       </dl>
       <BoardFleetPanel board={board} onChange={boardResource.set} />
+      <BoardTerminalLink board={board} />
+      <BoardPower board={board} onChange={boardResource.set} />
+      <BoardIncidents board={board} />
 
       {/* The page is a column of sections: more panels (labels, health, scripts) slot in here. */}
       <BoardTelemetry board={board} />
       <BoardScripts boardId={board.id} online={online} />
       <BoardOperations boardId={board.id} />
 
+      <BoardApps boardId={board.id} boardName={board.name} online={online} />
       <h2>PACs</h2>
-      {!canOperate.value ? (
+      {pacList.stored && (pacList.stored.listed_at || pacList.asking || pacList.stored.query_operation_id !== null) && <PacsAge stored={pacList.stored} asking={pacList.asking} />}
+      {!canOperate.value && !pacs ? (
         <p class="muted">Listing PACs asks the board, which needs the operator role.</p>
       ) : !online && !pacs ? (
         <p class="muted" data-testid="pacs-offline">
@@ -175,11 +177,13 @@ export function BoardPage({ id }: { id: string }) {
               ))}
             </DataTable>
           )}
-          <div class="row">
-            <button type="button" onClick={() => void loadPacs()}>
-              Refresh the list
-            </button>
-          </div>
+          {canOperate.value && online && (
+            <div class="row">
+              <button type="button" onClick={() => void loadPacs()} disabled={pacList.asking || pacList.stored?.query_operation_id != null}>
+                Refresh the list
+              </button>
+            </div>
+          )}
           {steps.length > 0 && (
             <div class="card stack" aria-live="polite" data-testid="reboot-view">
               <h3>PAC activation</h3>
@@ -197,6 +201,23 @@ export function BoardPage({ id }: { id: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** How old the shown list is, and whether it is being asked again. */
+function PacsAge({ stored, asking }: { stored: NonNullable<ReturnType<typeof useBoardPacs>['stored']>; asking: boolean }) {
+  const pending = asking || stored.query_operation_id !== null;
+  return (
+    <p class="small muted" data-testid="pacs-age" aria-live="polite">
+      {stored.listed_at ? `Listed ${ago(stored.listed_at)} (${formatTime(stored.listed_at)})` : 'Never listed'}
+      {stored.stale && stored.listed_at && ` · out of date: ${stored.stale_reason}`}
+      {pending && (
+        <>
+          {' · asking the board… '}
+          {stored.query_operation_id !== null && <Link href={`/operations/${stored.query_operation_id}`}>operation #{stored.query_operation_id}</Link>}
+        </>
+      )}
+    </p>
   );
 }
 

@@ -1,8 +1,10 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { parseLabelPair } from '@mm/api-client';
 import { client, unwrap, type Board, type Operation } from '../api/client.ts';
 import { hottest } from '../lib/fleet-fields.ts';
 import { HealthBadge } from '../components/health-badge.tsx';
+import { ScriptFailures } from '../components/script-failures.tsx';
+import { ReservationBadge } from '../components/reservation-badge.tsx';
 import { LabelChips } from '../components/label-chips.tsx';
 import { Sparkline } from '../components/sparkline.tsx';
 import { VirtualList } from '../components/virtual-list.tsx';
@@ -14,20 +16,43 @@ import { CopyField } from '../components/copy-field.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { BoardStatus, neverConnected } from '../components/board-status.tsx';
-import { ago } from '../lib/format.ts';
+import { SelectableRow, useBoardSelection } from '../components/board-selection.tsx';
+import { BulkLabelBar } from '../components/bulk-label-bar.tsx';
+import { ago, plural } from '../lib/format.ts';
 import { isAdmin } from '../lib/session.ts';
 
-/** A row's height: fixed, so the list draws only the rows in the window (1,000 boards stay fast). */
+/**
+ * A row's height: fixed, so the list draws only the rows in the window (1,000 boards stay
+ * fast). On a phone the row stacks (name and state; labels; work and temperature), taller.
+ */
 const ROW_PX = 64;
+const PHONE_ROW_PX = 112;
+const PHONE = '(max-width: 800px)';
 const POLL_MS = 5000;
 /** `lab-2` before `lab-10`. */
 const byName = new Intl.Collator(undefined, { numeric: true });
 
 /** The fleet at a glance: one row per board, filtered by the URL's query, updated live. */
+/** Whether a media query matches, kept up to date. */
+function useMedia(query: string): boolean {
+  const [matches, setMatches] = useState(() => window.matchMedia?.(query).matches ?? false);
+  useEffect(() => {
+    const q = window.matchMedia?.(query);
+    if (!q) return;
+    const on = () => setMatches(q.matches);
+    on();
+    q.addEventListener('change', on);
+    return () => q.removeEventListener('change', on);
+  }, [query]);
+  return matches;
+}
+
 export function BoardsPage() {
   const fleet = useFleet(POLL_MS);
+  const phone = useMedia(PHONE);
   const filters = parseFleetFilters(currentQuery.value);
   const [, redraw] = useState(0);
+  const selection = useBoardSelection();
   const data = fleet.data;
   const boards = data?.boards;
   const shown = useMemo(() => (boards?.filter((b) => matchesFleetFilters(b, filters)) ?? []).sort((a, b) => byName.compare(a.name, b.name)), [boards, currentQuery.value]);
@@ -50,18 +75,26 @@ export function BoardsPage() {
           <FleetSummary boards={boards} unassigned={data.unassigned.length} />
           <FleetFilterBar filters={filters} onChange={setFilters} />
           <p class="muted small" aria-live="polite" data-testid="fleet-count">
-            {shown.length === boards.length ? `${boards.length} boards` : `${shown.length} of ${boards.length} boards`} · updated every {POLL_MS / 1000} s
+            {shown.length === boards.length ? plural(boards.length, 'board') : `${shown.length} of ${plural(boards.length, 'board')}`} · updated every {POLL_MS / 1000} s
           </p>
+          {isAdmin.value && <BulkLabelBar shown={shown} all={boards} selection={selection} onDone={fleet.reload} />}
           {shown.length === 0 ? (
             <p>No board matches these filters.</p>
           ) : (
+            <>
+            <FleetHead />
             <VirtualList
               items={shown}
-              rowHeight={ROW_PX}
+              rowHeight={phone ? PHONE_ROW_PX : ROW_PX}
               label="Boards"
               keyOf={(b) => b.id}
-              render={(b) => <FleetRow board={b} running={data.running.get(b.id)} queued={b.queued ?? data.queuedFor.get(b.id) ?? 0} onLabel={addLabel} onHistory={() => redraw((n) => n + 1)} />}
+              render={(b) => (
+                <SelectableRow id={b.id} name={b.name} selection={isAdmin.value ? selection : null}>
+                  <FleetRow board={b} running={data.running.get(b.id)} queued={b.queued ?? data.queuedFor.get(b.id) ?? 0} onLabel={addLabel} onHistory={() => redraw((n) => n + 1)} />
+                </SelectableRow>
+              )}
             />
+            </>
           )}
         </>
       )}
@@ -167,6 +200,68 @@ function FleetFilterBar({ filters, onChange }: { filters: FleetFilters; onChange
   );
 }
 
+/**
+ * The columns' names above the rows (the rows are a list, drawn a window at a time, not a
+ * table: the names are for the eye; each row's cells say what they are to a screen reader).
+ * Hidden on a phone, where the row stacks its cells.
+ */
+function FleetHead() {
+  return (
+    <div class="fleet-head" aria-hidden="true" data-testid="fleet-head">
+      <div>Board</div>
+      <div>Status and health</div>
+      <div>Labels</div>
+      <div>Operation</div>
+      <div>Temperature</div>
+    </div>
+  );
+}
+
+/**
+ * A board's labels in the lines its row has: a chip that does not fit whole is hidden whole
+ * (never cut in half), and "+N" beside them, always in view, says how many are hidden (all
+ * of them in its title). Measured after each layout and when the row's width changes.
+ */
+function FleetLabels({ labels, onPick }: { labels: Record<string, string> | undefined; onPick: (k: string, v: string) => void }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [hidden, setHidden] = useState<string[]>([]);
+  const key = JSON.stringify(labels ?? {});
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const fit = () => {
+      // Fractional boxes: a chip a fraction of a pixel over the edge is cut too.
+      const limit = el.getBoundingClientRect().bottom;
+      const out: string[] = [];
+      for (const chip of el.querySelectorAll<HTMLElement>('.chip')) {
+        chip.style.visibility = '';
+        if (chip.getBoundingClientRect().bottom > limit + 0.01) {
+          chip.style.visibility = 'hidden';
+          out.push(chip.textContent ?? '');
+        }
+      }
+      setHidden((was) => (was.join('\n') === out.join('\n') ? was : out));
+    };
+    fit();
+    const watch = typeof ResizeObserver === 'function' ? new ResizeObserver(fit) : undefined;
+    watch?.observe(el);
+    return () => watch?.disconnect();
+  }, [key]);
+  return (
+    <>
+      <div class="fleet-chips" ref={box}>
+        <LabelChips labels={labels} onPick={onPick} />
+      </div>
+      {hidden.length > 0 && (
+        <span class="muted small fleet-more" title={hidden.join('\n')} data-testid="labels-more">
+          +{hidden.length}
+          <span class="visually-hidden"> more labels: {hidden.join(', ')}</span>
+        </span>
+      )}
+    </>
+  );
+}
+
 /** One board: status, health (reason on hover), labels, what it runs, its queue, its temperature. */
 function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: Board; running: Operation | undefined; queued: number; onLabel: (k: string, v: string) => void; onHistory: () => void }) {
   useEffect(() => (b.telemetry ? seedTelemetryHistory(b.id, onHistory) : undefined), [b.id, !!b.telemetry]);
@@ -183,11 +278,13 @@ function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: Bo
       <div class="fleet-state">
         <BoardStatus board={b} />
         {b.maintenance && <span class="badge badge-maintenance">maintenance</span>}
+        <ReservationBadge board={b} />
         <HealthBadge health={b.health} reason={b.health_reason} />
+        <ScriptFailures board={b} />
         {b.health === 'bad' && b.health_reason && <div class="small health-reason" title={b.health_reason}>{b.health_reason}</div>}
       </div>
       <div class="fleet-labels">
-        <LabelChips labels={b.labels} onPick={onLabel} max={6} />
+        <FleetLabels labels={b.labels} onPick={onLabel} />
       </div>
       <div class="fleet-op small">
         {running ? (
@@ -200,13 +297,21 @@ function FleetRow({ board: b, running, queued, onLabel, onHistory }: { board: Bo
           </>
         ) : b.current_operation_id ? (
           <Link href={`/operations/${b.current_operation_id}`}>#{b.current_operation_id}</Link>
+        ) : b.status === 'pending' ? (
+          <span class="muted">pending</span>
         ) : (
           <span class="muted">idle</span>
         )}
         {queued > 0 && <div class="muted">{queued} queued</div>}
       </div>
       <div class="fleet-temp small">
-        {hot !== null ? (
+        {hot !== null && b.status !== 'online' ? (
+          // Offline: the last reading, greyed, with its age (not as if current).
+          <span class="muted stale-temp" data-testid={`stale-temp-${b.name}`} title={`last reading ${b.telemetry?.at ?? ''}`}>
+            <Sparkline values={temps} label={`${b.name} temperature, last reading ${hot.toFixed(1)} °C`} />
+            {hot.toFixed(0)} °C, {ago(b.telemetry?.at ?? b.last_seen_at)}
+          </span>
+        ) : hot !== null ? (
           <>
             <Sparkline values={temps} label={`${b.name} temperature, latest ${hot.toFixed(1)} °C`} />
             <span>{hot.toFixed(0)} °C</span>

@@ -47,12 +47,16 @@ export function DeviceScriptsPage() {
             <tr key={s.id}>
               <td>
                 <Link href={`/device-scripts/${s.id}`}>{s.name}</Link>
-                {s.description && <div class="muted small">{s.description}</div>}
+                {s.description && (
+                  <div class="muted small clamp-2" title={s.description}>
+                    {s.description}
+                  </div>
+                )}
               </td>
               <td>{s.device_type}</td>
               <td>{s.version}</td>
               <td>
-                <code class="small">
+                <code class="small script-path">
                   {s.remote_dir}/{s.script_filename}
                 </code>
               </td>
@@ -173,7 +177,9 @@ export function DeviceScriptPage({ id }: { id: string }) {
   const query = boardId && (boards?.length ?? 0) > 1 ? `?board_id=${encodeURIComponent(boardId)}` : '';
   const relay = relayTo(id, query ? boardId : undefined);
   useEffect(() => {
-    if (!script || (boards && boards.length > 1 && !boardId)) return;
+    // Only once the boards are known: before, with several boards and none chosen, the stream
+    // was opened without one and the server refused it (a failed request on every visit).
+    if (!script || !boards || boards.length === 0 || (boards.length > 1 && !boardId)) return;
     setEvents([]);
     return followEvents(`/api/device-scripts/${id}/stream/${query}`, {
       onConnection: setLinkUp,

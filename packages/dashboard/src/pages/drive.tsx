@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { client, unwrap } from '../api/client.ts';
+import { client, unwrap, type Board } from '../api/client.ts';
 import { BoardPicker, useBoards } from '../components/board-picker.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
 import { MotorPad } from '../components/motor-pad.tsx';
-import { followCamera } from '../lib/mjpeg.ts';
+import { followCamera, type CameraProblem } from '../lib/mjpeg.ts';
+import { currentQuery, navigate } from '../lib/router.ts';
 import { relayTo } from '../lib/relay.ts';
 import { followEvents } from '../lib/sse.ts';
 import { canOperate } from '../lib/session.ts';
@@ -21,7 +22,9 @@ const FEED_LOST_MS = 3000;
  */
 export function DrivePage() {
   const { boards, error: boardsError } = useBoards(10_000);
-  const [boardId, setBoardId] = useState('');
+  // The chosen board lives in the URL (`/drive?board=<id>`): a reload or a shared link keeps it.
+  const boardId = new URLSearchParams(currentQuery.value).get('board') ?? '';
+  const setBoardId = (id: string) => navigate(id ? `/drive?board=${encodeURIComponent(id)}` : '/drive', true);
   const scripts = useResource(
     async () => {
       const [gpio, webcam] = await Promise.all([
@@ -48,7 +51,7 @@ export function DrivePage() {
           No board is registered: <Link href="/boards">register one</Link> to drive it.
         </p>
       )}
-      {boards && boards.length > 0 && <BoardPicker id="drive-board" boards={boards} value={boardId} onChange={setBoardId} />}
+      {boards && boards.length > 0 && <BoardPicker id="drive-board" boards={boards} value={boardId} onChange={setBoardId} note={camera ? (b) => cameraNote(b, camera.id) : undefined} />}
       <p data-testid="driving-board" aria-live="polite">
         {board ? (
           <>
@@ -62,7 +65,11 @@ export function DrivePage() {
         <div class="card stack">
           <h2>Camera</h2>
           {!camera && scripts.data && <p>The catalogue has no webcam script (device type webcam).</p>}
-          {camera && board ? <CameraView key={`${board.id}/${camera.id}`} scriptId={camera.id} boardId={board.id} /> : camera && <p class="muted">Choose a board to see its camera.</p>}
+          {camera && board ? (
+            <CameraView key={`${board.id}/${camera.id}`} scriptId={camera.id} scriptName={camera.name} board={board} />
+          ) : (
+            camera && <p class="muted">Choose a board to see its camera.</p>
+          )}
         </div>
         <div class="card stack">
           <h2>Motor</h2>
@@ -74,12 +81,20 @@ export function DrivePage() {
   );
 }
 
+/** What the board chooser says of a board's camera: the webcam script as the board reports it. */
+function cameraNote(b: Board, scriptId: string): string | undefined {
+  const s = b.scripts.find((x) => x.script_id === scriptId);
+  if (!s) return undefined;
+  return s.state === 'running' ? 'camera' : `camera ${s.state}`;
+}
+
 /** The camera relay's frames in an `<img>`, with their count and age; tells the pad when the feed is lost. */
-function CameraView({ scriptId, boardId }: { scriptId: string; boardId: string }) {
+function CameraView({ scriptId, scriptName, board }: { scriptId: string; scriptName: string; board: Board }) {
+  const boardId = board.id;
   const [src, setSrc] = useState<string | null>(null);
   const [frames, setFrames] = useState(0);
   const [age, setAge] = useState<number | null>(null);
-  const [status, setStatus] = useState<{ up: boolean; error?: string }>({ up: false });
+  const [status, setStatus] = useState<{ up: boolean; error?: string; problem?: CameraProblem }>({ up: false });
   const lastFrameAt = useRef(0);
   const [lost, setLost] = useState(false);
 
@@ -98,7 +113,7 @@ function CameraView({ scriptId, boardId }: { scriptId: string; boardId: string }
         setAge(f.capturedAt !== undefined ? Date.now() - f.capturedAt : null);
         setLost(false);
       },
-      onStatus: (up, error) => setStatus({ up, ...(error ? { error } : {}) }),
+      onStatus: (up, error, problem) => setStatus({ up, ...(error ? { error } : {}), ...(problem ? { problem } : {}) }),
     });
     const watchdog = window.setInterval(() => {
       if (lastFrameAt.current > 0 && Date.now() - lastFrameAt.current > FEED_LOST_MS) setLost(true);
@@ -116,13 +131,34 @@ function CameraView({ scriptId, boardId }: { scriptId: string; boardId: string }
     cameraListeners.forEach((l) => l());
   }, [lost]);
 
+  // The board refused the camera's port and the script is not deployed there: the fix is to deploy it.
+  const notDeployed = !status.up && status.problem?.deployed === false;
   return (
     <div class="stack">
       <div class="camera">
-        {src ? <img src={src} alt="The board's camera, live" data-testid="camera-frame" /> : <p class="muted">{status.error ?? 'Waiting for the camera…'}</p>}
+        {src ? (
+          <img src={src} alt="The board's camera, live" data-testid="camera-frame" />
+        ) : notDeployed ? (
+          <div class="stack camera-missing" data-testid="camera-not-deployed">
+            <p>
+              <strong>{scriptName}</strong> is not deployed on <strong>{board.name}</strong>: deploy it to see this board's camera.
+            </p>
+            <p>
+              <Link href={`/device-scripts/${scriptId}?board=${encodeURIComponent(boardId)}`}>Deploy {scriptName} on {board.name}…</Link>
+            </p>
+          </div>
+        ) : (
+          <p class="muted">{status.error ?? 'Waiting for the camera…'}</p>
+        )}
       </div>
       <p class="small muted" data-testid="camera-status" aria-live="polite">
-        {lost ? 'Camera feed lost: the motor was stopped.' : status.up ? 'Camera live' : `Camera not connected${status.error ? `: ${status.error}` : ''}`}
+        {lost
+          ? 'Camera feed lost: the motor was stopped.'
+          : status.up
+            ? 'Camera live'
+            : notDeployed
+              ? `Camera not connected: ${scriptName} is not deployed on this board`
+              : `Camera not connected${status.error ? `: ${status.error}` : ''}`}
         {' · '}
         <span data-testid="camera-frames">{frames}</span> frames{age !== null && ` · ${age} ms behind capture`}
       </p>

@@ -11,6 +11,7 @@ import { OperationLive } from '../components/operation-live.tsx';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { OperationsTable } from '../components/operations-table.tsx';
 import { RunOnBoards } from '../components/run-on-boards.tsx';
+import { RunnerParameters } from '../components/runner-parameters.tsx';
 import { formatBytes, formatTime } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { canOperate } from '../lib/session.ts';
@@ -26,6 +27,7 @@ export function InvocationPage({ id }: { id: number }) {
   const [live, setLive] = useState<Operation | null>(null);
   const [target, setTarget] = useState<RunTarget>({ mode: 'board', boardId: '' });
   const [uploading, setUploading] = useState<ReadonlySet<string>>(new Set());
+  const [writingParameters, setWritingParameters] = useState(false);
   const { boards } = useBoards(5000);
 
   const details = useResource(() => unwrap(client.GET('/api/invocations/{id}/', { params: { path: { id } } })), [id]);
@@ -69,6 +71,8 @@ export function InvocationPage({ id }: { id: number }) {
   const board = target.mode === 'board' ? boards?.find((b) => b.id === target.boardId) : undefined;
   const noMatch = target.mode === 'selector' && !!boards && !boards.some((b) => selectorMatches(b.labels, target.selector));
   const latestRun = inv.operations.find((o) => o.kind === 'execute') ?? null;
+  // mm-runner's per-frame results of the latest run that left them (docs/runner.md).
+  const latestResults = resultsOf(inv.operations);
   // Why a run cannot start now, if it cannot (the buttons are disabled and this says why).
   const blocked = active
     ? 'An operation of this invocation is under way.'
@@ -110,6 +114,15 @@ export function InvocationPage({ id }: { id: number }) {
             file={inv.files[k]}
             editable={canOperate.value}
             onChanged={() => reload()}
+            {...(k === 'parameter'
+              ? {
+                  extra: (
+                    <button type="button" class="link small" aria-expanded={writingParameters} aria-controls="runner-parameters" onClick={() => setWritingParameters((w) => !w)}>
+                      Write mm-runner parameters…
+                    </button>
+                  ),
+                }
+              : {})}
             onBusy={(busy) =>
               setUploading((set) => {
                 const next = new Set(set);
@@ -121,6 +134,19 @@ export function InvocationPage({ id }: { id: number }) {
           />
         ))}
       </div>
+      {writingParameters && canOperate.value && (
+        <div id="runner-parameters">
+          <RunnerParameters
+            invocationId={inv.id}
+            current={inv.files.parameter}
+            onUploaded={() => {
+              setWritingParameters(false);
+              reload();
+            }}
+            onClose={() => setWritingParameters(false)}
+          />
+        </div>
+      )}
 
       <h2>Latest run</h2>
       <RunSummary run={latestRun} boards={boards} />
@@ -173,6 +199,12 @@ export function InvocationPage({ id }: { id: number }) {
           </video>
           <p class="small muted">
             {out.filename} · {formatBytes(out.size)} · <a href={`/api/invocations/${inv.id}/video/`} download={out.filename}>download</a>
+            {latestResults && (
+              <>
+                {' '}
+                · <a href={latestResults.url} download={`results-${latestResults.operation}.jsonl`} data-testid="results-link">results.jsonl</a> ({formatBytes(latestResults.size)}, one line a frame)
+              </>
+            )}
           </p>
         </div>
       ) : (
@@ -200,4 +232,13 @@ function DeleteInvocation({ id, name }: { id: number; name: string }) {
       }}
     />
   );
+}
+
+/** The newest run's results.jsonl record (`result.results`), if a run left one. */
+function resultsOf(operations: readonly Operation[]): { url: string; size: number; operation: number } | undefined {
+  for (const op of operations) {
+    const r = (op.result as { results?: { url?: unknown; size?: unknown } | null } | null | undefined)?.results;
+    if (op.kind === 'execute' && r && typeof r.url === 'string' && typeof r.size === 'number') return { url: r.url, size: r.size, operation: op.id };
+  }
+  return undefined;
 }

@@ -5,12 +5,14 @@ import { Link } from '../components/link.tsx';
 import { OperationLive } from '../components/operation-live.tsx';
 import { OperationBoard, OperationsTable } from '../components/operations-table.tsx';
 import { OperationResult } from '../components/operation-result.tsx';
-import { runDuration } from '../components/latest-run.tsx';
+import { runDuration } from '../lib/run-result.ts';
+import { Elapsed } from '../components/elapsed.tsx';
 import { Pager } from '../components/pager.tsx';
+import { plural } from '../lib/format.ts';
 import { currentQuery, navigate } from '../lib/router.ts';
 import { useResource } from '../lib/use-resource.ts';
 
-const KINDS = ['transfer', 'execute', 'pac_query', 'pac_activate', 'pac_install', 'script_deploy'];
+const KINDS = ['transfer', 'execute', 'pac_query', 'pac_activate', 'pac_install', 'script_deploy', 'app_query', 'app_load', 'app_unload', 'app_install'];
 const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 const PAGE = 50;
 
@@ -85,7 +87,7 @@ export function OperationsPage() {
       <ErrorBox error={ops.error} />
       {data && (
         <>
-          <p class="muted">{data.total} operations</p>
+          <p class="muted">{plural(data.total, 'operation')}</p>
           {data.operations.length === 0 ? (
             <p>No operation matches. Operations appear here when files are transferred, an invocation is executed or a PAC is queried, activated or installed.</p>
           ) : (
@@ -122,8 +124,10 @@ export function OperationPage({ id }: { id: number }) {
         </dd>
         {took && (
           <>
-            <dt>{op.finished_at ? 'Took' : 'Running for'}</dt>
-            <dd>{took}</dd>
+            <dt>{op.finished_at ? 'Took' : 'Time'}</dt>
+            <dd>
+              <Elapsed op={op} tookWord="" />
+            </dd>
           </>
         )}
         {op.created_by && (

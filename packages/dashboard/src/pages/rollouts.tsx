@@ -1,13 +1,15 @@
+import { ConfirmButton } from '../components/confirm.tsx';
 import { useEffect, useState } from 'preact/hooks';
 import { client, unwrap, type Schemas } from '../api/client.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Link } from '../components/link.tsx';
-import { MetricBars } from '../components/metric-bars.tsx';
+import { RolloutScript } from '../components/rollout-script.tsx';
+import { MetricBars, type MetricBar } from '../components/metric-bars.tsx';
 import { Pager } from '../components/pager.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { RunOnBoards } from '../components/run-on-boards.tsx';
 import { DataTable } from '../components/table-box.tsx';
-import { formatBytes, formatTime } from '../lib/format.ts';
+import { formatBytes, formatMetric, formatTime, metricLabel, plural } from '../lib/format.ts';
 import { currentQuery, navigate } from '../lib/router.ts';
 import { canOperate, isAdmin } from '../lib/session.ts';
 import { followEvents } from '../lib/sse.ts';
@@ -17,8 +19,11 @@ type Rollout = Schemas['Rollout'];
 type RolloutBoard = Rollout['boards'][number];
 
 const STATUSES = ['running', 'paused', 'succeeded', 'failed', 'aborted', 'cancelled'];
-const KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update'];
+const KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update', 'app_install', 'app_load'];
 const PAGE = 50;
+
+/** A step's time, in seconds down the whole column (the boards' times compare at a glance). */
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 function progressText(r: Rollout): string {
   const ended = r.counts.succeeded + r.counts.failed + r.counts.cancelled + r.counts.skipped;
@@ -82,7 +87,7 @@ export function RolloutsPage() {
       <ErrorBox error={list.error} />
       {data && (
         <>
-          <p class="muted">{data.total} rollouts</p>
+          <p class="muted">{plural(data.total, 'rollout')}</p>
           {data.rollouts.length === 0 ? (
             <p>No rollout yet. Start one with “Run on boards…” on an invocation's page, or <code>mm run --all</code>.</p>
           ) : (
@@ -142,12 +147,18 @@ export function RolloutPage({ id }: { id: number }) {
   if (error && !r) return <ErrorBox error={error} />;
   if (!r) return <p aria-busy="true">Loading…</p>;
   const metricNames = [...new Set(r.boards.flatMap((b) => Object.keys(b.metrics ?? {})).filter((k) => k !== 'run_ms'))].sort();
+  // A run time is a model's figure: a script deploy's step time is no benchmark to chart.
   const charts = [
-    ...(r.boards.some((b) => b.run_ms !== null) ? ['run_ms'] : []),
+    ...(r.kind === 'execute' && r.boards.some((b) => b.run_ms !== null) ? ['run_ms'] : []),
     ...metricNames,
   ];
   const valueOf = (b: RolloutBoard, name: string) => (name === 'run_ms' ? b.run_ms : (b.metrics?.[name] ?? null));
+  // A failed step's run_ms is the time until it failed: shown as such, never as a measure.
+  const timeOf = (b: RolloutBoard) => (b.run_ms === null ? '—' : b.status === 'failed' ? `failed after ${seconds(b.run_ms)}` : seconds(b.run_ms));
   const mayAct = r.kind === 'execute' ? canOperate.value : isAdmin.value;
+  // A script deploy names its script by name (RolloutScript), not by its id among the parameters.
+  const scriptId = r.kind === 'script_deploy' && typeof r.params.script_id === 'string' ? r.params.script_id : null;
+  const params = scriptId ? Object.fromEntries(Object.entries(r.params).filter(([k]) => k !== 'script_id')) : r.params;
   const act = (what: 'pause' | 'resume' | 'cancel') => async () => {
     setActionError(null);
     try {
@@ -179,9 +190,12 @@ export function RolloutPage({ id }: { id: number }) {
               </button>
             )}
             {(r.status === 'running' || r.status === 'paused') && (
-              <button type="button" class="danger" onClick={act('cancel')}>
-                Cancel
-              </button>
+              <ConfirmButton
+                label="Cancel"
+                question={`Cancel rollout #${r.id} (${r.kind})? Boards not started are skipped and queued steps cancelled; what is done is not undone.`}
+                yes="Yes, cancel it"
+                action={async () => set(await unwrap(client.POST('/api/rollouts/{id}/cancel/', { params: { path: { id } } })))}
+              />
             )}
           </div>
         )}
@@ -193,6 +207,19 @@ export function RolloutPage({ id }: { id: number }) {
         <dd data-testid="rollout-progress">{progressText(r)}</dd>
         <dt>Selector</dt>
         <dd>{selectorText(r.board_selector)}</dd>
+        {(r.left_out ?? []).length > 0 && (
+          <>
+            <dt>Left out</dt>
+            <dd data-testid="rollout-left-out">
+              {(r.left_out ?? []).map((b, i) => (
+                <span key={b.board_id}>
+                  {i > 0 && ', '}
+                  <Link href={`/boards/${b.board_id}`}>{b.board_name}</Link> <span class="muted">({b.reason === 'bad' ? 'health bad' : 'in maintenance'})</span>
+                </span>
+              ))}
+            </dd>
+          </>
+        )}
         {r.invocation_id !== null && (
           <>
             <dt>Invocation</dt>
@@ -201,17 +228,25 @@ export function RolloutPage({ id }: { id: number }) {
             </dd>
           </>
         )}
-        {Object.keys(r.params).length > 0 && (
+        {scriptId && (
+          <>
+            <dt>Device script</dt>
+            <dd>
+              <RolloutScript scriptId={scriptId} />
+            </dd>
+          </>
+        )}
+        {Object.keys(params).length > 0 && (
           <>
             <dt>Parameters</dt>
             <dd>
-              <ParamsList params={r.params} />
+              <ParamsList params={params} />
             </dd>
           </>
         )}
         <dt>Phases</dt>
         <dd>
-          {r.batch_size ? `${r.batch_size} board(s) at a time${r.batch_interval_s ? `, ${r.batch_interval_s} s apart` : ''}` : 'every board at once'}
+          {r.batch_size ? `${plural(r.batch_size, 'board')} at a time${r.batch_interval_s ? `, ${r.batch_interval_s} s apart` : ''}` : 'every board at once'}
           {r.abort ? ` · stops when ${r.abort.failure_percent}% of at least ${r.abort.min_finished} finished failed` : ''}
         </dd>
         <dt>Created</dt>
@@ -221,15 +256,30 @@ export function RolloutPage({ id }: { id: number }) {
           {r.finished_at ? ` · finished ${formatTime(r.finished_at)}` : ''}
         </dd>
       </dl>
-      <DataTable label="Boards of the rollout" columns={['Board', 'Phase', 'Status', 'Time', ...metricNames, 'Output']}>
+      <DataTable label="Boards of the rollout" columns={['Board', 'Phase', 'Status', 'Time', ...metricNames.map(metricLabel), 'Output']}>
         {r.boards.map((b) => (
           <tr key={`${b.board_id}-${b.phase}`} data-testid="rollout-board">
-            <td>{b.board_id ? <Link href={`/boards/${b.board_id}`}>{b.board_name}</Link> : b.board_name}</td>
+            <td class="nowrap">{b.board_id ? <Link href={`/boards/${b.board_id}`}>{b.board_name}</Link> : b.board_name}</td>
             <td>{b.phase + 1}</td>
-            <td>{b.operation_id !== null ? <Link href={`/operations/${b.operation_id}`}><StatusBadge status={b.status} /></Link> : <StatusBadge status={b.status} />}</td>
-            <td class="nowrap">{b.run_ms !== null ? `${(b.run_ms / 1000).toFixed(2)} s` : '—'}</td>
+            <td>
+              {b.operation_id !== null ? <Link href={`/operations/${b.operation_id}`}><StatusBadge status={b.status} /></Link> : <StatusBadge status={b.status} />}
+              {b.board_offline_since && (
+                <span class="small warn" data-testid="step-board-offline">
+                  {' '}
+                  board offline since {formatTime(b.board_offline_since)}
+                </span>
+              )}
+              {b.error && (b.status === 'failed' || b.status === 'cancelled') && (
+                <div class="small step-error" data-testid="step-error">
+                  {b.error.message} <span class="muted">({b.error.code})</span>
+                </div>
+              )}
+            </td>
+            <td class="nowrap">{timeOf(b)}</td>
             {metricNames.map((n) => (
-              <td key={n}>{b.metrics?.[n] ?? '—'}</td>
+              <td key={n} class="nowrap">
+                {formatMetric(n, b.metrics?.[n])}
+              </td>
             ))}
             <td>
               {r.kind === 'execute' && b.status === 'succeeded' && b.board_id ? (
@@ -251,8 +301,10 @@ export function RolloutPage({ id }: { id: number }) {
               <MetricBars
                 key={name}
                 name={name}
-                boards={r.boards.flatMap((b) => {
+                dropFailed={name === 'run_ms'}
+                boards={r.boards.flatMap((b): MetricBar[] => {
                   const v = valueOf(b, name);
+                  if (b.status === 'failed') return [{ board: b.board_name, value: v, failed: true }];
                   return v === null ? [] : [{ board: b.board_name, value: v }];
                 })}
               />

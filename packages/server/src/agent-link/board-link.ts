@@ -5,6 +5,7 @@ import {
   LinkPeer,
   parseAgentMessage,
   SERVER_PULL_IDS,
+  systemClock,
   type AgentMessage,
   type ByteSink,
   type ChunkReader,
@@ -73,7 +74,8 @@ export class BoardLink {
   readonly serial = randomBytes(4).toString('hex');
   readonly log: Logger;
   hello: HelloMessage | undefined;
-  readonly connectedAt = new Date();
+  /** When the link opened (by the injected clock): of two links of one board, the later one stands. */
+  readonly connectedAt: Date;
   private readonly peer: LinkPeer<AgentMessage, ServerMessage>;
   private state: 'greeting' | 'ready' | 'closed' = 'greeting';
   private readonly rpc: RpcClient;
@@ -110,6 +112,7 @@ export class BoardLink {
     } = {},
   ) {
     this.log = log.child({ board_id: boardId, conn: this.serial });
+    this.connectedAt = new Date((opts.clock ?? systemClock).now());
     this.rpc = new RpcClient((m) => this.sendMessage(m), opts.clock);
     this.peer = new LinkPeer<AgentMessage, ServerMessage>({
       socket,

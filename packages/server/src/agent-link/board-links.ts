@@ -4,7 +4,7 @@ import type { BusMessages, EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { BoardCalls, LocalBoardCaller } from '../replicas/board-calls.ts';
 import type { BoardSessions } from '../replicas/board-sessions.ts';
-import type { BoardStatus, Presence } from './board-store.ts';
+import type { BoardStatus, Presence } from '../boards/board-store.ts';
 import type { BoardLink } from './board-link.ts';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;

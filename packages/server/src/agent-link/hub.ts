@@ -1,4 +1,3 @@
-import { recordBoardScripts } from '../services/device-script-programs.ts';
 import fsp from 'node:fs/promises';
 import { HandshakeGate } from './handshake-gate.ts';
 import type WebSocket from 'ws';
@@ -21,14 +20,17 @@ import type { Logger } from '../logger.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { SERVER_VERSION } from '../version.ts';
 import type { BoardLinks } from './board-links.ts';
-import { recordFacts, recordHello, recordLastSeen } from './board-store.ts';
+import { recordFacts, recordHello, recordLastSeen } from '../boards/board-store.ts';
 import type { BoardWork } from './board-work.ts';
 import { BoardLink, type RelayMessage, type BoardLinkHandlers, type HelloMessage, type OpenedSource, type PullMessage } from './board-link.ts';
 import type { UploadRegistry, UploadSource } from './uploads.ts';
+import { withAccelerator } from '../boards/accelerator-labels.ts';
 
 /** Opens a source kind the hub does not know itself (see registerSource). */
 export type SourceOpener = (conn: BoardLink, pull: PullMessage) => Promise<OpenedSource>;
 export type MessageHandler = (conn: BoardLink, message: RelayMessage) => void;
+/** Told each board's hello once it is welcomed, before the hello is settled; awaited. */
+export type HelloHandler = (conn: BoardLink, hello: HelloMessage) => Promise<void>;
 
 export interface AgentHubDeps {
   config: Pick<Config, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'agentHandshakesMax' | 'receiveWindowsCapBytes' | 'linkCompression'>;
@@ -58,6 +60,7 @@ export class AgentHub {
   private stopping = false;
   private readonly extraSources = new Map<string, SourceOpener>();
   private readonly extraMessages = new Map<string, MessageHandler>();
+  private readonly helloHandlers: HelloHandler[] = [];
   /** Handshakes in progress (MM_AGENT_HANDSHAKES_MAX): the connect route enters, the settled hello leaves. */
   readonly handshakes: HandshakeGate;
   /** Each greeting connection's place in `handshakes`. */
@@ -76,7 +79,7 @@ export class AgentHub {
     deps.bus.subscribe('board.revoked', undefined, ({ boardId }) => this.closeLinksOf(boardId));
     this.handleMessages(['board.facts'], (conn, message) => {
       if (message.type !== 'board.facts') return;
-      recordFacts(deps.db, conn.boardId, message.facts).then(
+      recordFacts(deps.db, conn.boardId, withAccelerator(message.facts, message.accelerator)).then(
         () => conn.log.info({ active_pac: message.facts.active_pac, agent_version: message.facts.agent_version }, 'board facts changed'),
         (err: unknown) => conn.log.warn({ err }, 'could not store the board facts'),
       );
@@ -128,6 +131,14 @@ export class AgentHub {
    */
   handleMessages(types: readonly string[], handler: MessageHandler): void {
     for (const t of types) this.extraMessages.set(t, handler);
+  }
+
+  /**
+   * Hands every welcomed hello to `handler` (e.g. the device scripts the board runs), in the
+   * order registered; the hello is settled after they are done.
+   */
+  handleHellos(handler: HelloHandler): void {
+    this.helloHandlers.push(handler);
   }
 
   /**
@@ -234,10 +245,7 @@ export class AgentHub {
       protocol_version: PROTOCOL_VERSION,
       features: [LinkFeature.earlyOutput, LinkFeature.boardTelemetry, LinkFeature.boardFacts, LinkFeature.deviceScripts, LinkFeature.streamPush, ...(this.deps.config.linkCompression !== 'off' ? [LinkFeature.streamCompression] : [])],
     });
-    // The board's device scripts as it runs them (an older agent sends none: what is stored stays).
-    if (hello.scripts) {
-      await recordBoardScripts(db, conn.boardId, hello.scripts).catch((err: unknown) => conn.log.warn({ err }, "could not record the board's scripts"));
-    }
+    for (const handler of this.helloHandlers) await handler(conn, hello);
     conn.log.info(
       { agent_version: hello.agent_version, boot_id: hello.boot_id, running: hello.running, finished: hello.finished.map((f) => f.op_id) },
       'agent online',
@@ -254,7 +262,7 @@ export class AgentHub {
     this.handshakeOf.get(conn)?.();
     conn.log.info({ code, reason }, 'agent disconnected');
     if (!this.deps.links.drop(conn)) return; // replaced (or never greeted): presence unchanged
-    recordLastSeen(this.deps.db, conn.boardId, new Date(conn.lastHeardAt)).catch((err: unknown) =>
+    recordLastSeen(this.deps.db, conn.boardId, new Date(conn.lastHeardAt), code === CloseCode.normal).catch((err: unknown) =>
       conn.log.warn({ err }, 'could not record when the board was last seen'),
     );
   }

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '@mm/protocol';
 import { and, asc, count, desc, eq, gte, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { auditEvents } from '../db/schema.ts';
@@ -12,6 +13,25 @@ import type { Principal } from './principal.ts';
  */
 export const COALESCED_ACTIONS: ReadonlySet<string> = new Set(['device_script.proxy']);
 export const COALESCE_WINDOW_MS = 5_000;
+
+/**
+ * Unauthenticated calls folded per address (issue 46): the latest entry of the same action
+ * from the same address (and on the same target), if its last call was within the window and
+ * `same` says the two are alike, counts one more (its `detail` is the first call's). A flood
+ * of guessed keys is one entry, not one each; so is an agent asking every 5 s whether its
+ * board was approved.
+ */
+export interface AddressFold {
+  windowMs: number;
+  /** Only entries this says are foldable, into one whose detail it says the same of. */
+  same?: (detail: Record<string, unknown> | null | undefined) => string | undefined;
+}
+const enrollWait = (d: Record<string, unknown> | null | undefined) => (d?.result === 'pending' || d?.result === 'held' ? String(d.result) : undefined);
+export const ADDRESS_COALESCED_ACTIONS: ReadonlyMap<string, AddressFold> = new Map([
+  ['board.enroll_refused', { windowMs: 15 * 60_000 }],
+  ['board.enroll_throttled', { windowMs: 15 * 60_000 }],
+  ['board.enroll', { windowMs: 15 * 60_000, same: enrollWait }],
+]);
 
 /**
  * The audit log: append-only. This module is the only code that touches the table and it
@@ -51,6 +71,8 @@ export class AuditLog {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    /** When an event happened, and whether it extends a burst. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -60,7 +82,9 @@ export class AuditLog {
   async record(e: AuditEntry): Promise<void> {
     try {
       if (COALESCED_ACTIONS.has(e.action) && (await this.extendBurst(e))) return;
+      if (ADDRESS_COALESCED_ACTIONS.has(e.action) && (await this.extendAddressBurst(e, ADDRESS_COALESCED_ACTIONS.get(e.action)!))) return;
       await this.db.insert(auditEvents).values({
+        at: new Date(this.clock.now()),
         action: e.action,
         target: e.target ?? null,
         userId: e.actor?.userId ?? null,
@@ -79,7 +103,7 @@ export class AuditLog {
    * target and its last action was within the window; false when a new entry is needed.
    */
   private async extendBurst(e: AuditEntry): Promise<boolean> {
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const username = e.actor?.username ?? null;
     const [last] = await this.db
       .select({ id: auditEvents.id, action: auditEvents.action, target: auditEvents.target, at: auditEvents.at, lastAt: auditEvents.lastAt })
@@ -89,6 +113,35 @@ export class AuditLog {
       .limit(1);
     if (!last || last.action !== e.action || last.target !== (e.target ?? null)) return false;
     if (now.getTime() - (last.lastAt ?? last.at).getTime() > COALESCE_WINDOW_MS) return false;
+    await this.db
+      .update(auditEvents)
+      .set({ count: sql`${auditEvents.count} + 1`, lastAt: now })
+      .where(eq(auditEvents.id, last.id));
+    return true;
+  }
+
+  /** Counts `e` into the latest entry of its action from its address, if that one's last was within `windowMs`. */
+  private async extendAddressBurst(e: AuditEntry, fold: AddressFold): Promise<boolean> {
+    if (e.ip === null) return false;
+    const kind = fold.same ? fold.same(e.detail) : '';
+    if (kind === undefined) return false;
+    const now = new Date();
+    const target = e.target ?? null;
+    const [last] = await this.db
+      .select({ id: auditEvents.id, at: auditEvents.at, lastAt: auditEvents.lastAt, detail: auditEvents.detail })
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.action, e.action),
+          eq(auditEvents.ip, e.ip),
+          target === null ? isNull(auditEvents.target) : eq(auditEvents.target, target),
+          gte(auditEvents.at, new Date(now.getTime() - 24 * 3_600_000)),
+        ),
+      )
+      .orderBy(desc(auditEvents.id))
+      .limit(1);
+    if (!last || now.getTime() - (last.lastAt ?? last.at).getTime() > fold.windowMs) return false;
+    if (fold.same && fold.same(last.detail) !== kind) return false;
     await this.db
       .update(auditEvents)
       .set({ count: sql`${auditEvents.count} + 1`, lastAt: now })

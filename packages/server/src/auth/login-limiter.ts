@@ -23,22 +23,22 @@ export const loginLimitKey = (user: { id: string } | undefined, typed: string): 
   user ? `user ${user.id}` : `name ${usernameKey(typed.trim())}`;
 
 /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
-export async function loginRetryAfterS(db: Db, key: string, ip: string): Promise<number> {
-  const since = new Date(Date.now() - LOGIN_LIMITS.windowMs);
+export async function loginRetryAfterS(db: Db, key: string, ip: string, now: Date): Promise<number> {
+  const since = new Date(now.getTime() - LOGIN_LIMITS.windowMs);
   const check = async (where: ReturnType<typeof and>, limit: number) => {
     const [r] = await db.select({ n: count(), oldest: min(loginFailures.at) }).from(loginFailures).where(where);
     if (!r || Number(r.n) < limit || !r.oldest) return 0;
-    return Math.max(1, Math.ceil((new Date(r.oldest).getTime() + LOGIN_LIMITS.windowMs - Date.now()) / 1000));
+    return Math.max(1, Math.ceil((new Date(r.oldest).getTime() + LOGIN_LIMITS.windowMs - now.getTime()) / 1000));
   };
   const byName = await check(and(eq(loginFailures.username, key), gt(loginFailures.at, since)), LOGIN_LIMITS.perUsername);
   const byAddress = await check(and(eq(loginFailures.ip, ip), gt(loginFailures.at, since)), LOGIN_LIMITS.perAddress);
   return Math.max(byName, byAddress);
 }
 
-export async function recordLoginFailure(db: Db, key: string, ip: string): Promise<void> {
-  await db.insert(loginFailures).values({ username: key, ip });
+export async function recordLoginFailure(db: Db, key: string, ip: string, now: Date): Promise<void> {
+  await db.insert(loginFailures).values({ username: key, ip, at: now });
   // Old rows serve no purpose; drop them as we go (cheap with the index on `at` per key).
-  await db.delete(loginFailures).where(lt(loginFailures.at, new Date(Date.now() - 2 * LOGIN_LIMITS.windowMs)));
+  await db.delete(loginFailures).where(lt(loginFailures.at, new Date(now.getTime() - 2 * LOGIN_LIMITS.windowMs)));
 }
 
 /** A successful sign-in clears that key's failures (not the address's). */

@@ -25,14 +25,15 @@ export interface PasswordAttempt {
 export async function checkPassword(auth: AuthService, a: PasswordAttempt): Promise<UserRow> {
   const { db } = auth;
   const key = loginLimitKey(a.user, a.typed);
-  const retryAfter = await loginRetryAfterS(db, key, a.ip);
+  const now = auth.now();
+  const retryAfter = await loginRetryAfterS(db, key, a.ip, now);
   if (retryAfter > 0) {
     await auth.audit.record({ action: 'auth.login_throttled', target: a.typed, actor: null, ip: a.ip, requestId: a.requestId });
     throw new TooManyAttemptsError(retryAfter);
   }
   const ok = a.user ? await verifyPassword(a.password, a.user.passwordHash) : await verifyAgainstDummy(a.password);
   if (!a.user || !ok) {
-    await recordLoginFailure(db, key, a.ip);
+    await recordLoginFailure(db, key, a.ip, now);
     await auth.audit.record({ action: a.failedAction, target: a.typed, actor: null, ip: a.ip, requestId: a.requestId });
     throw new InvalidCredentialsError();
   }

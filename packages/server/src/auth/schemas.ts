@@ -42,15 +42,6 @@ export const TokenSchema = z
   })
   .openapi('Token');
 
-export const UuidParams = z.object({
-  id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
-});
-
-export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
-  offset: z.coerce.number().int().min(0).max(2_147_483_647).default(0),
-});
-
 export const problem = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: z.looseObject({ status: z.number().int(), code: z.string() }) } },

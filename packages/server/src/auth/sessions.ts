@@ -38,9 +38,8 @@ export type SessionOwner =
   | { userId: string; apiTokenId?: string; tokenExpiresAt?: Date | null }
   | { envTokenHash: string };
 
-export async function createSession(db: Db, owner: SessionOwner, ip: string | null, limits: SessionLimits): Promise<{ row: SessionRow; cookie: string }> {
+export async function createSession(db: Db, owner: SessionOwner, ip: string | null, limits: SessionLimits, now: Date): Promise<{ row: SessionRow; cookie: string }> {
   const cookie = newSecret('');
-  const now = new Date();
   let expiresAt = new Date(now.getTime() + limits.maxMs);
   const values =
     'envTokenHash' in owner
@@ -58,8 +57,7 @@ export async function createSession(db: Db, owner: SessionOwner, ip: string | nu
  * The session and its user (null for an MM_API_TOKEN session) when the cookie names a live
  * session; refreshes its idle clock.
  */
-export async function authenticateSession(db: Db, cookie: string, limits: SessionLimits): Promise<{ session: SessionRow; user: UserRow | null } | undefined> {
-  const now = new Date();
+export async function authenticateSession(db: Db, cookie: string, limits: SessionLimits, now: Date): Promise<{ session: SessionRow; user: UserRow | null } | undefined> {
   const [hit] = await db
     .select({ session: sessions, user: users })
     .from(sessions)
@@ -84,19 +82,17 @@ export async function endSessionsOf(db: Db, userId: string, exceptId?: string): 
 }
 
 /** Drops sessions past either expiry (they no longer authenticate anyway). */
-export async function pruneSessions(db: Db, limits: SessionLimits): Promise<void> {
-  const now = Date.now();
-  await db.delete(sessions).where(or(lt(sessions.expiresAt, new Date(now)), lt(sessions.lastSeenAt, new Date(now - limits.idleMs))));
+export async function pruneSessions(db: Db, limits: SessionLimits, now: Date): Promise<void> {
+  await db.delete(sessions).where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, new Date(now.getTime() - limits.idleMs))));
 }
 
 /** Which of these session ids are still live (open streams re-check their credential). */
-export async function liveSessionIds(db: Db, ids: string[], limits: SessionLimits): Promise<Set<string>> {
+export async function liveSessionIds(db: Db, ids: string[], limits: SessionLimits, now: Date): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const now = Date.now();
   const rows = await db
     .select({ id: sessions.id })
     .from(sessions)
     .leftJoin(apiTokens, eq(apiTokens.id, sessions.apiTokenId))
-    .where(and(inArray(sessions.id, ids), isLive(new Date(now), limits)));
+    .where(and(inArray(sessions.id, ids), isLive(now, limits)));
   return new Set(rows.map((r) => r.id));
 }

@@ -74,9 +74,8 @@ export async function revokeTokensOf(db: Db, userId: string): Promise<string[]> 
 }
 
 /** The token's row and user when it is valid now (unexpired, user present); notes its use. */
-export async function authenticateToken(db: Db, token: string): Promise<{ token: TokenRow; user: UserRow } | undefined> {
+export async function authenticateToken(db: Db, token: string, now: Date): Promise<{ token: TokenRow; user: UserRow } | undefined> {
   if (!token.startsWith(PERSONAL_TOKEN_PREFIX)) return undefined;
-  const now = new Date();
   const [hit] = await db
     .select({ token: apiTokens, user: users })
     .from(apiTokens)
@@ -102,11 +101,11 @@ export async function authenticateToken(db: Db, token: string): Promise<{ token:
 }
 
 /** Which of these token ids still exist (live streams re-check their credential). */
-export async function existingTokenIds(db: Db, ids: string[]): Promise<Set<string>> {
+export async function existingTokenIds(db: Db, ids: string[], now: Date): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await db
     .select({ id: apiTokens.id })
     .from(apiTokens)
-    .where(and(inArray(apiTokens.id, ids), or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, new Date()))));
+    .where(and(inArray(apiTokens.id, ids), or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now))));
   return new Set(rows.map((r) => r.id));
 }

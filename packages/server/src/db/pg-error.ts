@@ -12,6 +12,19 @@ export function pgErrorCode(e: unknown): string | undefined {
   return undefined;
 }
 
+/** A unique violation of the named index or constraint (its name is in the driver's message on both drivers). */
+export function isUniqueViolationOf(e: unknown, constraint: string): boolean {
+  if (pgErrorCode(e) !== '23505') return false;
+  let cur: unknown = e;
+  for (let i = 0; i < 4 && cur && typeof cur === 'object'; i++) {
+    const c = cur as { message?: unknown; constraint_name?: unknown; constraint?: unknown };
+    if (c.constraint_name === constraint || c.constraint === constraint) return true;
+    if (typeof c.message === 'string' && c.message.includes(`"${constraint}"`)) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** Driver codes of a connection that could not be made or was lost (postgres-js, Node's net). */
 const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED',

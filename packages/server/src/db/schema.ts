@@ -1,4 +1,4 @@
-import type { FileRef } from '@mm/protocol';
+import type { FileRef, PacRecord } from '@mm/protocol';
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -25,6 +25,35 @@ export interface AgentStart {
   files: FileRef[];
   /** execute: the board's labels when it started (the runner's MM_BOARD_LABELS). */
   board_labels?: Record<string, string>;
+  /** execute: the invocation's `requires_app` (docs/accelerators.md). */
+  requires_app?: string;
+  /** execute: the DPU fingerprints of its xmodel's DPU subgraphs. */
+  model_fingerprints?: string[];
+  /** execute: how many counted and warm-up runs (docs/results.md); absent: one run. */
+  run?: { repeat: number; warmup: number };
+  /** execute: what the run depends on, as the board was when it started (kept here, not sent). */
+  context?: RunContext;
+}
+
+/** What an execute's result depends on (`result.context`, docs/results.md). */
+export interface RunContext {
+  files: Record<string, string>;
+  board_id: string | null;
+  board_model: string | null;
+  active_pac: string | null;
+  app: string | null;
+  dpu_fingerprint: string | null;
+  dpu_mhz: number | null;
+  agent_version: string | null;
+  runner_version: string | null;
+  start_temperature_c: number | null;
+}
+
+/** What the server read of an uploaded `.xmodel` weights file (docs/accelerators.md). */
+export interface ModelSummary {
+  format: 'xmodel';
+  dpu_subgraphs: Array<{ name: string; dpu_fingerprint: string | null; dpu_name: string | null }>;
+  inputs: Array<{ name: string; shape: number[]; dtype: string }>;
 }
 
 /** A board's telemetry as the API shows it (`at`: when the server received it). */
@@ -54,6 +83,8 @@ export const invocations = pgTable(
     description: text('description').notNull().default(''),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** The accelerated application its runs need (docs/accelerators.md); loaded first when not active. */
+    requiresApp: text('requires_app'),
   },
   (t) => [index('invocations_created_at_idx').on(t.createdAt)],
 );
@@ -73,6 +104,8 @@ export const invocationFiles = pgTable(
       .references(() => contents.sha256),
     contentType: text('content_type').notNull(),
     uploadedAt: ts('uploaded_at').notNull().defaultNow(),
+    /** A `.xmodel` weights file: what the server read of it (its DPU subgraphs, its inputs). */
+    model: jsonb('model').$type<ModelSummary>(),
   },
   (t) => [primaryKey({ columns: [t.invocationId, t.kind] }), index('invocation_files_sha256_idx').on(t.sha256)],
 );
@@ -103,9 +136,11 @@ export const boards = pgTable(
     provisioningKeyId: uuid('provisioning_key_id').references(() => provisioningKeys.id, { onDelete: 'set null' }),
     /** What the agent reported when it enrolled. */
     enrollFacts: jsonb('enroll_facts').$type<Record<string, unknown>>(),
+    /** Enrolled boards: the address its enrolment came from (shown in the approval list). */
+    enrolledFrom: text('enrolled_from'),
     /** The latest telemetry sample the agent sent (`board.telemetry`, stamped on arrival). */
     telemetry: jsonb('telemetry').$type<TelemetrySample>(),
-    /** What the agent found on the board, from its last hello or `board.facts` (fleet/board-facts.ts). */
+    /** What the agent found on the board, from its last hello or `board.facts` (boards/board-facts.ts). */
     facts: jsonb('facts').$type<Record<string, unknown>>(),
     /** Fleet (docs/fleet.md): a board under repair takes no selector work. */
     maintenance: boolean('maintenance').notNull().default(false),
@@ -120,15 +155,83 @@ export const boards = pgTable(
      * out of `boards_idle_idx` (the lock and re-check in fleet/scheduler-store.ts decide).
      */
     schedulerBusy: boolean('scheduler_busy').notNull().default(false),
+    /**
+     * A re-enrolment held for an admin (enrollment/enroll.ts): someone with the key and the
+     * machine id asked for a new token without proving it is the board. `approved` once an
+     * admin approved it: the next enroll call gets the token, once.
+     */
+    reenroll: jsonb('reenroll').$type<ReenrollRequest>(),
+    /** Power control (docs/power.md): the lab host that relays to pdudaemon, and the PDU's name and port there. */
+    power: jsonb('power').$type<BoardPower>(),
+    /** `off` after a power_off (hang detection leaves it alone), `on` after power_on/power_cycle; null: never switched. */
+    powerState: text('power_state').$type<'on' | 'off'>(),
+    /** When a power operation last started or ended: a board booting after it is not hung (MM_HANG_DETECT_S from then). */
+    powerChangedAt: ts('power_changed_at'),
+    /** Its last link ended with the agent's goodbye (close 1000): an agent stopped on purpose is not a hang. */
+    linkGoodbye: boolean('link_goodbye').notNull().default(false),
+    /** Set while an incident is open (power/): the board shows `unresponsive`. */
+    unresponsiveSince: ts('unresponsive_since'),
+    /** Its PACs as the last `pac_query` (or install, or activation's check) listed them (pacs/pac-lists.ts), and when. */
+    pacs: jsonb('pacs').$type<PacRecord[]>(),
+    pacsListedAt: ts('pacs_listed_at'),
   },
   (t) => [
     uniqueIndex('boards_key_machine_idx').on(t.provisioningKeyId, t.machineId),
+    // Board names are unique (`board_name_taken`): `mm boards show <name>` names one board.
+    uniqueIndex('boards_name_idx').on(t.name),
     // Selectors and `?label=` filters: `labels @> '{...}'`.
     index('boards_labels_idx').using('gin', t.labels),
     // The scheduler's idle boards, longest idle first, without reading the busy ones.
     index('boards_idle_idx')
       .on(sql`coalesce(${t.idleSince}, ${t.createdAt})`)
       .where(sql`not ${t.pending} and not ${t.maintenance} and ${t.health} <> 'bad' and not ${t.schedulerBusy}`),
+  ],
+);
+
+/** A board's power controller (docs/power.md): `controller_board_id` relays to its pdudaemon, which knows the PDU by `pdu_hostname`. */
+export interface BoardPower {
+  controller_board_id: string;
+  pdu_hostname: string;
+  pdu_port: number;
+}
+
+/** One step of an incident's recovery (power/incidents.ts). */
+export interface IncidentAction {
+  at: string;
+  action: 'power_cycle' | 'health_check';
+  operation_ids: number[];
+  outcome?: string;
+}
+
+/**
+ * A board that stopped answering (power/): from the hang to its return to service (or to
+ * `bad`). `phase` drives the recovery: `detected` → `cycling` (a power_cycle runs) →
+ * `booting` (waiting for the link) → `checking` (its health checks run) → closed.
+ */
+export const boardIncidents = pgTable(
+  'board_incidents',
+  {
+    id: serial('id').primaryKey(),
+    boardId: uuid('board_id')
+      .notNull()
+      .references(() => boards.id, { onDelete: 'cascade' }),
+    /** When the board was last heard from (the hang began), or when its run passed its bound. */
+    startedAt: ts('started_at').notNull(),
+    detectedAt: ts('detected_at').notNull(),
+    reason: text('reason').notNull(),
+    phase: text('phase').$type<'detected' | 'cycling' | 'booting' | 'checking' | 'closed'>().notNull().default('detected'),
+    /** When the current phase began (the boot wait is measured from it). */
+    phaseAt: ts('phase_at').notNull(),
+    actions: jsonb('actions').$type<IncidentAction[]>().notNull().default([]),
+    recoveredAt: ts('recovered_at'),
+    /** null while open; `recovered` (back in service), `bad` (recovery gave up), `resolved` (a person took over). */
+    outcome: text('outcome').$type<'recovered' | 'bad' | 'resolved'>(),
+  },
+  (t) => [
+    index('board_incidents_board_idx').on(t.boardId, t.id),
+    uniqueIndex('board_incidents_open_idx')
+      .on(t.boardId)
+      .where(sql`${t.outcome} is null`),
   ],
 );
 
@@ -184,6 +287,8 @@ export const operations = pgTable(
     assignedAt: ts('assigned_at'),
     /** A health check's run: its board runs it ahead of other queued work; its end sets the board's health. */
     healthCheckId: integer('health_check_id').references((): AnyPgColumn => healthChecks.id, { onDelete: 'set null' }),
+    /** Running on a board that went offline: since when (operations/board-lost.ts); after MM_BOARD_LOST_S it fails `board_lost`. */
+    boardOfflineSince: ts('board_offline_since'),
   },
   (t) => [
     index('operations_board_status_idx').on(t.boardId, t.status, t.id),
@@ -231,6 +336,29 @@ export const healthChecks = pgTable('health_checks', {
   expect: jsonb('expect').$type<{ metrics?: Record<string, { min?: number; max?: number }> }>().notNull().default({}),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** One counted run of a baseline: which operation and board, and its metrics. */
+export interface BaselineRun {
+  operation_id: number;
+  board_id: string | null;
+  metrics: Record<string, number>;
+}
+
+/**
+ * Named baselines (docs/results.md): the runs of some execute operations, copied in when it was
+ * saved, so that retention deleting the operations leaves the baseline whole.
+ */
+export const baselines = pgTable('baselines', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  invocationId: integer('invocation_id').references(() => invocations.id, { onDelete: 'set null' }),
+  operationIds: jsonb('operation_ids').$type<number[]>().notNull(),
+  runs: jsonb('runs').$type<BaselineRun[]>().notNull(),
+  /** Each operation's `result.context`, by operation id. */
+  contexts: jsonb('contexts').$type<Record<string, RunContext>>().notNull().default({}),
+  createdBy: text('created_by'),
+  createdAt: ts('created_at').notNull().defaultNow(),
 });
 
 /** Every status/progress/log event of an operation, in order: the SSE replay and the log. */
@@ -550,6 +678,8 @@ export const rollouts = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     /** Set once the status is final and no step is queued or running any more. */
     finishedAt: ts('finished_at'),
+    /** Boards the selector matched but the rollout left out (maintenance, `bad`), fixed at creation. */
+    leftOut: jsonb('left_out').$type<RolloutLeftOut[]>().notNull().default([]),
   },
   (t) => [index('rollouts_status_idx').on(t.status, t.id), index('rollouts_kind_idx').on(t.kind, t.id)],
 );
@@ -644,4 +774,248 @@ export const cameraFrames = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.boardId, t.scriptId] })],
+);
+
+/** A held re-enrolment of a board (boards.reenroll). */
+export interface ReenrollRequest {
+  hostname: string;
+  /** The address it came from. */
+  address: string | null;
+  requested_at: string;
+  approved: boolean;
+}
+
+/** A board a rollout's selector matched but left out (rollouts.left_out). */
+export interface RolloutLeftOut {
+  board_id: string;
+  board_name: string;
+  reason: 'maintenance' | 'bad';
+}
+
+/** Refused enrolments (enrollment/enroll-limiter.ts): counted per address, as failed sign-ins are. */
+export const enrollFailures = pgTable(
+  'enroll_failures',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    ip: text('ip').notNull(),
+    at: ts('at').notNull().defaultNow(),
+  },
+  (t) => [index('enroll_failures_ip_idx').on(t.ip, t.at), index('enroll_failures_at_idx').on(t.at)],
+);
+
+/**
+ * Files a run produced besides its output video, kept with its operation (one per kind):
+ * `results`, mm-runner's results.jsonl (docs/runner.md). Deleting the operation (retention)
+ * deletes the row; the content then goes with the next sweep.
+ */
+export const operationFiles = pgTable(
+  'operation_files',
+  {
+    operationId: integer('operation_id')
+      .notNull()
+      .references(() => operations.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    filename: text('filename').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    sha256: text('sha256')
+      .notNull()
+      .references(() => contents.sha256),
+    contentType: text('content_type').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.operationId, t.kind] }), index('operation_files_sha256_idx').on(t.sha256)],
+);
+
+// ── webhooks (docs/webhooks.md) ────────────────────────────────────────────────────
+
+/** Where events are POSTed (admin): the URL, the events wanted, the format, the signing secret. */
+export const webhookSubscriptions = pgTable('webhook_subscriptions', {
+  id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+  url: text('url').notNull(),
+  /** The event types wanted (`operation.finished`, …). */
+  events: jsonb('events').$type<string[]>().notNull(),
+  /** `standard` (`{ type, timestamp, data }`) or `slack` (incoming-webhook blocks). */
+  format: text('format').$type<'standard' | 'slack'>().notNull().default('standard'),
+  enabled: boolean('enabled').notNull().default(true),
+  /** Why the server turned it off (the receiver answered 410 Gone); null when a person did, or it is on. */
+  disabledReason: text('disabled_reason'),
+  /**
+   * The signing secret (`whsec_…`), sealed with the server's webhook key (webhooks/secret-box.ts):
+   * the server must sign with it, so it cannot keep only a hash.
+   */
+  secretSealed: text('secret_sealed').notNull(),
+  createdBy: text('created_by'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * Events to tell subscribers about, stored before anything is sent. `dedupe_key` names what
+ * caused one (`operation.finished:42`): the replicas and sweeps that notice the same cause
+ * store it once.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    type: text('type').notNull(),
+    dedupeKey: text('dedupe_key'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    occurredAt: ts('occurred_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('webhook_events_dedupe_idx').on(t.dedupeKey), index('webhook_events_created_idx').on(t.createdAt)],
+);
+
+/**
+ * One event for one subscription: sent until the receiver answers 2xx, retried with backoff
+ * until `give_up_at`. A replica sending it holds a lease (`lease_token`, `lease_until`); one
+ * that dies mid-send leaves the lease to expire and another replica sends it again.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => webhookSubscriptions.id, { onDelete: 'cascade' }),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    /** pending | delivered | failed */
+    status: text('status').$type<'pending' | 'delivered' | 'failed'>().notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    lastAttemptAt: ts('last_attempt_at'),
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    /** No retry after this (created or redelivered + MM_WEBHOOK_RETRY_FOR_S). */
+    giveUpAt: ts('give_up_at').notNull(),
+    leaseToken: uuid('lease_token'),
+    leasedBy: text('leased_by'),
+    leaseUntil: ts('lease_until'),
+    deliveredAt: ts('delivered_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.id),
+    index('webhook_deliveries_event_idx').on(t.eventId),
+    // The workers' claim: the few pending rows, soonest first.
+    index('webhook_deliveries_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+/**
+ * What the webhook sweep last saw of each board (webhooks/board-sweep.ts): a change of
+ * `pending` (enrolled), `health`, or presence past the grace period is an event, claimed by
+ * one replica with a conditional UPDATE of this row.
+ */
+export const webhookBoardState = pgTable('webhook_board_state', {
+  boardId: uuid('board_id')
+    .primaryKey()
+    .references(() => boards.id, { onDelete: 'cascade' }),
+  pending: boolean('pending').notNull(),
+  health: text('health').notNull(),
+  /** The board's `connected_at` as the sweep last saw it: a newer one means it was linked since (however briefly). */
+  connectedAt: ts('connected_at'),
+  /** When the sweep first saw it offline (null while it is linked): `board.offline` once this is older than the grace period. */
+  offlineSince: ts('offline_since'),
+  /** Told it is offline (or offline when first seen): no new `board.offline` until it is back. */
+  offlineNotified: boolean('offline_notified').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * Pins on stored content that every replica's collection honours (storage/content-pins.ts):
+ * one row per pin a replica holds between putting content into the blob store and recording
+ * it in a row (or giving it up). Written only with several replicas possible (a real
+ * PostgreSQL); with the embedded database the pins in the process's memory are all there is.
+ */
+export const contentPins = pgTable(
+  'content_pins',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    sha256: text('sha256').notNull(),
+    replicaId: text('replica_id').notNull(),
+    pinnedAt: ts('pinned_at').notNull().defaultNow(),
+  },
+  (t) => [index('content_pins_sha256_idx').on(t.sha256), index('content_pins_replica_idx').on(t.replicaId)],
+);
+
+// ── reservations (docs/reservations.md) ─────────────────────────────────────────────
+
+/**
+ * Leases on boards: a request waits (`waiting`) in a first-come-first-served queue until its
+ * board (named, or any idle board its selector matches) is free, then holds it (`active`)
+ * until `ends_at`, a release, or an admin breaking it (`ended`). A lease past `ends_at` never
+ * holds a board, whether or not a sweep has marked it ended yet (every check reads `ends_at`).
+ */
+export const reservations = pgTable(
+  'reservations',
+  {
+    id: serial('id').primaryKey(),
+    /** The named board, or the board a selector request was given (null while it waits). */
+    boardId: uuid('board_id').references(() => boards.id, { onDelete: 'cascade' }),
+    /** A request for "any idle board matching": these label pairs (null when a board was named). */
+    boardSelector: jsonb('board_selector').$type<Record<string, string>>(),
+    /** Who holds it: the user's id (null for MM_API_TOKEN or with auth off) and name, as operations' `created_by`. */
+    userId: uuid('user_id'),
+    username: text('username'),
+    note: text('note').notNull().default(''),
+    durationS: integer('duration_s').notNull(),
+    /** waiting | active | ended */
+    status: text('status').$type<'waiting' | 'active' | 'ended'>().notNull().default('waiting'),
+    requestedAt: ts('requested_at').notNull(),
+    /** A waiting request given no board by then ends (`wait_timeout`). */
+    waitUntil: ts('wait_until').notNull(),
+    startsAt: ts('starts_at'),
+    endsAt: ts('ends_at'),
+    endedAt: ts('ended_at'),
+    /** released | expired | broken | cancelled | wait_timeout */
+    endReason: text('end_reason'),
+    endedBy: text('ended_by'),
+  },
+  (t) => [
+    // One lease per board at a time (the grant ends expired ones first, in the same transaction).
+    uniqueIndex('reservations_active_board_idx')
+      .on(t.boardId)
+      .where(sql`${t.status} = 'active'`),
+    index('reservations_status_idx').on(t.status, t.id),
+    index('reservations_board_idx').on(t.boardId, t.id),
+  ],
+);
+
+/**
+ * Terminal sessions on boards (docs/terminal.md): who opened one on which board, when it
+ * started and ended and how, and its recording (asciicast v2, at most
+ * MM_TERMINAL_RECORDING_MAX_KB; written when the session ends). Removed after
+ * MM_RETENTION_DAYS like finished operations. No foreign keys: the record outlives the
+ * board and the user, as the audit log does.
+ */
+export const terminalSessions = pgTable(
+  'terminal_sessions',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    boardId: uuid('board_id').notNull(),
+    boardName: text('board_name').notNull(),
+    userId: uuid('user_id'),
+    username: text('username'),
+    startedAt: ts('started_at').notNull().defaultNow(),
+    endedAt: ts('ended_at'),
+    /** The shell's exit status, when it exited. */
+    exitCode: integer('exit_code'),
+    /** How it ended: `exited`, `client_left`, `idle_timeout`, `board_rebooting`, `link_lost`, `server_stopping`, … */
+    endReason: text('end_reason'),
+    cols: integer('cols').notNull(),
+    rows: integer('rows').notNull(),
+    /** The replica that relayed it. */
+    replicaId: text('replica_id').notNull(),
+    recording: bytea('recording'),
+    recordingBytes: integer('recording_bytes').notNull().default(0),
+    /** The recording stopped at its cap (the session went on). */
+    recordingTruncated: boolean('recording_truncated').notNull().default(false),
+  },
+  (t) => [index('terminal_sessions_started_idx').on(t.startedAt), index('terminal_sessions_board_idx').on(t.boardId, t.startedAt)],
 );

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { GPIO_MOTOR_SCRIPT } from '@mm/gpio-motor';
 import { and, asc, eq } from 'drizzle-orm';
-import { findBoard, insertBoard } from '../agent-link/board-store.ts';
+import { findBoard, insertBoard } from '../boards/board-store.ts';
 import type { Config } from '../config.ts';
 import { DataDirLockedError, lockDataDir } from '../data-dir-lock.ts';
 import { type Db, openDatabase } from '../db/database.ts';
 import { deviceScripts, users } from '../db/schema.ts';
 import { sha256Hex } from '../http/auth.ts';
-import { seedDeviceScripts } from '../services/device-scripts-seed.ts';
+import { seedDeviceScripts } from '../device-scripts/device-scripts-seed.ts';
 
 const USAGE = `Usage: mm-server dev-board --file <path> [--name <name>] [--gpio-port <port>]
 
@@ -85,7 +85,11 @@ export async function devBoardCommand(args: string[], config: Config): Promise<n
         board = { ...saved, name: row.name, reused: true };
       } else {
         const token = randomBytes(32).toString('base64url');
-        const created = await insertBoard(db, parsed.values.name, sha256Hex(token));
+        // Names are unique: a board of that name made by an earlier dev run (its state file
+        // gone) leaves this one `<name>-2`, `<name>-3`, …
+        let created = await insertBoard(db, parsed.values.name, sha256Hex(token));
+        for (let n = 2; created === 'name_taken' && n < 1000; n++) created = await insertBoard(db, `${parsed.values.name}-${n}`, sha256Hex(token));
+        if (created === 'name_taken') throw new Error(`every name ${parsed.values.name}-2 … -999 is taken`);
         board = { id: created.id, name: created.name, token, reused: false };
         await fs.mkdir(path.dirname(file), { recursive: true });
         await fs.writeFile(file, `${JSON.stringify({ id: board.id, name: board.name, token }, null, 2)}\n`, { mode: 0o600 });

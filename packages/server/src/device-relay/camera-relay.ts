@@ -1,7 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import { boundaryOf, CAPTURE_TIME_HEADER, looksLikeJpeg, MjpegPartReader } from '@mm/webcam/frames';
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { BoardLink } from '../agent-link/board-link.ts';
-import { BadGatewayError, boardOffline } from '../errors.ts';
+import { ApiError, BadGatewayError, boardOffline, ServiceUnavailableError } from '../errors.ts';
+import { CameraFrameMemory, type FrameHolder, type HeldFrame } from './camera-frame-memory.ts';
 import type { ProxyRelay } from './proxy-relay.ts';
 
 /** Where the webcam script serves its MJPEG stream (docs/webcam.md). */
@@ -17,9 +19,29 @@ export interface CameraRelayOptions {
   timeoutMs: number;
   /** Wait before the upstream is opened again after it ended while viewers remain. */
   retryMs: number;
+  /** Viewers one camera may have at once (MM_CAMERA_MAX_VIEWERS); more get 503 `camera_full`. */
+  maxViewersPerCamera: number;
+  /** Viewers one user (or client address) may have at once, all cameras together (MM_CAMERA_MAX_VIEWERS_PER_USER); more get 429. */
+  maxViewersPerUser: number;
+  /** Bytes of replaced frames viewers may still hold before the furthest behind are cut (MM_CAMERA_MAX_PENDING_BYTES). */
+  maxPendingBytes: number;
 }
 
-export const DEFAULT_CAMERA_RELAY_OPTIONS: CameraRelayOptions = { clock: systemClock, lingerMs: 3000, timeoutMs: 30_000, retryMs: 1000 };
+export const DEFAULT_CAMERA_RELAY_OPTIONS: CameraRelayOptions = {
+  clock: systemClock,
+  lingerMs: 3000,
+  timeoutMs: 30_000,
+  retryMs: 1000,
+  maxViewersPerCamera: 50,
+  maxViewersPerUser: 8,
+  maxPendingBytes: 64 * 1024 * 1024,
+};
+
+/** How long a refused viewer is asked to wait (Retry-After) before trying again. */
+const CAMERA_RETRY_AFTER_S = 5;
+
+/** Who a viewer is, for the per-user cap: a user, the shared API token, or (auth off) a client address. */
+export type ViewerKey = string;
 
 /** Which script's camera on which board, and where the script serves. */
 export interface CameraTarget {
@@ -50,7 +72,7 @@ export interface CameraSharing {
 }
 
 /** One frame as the relay passes it on: formatted once, written to every viewer that is ready. */
-interface RelayedFrame {
+interface RelayedFrame extends HeldFrame {
   seq: number;
   part: Buffer;
   /** The script's capture time (ms since the epoch), when it said. */
@@ -62,6 +84,8 @@ interface CameraFeed {
   key: string;
   target: CameraTarget;
   viewers: Set<CameraViewer>;
+  /** Viewers attached and being attached (admitted, waiting for the upstream): what the cap counts. */
+  places: number;
   latest: RelayedFrame | undefined;
   seq: number;
   /** The upstream request while it is open (or being opened). */
@@ -88,17 +112,38 @@ interface CameraFeed {
  * instead of building a queue, and holds at most one frame of the server's memory. The
  * upstream closes `lingerMs` after the last viewer left; when it ends while viewers
  * remain (script restart, link drop) it is opened again every `retryMs`.
+ *
+ * Bounded (issue 46): at most `maxViewersPerCamera` viewers per camera and
+ * `maxViewersPerUser` per user on this replica (503 `camera_full`, 429
+ * `too_many_camera_viewers`, both with Retry-After), and the frames viewers still hold after
+ * newer ones replaced them at most `maxPendingBytes` (camera-frame-memory.ts): memory is
+ * bounded in bytes, not in frames per viewer.
  */
 export class CameraRelay {
   private readonly feeds = new Map<string, CameraFeed>();
   private closed = false;
   private sharing: CameraSharing | undefined;
+  /** Viewers per user (or client address), all cameras together, admitted ones included. */
+  private readonly perViewerKey = new Map<ViewerKey, number>();
+  private readonly memory: CameraFrameMemory;
 
   constructor(
     private readonly links: CameraLinks,
     private readonly proxy: ProxyRelay,
     private readonly opts: CameraRelayOptions = DEFAULT_CAMERA_RELAY_OPTIONS,
-  ) {}
+  ) {
+    this.memory = new CameraFrameMemory(opts.maxPendingBytes);
+  }
+
+  /** Bytes of replaced frames that viewers' sockets still hold (bounded by maxPendingBytes; tests, diagnostics). */
+  pendingFrameBytes(): number {
+    return this.memory.pendingBytes;
+  }
+
+  /** Bytes of every frame a viewer's socket still holds, newest ones included (tests, diagnostics). */
+  heldFrameBytes(): number {
+    return this.memory.heldBytes;
+  }
 
   /** Several replicas: cameras cross them through this. */
   useSharing(sharing: CameraSharing): void {
@@ -151,26 +196,78 @@ export class CameraRelay {
   /**
    * A new viewer's body (`multipart/x-mixed-replace; boundary=mmframe`). Resolves once the
    * upstream is open; rejects with the board's or script's problem (503 offline, 502 nothing
-   * on the port or not an MJPEG stream, 504 no answer) when it could not be opened.
+   * on the port or not an MJPEG stream, 504 no answer) when it could not be opened, and
+   * before anything with 503 `camera_full` / 429 `too_many_camera_viewers` past the caps.
+   * `viewer` names who watches (the per-user cap); `out` is the viewer's Node response, which
+   * is reset when the viewer falls so far behind that the memory bound needs its frame back.
    */
-  async attach(target: CameraTarget, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+  async attach(target: CameraTarget, signal: AbortSignal, opts: { viewer?: ViewerKey; out?: ServerResponse } = {}): Promise<ReadableStream<Uint8Array>> {
+    const leave = this.admit(target, opts.viewer ?? 'anonymous');
     const feed = this.feedFor(target);
+    feed.places++;
+    let admitted = true;
+    const gone = () => {
+      if (!admitted) return;
+      admitted = false;
+      feed.places--;
+      leave();
+    };
     this.opts.clock.clearTimeout(feed.linger);
     feed.linger = undefined;
     if (!feed.upstream) this.open(feed);
     try {
       await feed.opening;
     } catch (err) {
+      gone();
       if (feed.viewers.size === 0) this.lastViewerLeft(feed);
       throw err;
     }
-    if (signal.aborted) throw new Error('the viewer went away');
-    const viewer = new CameraViewer(feed, () => {
+    if (signal.aborted) {
+      gone();
+      if (feed.viewers.size === 0) this.lastViewerLeft(feed);
+      throw new Error('the viewer went away');
+    }
+    const viewer = new CameraViewer(feed, this.memory, opts.out, () => {
       feed.viewers.delete(viewer);
+      gone();
       if (feed.viewers.size === 0) this.lastViewerLeft(feed);
     });
     feed.viewers.add(viewer);
     return viewer.body;
+  }
+
+  /**
+   * Takes a place for a new viewer, or refuses: this user already watches as many as allowed
+   * (429: theirs to close), or the camera is full (503: the server's limit, any viewer may get
+   * the place later). Answers the function that gives the user's place back.
+   */
+  private admit(target: CameraTarget, viewer: ViewerKey): () => void {
+    const mine = this.perViewerKey.get(viewer) ?? 0;
+    if (mine >= this.opts.maxViewersPerUser) {
+      const err = new ApiError(
+        429,
+        'too_many_camera_viewers',
+        'Too Many Requests',
+        `You already watch ${mine} camera streams here, as many as this server allows per user (MM_CAMERA_MAX_VIEWERS_PER_USER); close one first.`,
+      );
+      err.headers['retry-after'] = String(CAMERA_RETRY_AFTER_S);
+      throw err;
+    }
+    const watching = this.feeds.get(feedKey(target.boardId, target.scriptId))?.places ?? 0;
+    if (watching >= this.opts.maxViewersPerCamera) {
+      const err = new ServiceUnavailableError(
+        'camera_full',
+        `This camera already has ${watching} viewers, as many as this server allows (MM_CAMERA_MAX_VIEWERS); try again later.`,
+      );
+      err.headers['retry-after'] = String(CAMERA_RETRY_AFTER_S);
+      throw err;
+    }
+    this.perViewerKey.set(viewer, mine + 1);
+    return () => {
+      const n = (this.perViewerKey.get(viewer) ?? 1) - 1;
+      if (n <= 0) this.perViewerKey.delete(viewer);
+      else this.perViewerKey.set(viewer, n);
+    };
   }
 
   /** Shutdown: every upstream is let go and every viewer's stream ends. */
@@ -190,7 +287,7 @@ export class CameraRelay {
     const key = feedKey(target.boardId, target.scriptId);
     let feed = this.feeds.get(key);
     if (!feed) {
-      feed = { key, target, viewers: new Set(), latest: undefined, seq: 0, upstream: undefined, opening: undefined, linger: undefined, retry: undefined, opened: 0, remote: false, remoteWants: new Map() };
+      feed = { key, target, viewers: new Set(), places: 0, latest: undefined, seq: 0, upstream: undefined, opening: undefined, linger: undefined, retry: undefined, opened: 0, remote: false, remoteWants: new Map() };
       this.feeds.set(key, feed);
     } else if (!feed.upstream) feed.target = target; // the entry may have moved to another port
     return feed;
@@ -278,7 +375,11 @@ export class CameraRelay {
   /** A whole frame, newest wins: viewers that are ready take it. */
   private deliver(feed: CameraFeed, jpeg: Buffer, capturedAt: number | undefined): void {
     feed.seq++;
-    feed.latest = { seq: feed.seq, part: formatPart(jpeg, capturedAt), capturedAt };
+    const previous = feed.latest;
+    const part = formatPart(jpeg, capturedAt);
+    feed.latest = { seq: feed.seq, part, capturedAt, bytes: part.byteLength, retired: false, retiredOrder: 0 };
+    // What viewers still hold of the one it replaces now counts against the bound.
+    if (previous) this.memory.retire(previous);
     for (const v of feed.viewers) v.offer();
   }
 
@@ -324,6 +425,7 @@ export class CameraRelay {
       }
       feed.upstream?.abort();
       feed.upstream = undefined;
+      if (feed.latest) this.memory.retire(feed.latest);
       feed.latest = undefined;
       this.feeds.delete(feed.key);
     }, this.lingerDelay(feed));
@@ -335,22 +437,34 @@ export class CameraRelay {
  * One viewer: a pull-driven body with no queue of its own. The Node adapter reads it, writes
  * what it got to the socket and reads again only once the socket has drained; each read
  * gets the newest frame not yet sent (or waits for the next one). So the frames a slow
- * viewer cannot take are skipped, never stored.
+ * viewer cannot take are skipped, never stored. The one frame it was handed last is held
+ * (the socket is writing it) until it reads again: the frame memory counts it, and cuts the
+ * viewer when that memory is needed back.
  */
-class CameraViewer {
+class CameraViewer implements FrameHolder {
   readonly body: ReadableStream<Uint8Array>;
   private sent = 0;
   private wake: (() => void) | undefined;
   private done = false;
   private left = false;
+  /** The frame the socket is still writing (handed over, not read past yet). */
+  private holding: RelayedFrame | undefined;
+  private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
 
   constructor(
     private readonly feed: CameraFeed,
+    private readonly memory: CameraFrameMemory,
+    private readonly out: ServerResponse | undefined,
     private readonly onGone: () => void,
   ) {
     this.body = new ReadableStream<Uint8Array>(
       {
+        start: (controller) => {
+          this.controller = controller;
+        },
         pull: async (controller) => {
+          // Reading again: the socket took the frame handed over last.
+          this.releaseFrame();
           for (;;) {
             if (this.done) {
               // Cancelled already (the viewer left) or ended by shutdown: closing may find it closed.
@@ -364,6 +478,8 @@ class CameraViewer {
             const frame = this.feed.latest;
             if (frame && frame.seq > this.sent) {
               this.sent = frame.seq;
+              this.holding = frame;
+              this.memory.hold(this, frame);
               controller.enqueue(frame.part);
               return;
             }
@@ -390,9 +506,34 @@ class CameraViewer {
     this.gone();
   }
 
+  /**
+   * Too far behind for the memory bound: the connection is reset (the socket's unsent bytes,
+   * this frame among them, go with it); without a Node response, the body fails.
+   */
+  cut(): void {
+    const socket = this.out?.socket;
+    if (socket) socket.resetAndDestroy();
+    else if (this.out) this.out.destroy();
+    else {
+      try {
+        this.controller?.error(new Error('the viewer fell too far behind'));
+      } catch {
+        /* already closed */
+      }
+    }
+    this.gone();
+  }
+
+  private releaseFrame(): void {
+    if (!this.holding) return;
+    this.memory.release(this, this.holding);
+    this.holding = undefined;
+  }
+
   private gone(): void {
     this.done = true;
     this.offer();
+    this.releaseFrame();
     if (this.left) return;
     this.left = true;
     this.onGone();

@@ -5,8 +5,8 @@ import type { UploadRegistry } from '../agent-link/uploads.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import { OperationFailure, type OperationKindRegistry } from '../operations/kinds.ts';
-import { getDeviceScript } from '../services/device-scripts.ts';
-import { recordBoardScripts, scriptProgramOf } from '../services/device-script-programs.ts';
+import { getDeviceScript } from './script-catalogue.ts';
+import { recordBoardScripts, scriptProgramOf } from './device-script-programs.ts';
 import { remoteDirRefusal } from './remote-dir.ts';
 
 export { isInsideRoot, remoteDirRefusal } from './remote-dir.ts';
@@ -25,6 +25,8 @@ export interface ScriptOperationDeps {
   hub: AgentHub;
   uploads: UploadRegistry;
   healthTimeoutS: number;
+  /** MM_SCRIPT_STABLE_S: after answering, the script must stay up this long (no exit, no restart). */
+  stableS?: number;
   log: Logger;
 }
 
@@ -32,11 +34,19 @@ export interface ScriptOperationDeps {
  * Registers `script_deploy`, `script_start`, `script_stop` and `script_restart`: each holds
  * the board's queue slot and makes one `script.*` call over the board's link; the program
  * travels by sha256 as an upload the agent pulls unless its cache holds it. Also stores the
- * script states the agents report (`scripts.state`).
+ * script states the agents report (in their hello and in `scripts.state`).
  */
 export function registerScriptOperations(kinds: OperationKindRegistry, deps: ScriptOperationDeps): void {
   const healthTimeoutMs = deps.healthTimeoutS * 1000;
+  const stableS = deps.stableS ?? 0;
+  // The board holds the call this much longer while it watches the script stay up.
+  const callTimeoutMs = (extraMs: number) => healthTimeoutMs * 2 + stableS * 2000 + extraMs;
 
+  // The board's device scripts as it runs them (an older agent sends none in its hello: what is stored stays).
+  deps.hub.handleHellos(async (conn, hello) => {
+    if (!hello.scripts) return;
+    await recordBoardScripts(deps.db, conn.boardId, hello.scripts).catch((err: unknown) => conn.log.warn({ err }, "could not record the board's scripts"));
+  });
   deps.hub.handleMessages(['scripts.state'], (conn, message) => {
     if (message.type !== 'scripts.state') return;
     recordBoardScripts(deps.db, conn.boardId, message.scripts).catch((err: unknown) => conn.log.warn({ err }, "could not record the board's scripts"));
@@ -71,8 +81,9 @@ export function registerScriptOperations(kinds: OperationKindRegistry, deps: Scr
             size: program.size,
             upload_id: handle.id,
             health_timeout_s: deps.healthTimeoutS,
+            ...(stableS > 0 ? { stable_s: stableS } : {}),
           },
-          { timeoutMs: healthTimeoutMs * 2 + TRANSFER_ALLOWANCE_MS },
+          { timeoutMs: callTimeoutMs(TRANSFER_ALLOWANCE_MS) },
         );
         await h.log(`${r.pulled ? 'sent the program' : 'the board held the program already'}; ${script.name} ${r.script.version} is ${r.script.state} on port ${r.script.port}\n`);
         h.progress({ phase: 'done', bytes_done: program.size, bytes_total: program.size });
@@ -90,7 +101,11 @@ export function registerScriptOperations(kinds: OperationKindRegistry, deps: Scr
     kinds.register(kind, {
       async run(op, h) {
         const { script_id } = ScriptOperationParams.parse(op.params);
-        const r = await h.call('script.control', { script_id, action, health_timeout_s: deps.healthTimeoutS }, { timeoutMs: healthTimeoutMs * 2 + 30_000 });
+        const r = await h.call(
+          'script.control',
+          { script_id, action, health_timeout_s: deps.healthTimeoutS, ...(stableS > 0 ? { stable_s: stableS } : {}) },
+          { timeoutMs: callTimeoutMs(30_000) },
+        );
         await h.log(`${action}: ${r.script.name} ${r.script.version} is ${r.script.state}\n`);
         return { board_id: h.boardId, script_id, state: r.script satisfies ScriptState };
       },

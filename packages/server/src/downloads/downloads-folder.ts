@@ -74,16 +74,25 @@ export class DownloadsFolder {
     return sha256;
   }
 
-  /** Every servable file, agent packages newest first. A missing folder holds nothing. */
+  /**
+   * Every servable file, agent packages newest first. A missing folder holds nothing. Only
+   * regular files that are inside the folder are served (issue 46): a link in the folder is
+   * followed only when what it resolves to is a regular file inside the folder too, and that
+   * resolved path is what is read; anything else is left out as if it were not there.
+   */
   async list(): Promise<DownloadFile[]> {
     const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
-    const candidates = names.map((name) => ({ name, path: path.join(this.dir, name) }));
+    const realDir = names.length ? await fsp.realpath(this.dir).catch(() => undefined) : undefined;
+    const candidates: Array<{ name: string; path: string | undefined }> = names.map((name) => ({ name, path: undefined }));
+    // Fallbacks are the server's own files (its checkout), not the folder's: served as they are.
     for (const f of this.fallbacks) if (!names.includes(f.name)) candidates.push(f);
     const files: DownloadFile[] = [];
-    for (const { name, path: file } of candidates) {
+    for (const { name, path: fallback } of candidates) {
       const pkg = AGENT_PACKAGE.exec(name);
       const kind: DownloadKind | undefined = pkg ? 'agent_package' : name === INSTALL_SCRIPT ? 'install_script' : name === CLI_FILE ? 'cli' : undefined;
       if (!kind) continue;
+      const file = fallback ?? (realDir === undefined ? undefined : await resolveInside(realDir, name));
+      if (file === undefined) continue;
       const st = await fsp.stat(file).catch(() => undefined);
       if (!st?.isFile()) continue;
       const sha256 = await this.sha256(file, `${st.size}:${st.mtimeMs}`);
@@ -106,4 +115,21 @@ export class DownloadsFolder {
   async checksums(): Promise<string> {
     return (await this.list()).map((f) => `${f.sha256}  ${f.name}\n`).join('');
   }
+}
+
+/**
+ * The real path of `name` in the folder `realDir` (itself a real path) when it is a regular
+ * file there or a link that resolves to a regular file inside `realDir`; else undefined.
+ */
+async function resolveInside(realDir: string, name: string): Promise<string | undefined> {
+  const entry = path.join(realDir, name);
+  const lst = await fsp.lstat(entry).catch(() => undefined);
+  if (!lst) return undefined;
+  if (lst.isFile()) return entry;
+  if (!lst.isSymbolicLink()) return undefined;
+  const real = await fsp.realpath(entry).catch(() => undefined);
+  if (real === undefined) return undefined;
+  const rel = path.relative(realDir, real);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  return (await fsp.stat(real).catch(() => undefined))?.isFile() ? real : undefined;
 }

@@ -75,12 +75,12 @@ export async function deleteProvisioningKey(db: Db, id: string): Promise<Provisi
 }
 
 /** The key's row when it exists and has not expired; undefined for anything else (all answer 401 alike). */
-export async function findUsableKey(db: Db, key: string): Promise<ProvisioningKeyRow | undefined> {
+export async function findUsableKey(db: Db, key: string, now: Date): Promise<ProvisioningKeyRow | undefined> {
   if (!key.startsWith(PROVISIONING_KEY_PREFIX)) return undefined;
   const [row] = await db
     .select()
     .from(provisioningKeys)
-    .where(and(eq(provisioningKeys.keyHash, secretHash(key)), or(isNull(provisioningKeys.expiresAt), gt(provisioningKeys.expiresAt, new Date()))));
+    .where(and(eq(provisioningKeys.keyHash, secretHash(key)), or(isNull(provisioningKeys.expiresAt), gt(provisioningKeys.expiresAt, now))));
   return row;
 }
 

@@ -3,7 +3,6 @@ import { sql } from 'drizzle-orm';
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
-import { replicaAppName } from '../replicas/board-sessions.ts';
 import { InProcessEventBus, type BusMessages, type BusScope, type BusTopic, type EventBus, type ReplayedTopic } from './event-bus.ts';
 
 /** The one LISTEN/NOTIFY channel every replica of a database shares. */
@@ -11,6 +10,15 @@ export const BUS_CHANNEL = 'mm_bus';
 /** PostgreSQL caps a NOTIFY payload at 8000 bytes: notes are packed into payloads below this. */
 const MAX_PAYLOAD_BYTES = 7000;
 const EVENT_PAGE = 500;
+
+/**
+ * The `application_name` of a replica's listening connection: a replica is alive while its
+ * connection is (a killed process's connection closes with it; replicas/board-sessions.ts
+ * looks for it). 63 bytes at most.
+ */
+export function replicaAppName(replicaId: string): string {
+  return Buffer.from(`mm:${replicaId}`).subarray(0, 63).toString();
+}
 
 /**
  * What travels in a NOTIFY: small notes, never the data itself when a row holds it. The

@@ -1,10 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/rows.ts';
+import type { NewOperationInput } from '../operations/operations.ts';
 import { boards, healthChecks, operations } from '../db/schema.ts';
 import type { OperationRow } from '../operations/operation-object.ts';
-import { BoardSelectorSchema, type BoardSelector } from './board-selector.ts';
+import { safeString } from '../http/safe-string.ts';
+import { BoardSelectorSchema, selectorMatchesSql, type BoardSelector } from '../boards/board-selector.ts';
 import { combineVerdicts, evaluateCheckRun, type HealthExpect, type Verdict } from './health-evaluation.ts';
+import { reservedForOthersSql } from '../reservations/reservation-sql.ts';
 
 /** Health checks (docs/fleet.md): rows of `health_checks`, their runs (execute operations with `health_check_id`), board health. */
 
@@ -43,7 +47,7 @@ export type HealthCheckObject = z.infer<typeof HealthCheckSchema>;
 
 export const HealthCheckInputSchema = z
   .object({
-    name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+    name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
     invocation_id: z.number().int().positive(),
     board_selector: BoardSelectorSchema,
     interval_s: z.number().int().min(60, 'must be at least 60').max(30 * 86_400, 'must be at most 30 days'),
@@ -114,60 +118,46 @@ export async function checksOfBoard(db: Db, boardId: string): Promise<HealthChec
   return db
     .select()
     .from(healthChecks)
-    .where(sql`exists (select 1 from ${boards} b where b.id = ${boardId} and b.labels @> ${healthChecks.boardSelector})`)
+    .where(sql`exists (select 1 from ${boards} b where b.id = ${boardId} and ${selectorMatchesSql(sql`b.labels`, sql`${healthChecks.boardSelector}`)})`)
     .orderBy(asc(healthChecks.id));
 }
 
 /** A check's run on a board: an execute operation of its invocation, named to the board, that its board queue takes first. */
-export function newCheckRun(check: HealthCheckRow, boardId: string, queueDeadline: Date) {
+export function newCheckRun(check: Pick<HealthCheckRow, 'id' | 'invocationId'>, boardId: string, queueTimeoutMs: number): NewOperationInput {
   return {
     kind: 'execute',
     boardId,
     invocationId: check.invocationId,
     params: {},
     healthCheckId: check.id,
-    queueDeadline,
+    queueTimeoutMs,
   };
 }
 
-type RowsResult = unknown[] | { rows?: unknown[] };
-const rowsOf = (r: unknown) => (Array.isArray(r) ? r : ((r as RowsResult & { rows?: unknown[] }).rows ?? [])) as Array<Record<string, unknown>>;
+/** The advisory lock under which one replica at a time creates the due runs. */
+export const DUE_CHECK_RUNS_LOCK = 'mm-health-checks-due';
 
 /**
- * Runs of checks that are due, inserted: for each check, each linked board it matches (not
- * pending, not in maintenance) whose last run of it was created more than `interval_s` ago
- * and that has none waiting or running. One replica at a time (a transaction-scoped advisory
- * lock; the others skip this round), so no pair gets two runs.
+ * The runs of checks that are due (for Operations.createUnderLock, which inserts them): for
+ * each check, each linked board it matches (not pending, not in maintenance) whose last run of
+ * it was created more than `interval_s` ago and that has none waiting or running, and that no
+ * one else holds at `at` (the injected clock's now, as every reservation condition). Run inside
+ * the transaction holding DUE_CHECK_RUNS_LOCK, so no pair gets two runs.
  */
-export async function insertDueCheckRuns(db: Db, staleMs: number, queueTimeoutMs: number): Promise<OperationRow[]> {
-  return db.transaction(async (tx) => {
-    const t = tx as unknown as Db;
-    const [lock] = rowsOf(await t.execute(sql`select pg_try_advisory_xact_lock(hashtext('mm-health-checks-due')) as got`));
-    if (lock?.['got'] !== true) return [];
-    const due = rowsOf(
-      await t.execute(sql`select hc.id as check_id, b.id as board_id from health_checks hc
-        join boards b on b.labels @> hc.board_selector and not b.pending and not b.maintenance
-        join board_sessions s on s.board_id = b.id and s.heartbeat_at >= now() - ${Math.round(staleMs)}::int * interval '1 millisecond'
-        where not exists (
-          select 1 from operations o where o.health_check_id = hc.id and o.board_id = b.id
-            and (o.status in ('queued', 'running') or o.created_at > now() - hc.interval_s * interval '1 second'))
-        limit 1000`),
-    );
-    if (due.length === 0) return [];
-    const checks = await t
-      .select()
-      .from(healthChecks)
-      .where(inArray(healthChecks.id, [...new Set(due.map((d) => Number(d['check_id'])))]));
-    const byId = new Map(checks.map((c) => [c.id, c]));
-    const deadline = new Date(Date.now() + queueTimeoutMs);
-    const values = due.flatMap((d) => {
-      const check = byId.get(Number(d['check_id']));
-      if (!check) return [];
-      const run = newCheckRun(check, String(d['board_id']), deadline);
-      return [{ ...run, status: 'queued', createdBy: null }];
-    });
-    return t.insert(operations).values(values).returning();
-  });
+export async function dueCheckRuns(tx: Db, staleMs: number, queueTimeoutMs: number, at: Date): Promise<NewOperationInput[]> {
+  const due = await queryRows(
+    tx,
+    sql`select hc.id as check_id, hc.invocation_id, b.id as board_id from health_checks hc
+      join boards b on ${selectorMatchesSql(sql`b.labels`, sql`hc.board_selector`)} and not b.pending and not b.maintenance
+      join board_sessions s on s.board_id = b.id and s.heartbeat_at >= now() - ${Math.round(staleMs)}::int * interval '1 millisecond'
+      -- a board someone holds is not checked meanwhile (docs/reservations.md): its run would only wait
+      where not ${reservedForOthersSql(sql`b.id`, sql`null::text`, at)}
+      and not exists (
+        select 1 from operations o where o.health_check_id = hc.id and o.board_id = b.id
+          and (o.status in ('queued', 'running') or o.created_at > now() - hc.interval_s * interval '1 second'))
+      limit 1000`,
+  );
+  return due.map((d) => newCheckRun({ id: Number(d['check_id']), invocationId: Number(d['invocation_id']) }, String(d['board_id']), queueTimeoutMs));
 }
 
 /** The latest finished run of a check on a board. */
@@ -201,10 +191,17 @@ export async function refreshBoardHealth(db: Db, boardId: string): Promise<{ ver
   return { verdict, changed: before?.health !== verdict.health };
 }
 
-/** The health check a (finished) operation ran, if any. */
-export async function healthCheckIdOf(db: Db, operationId: number): Promise<number | null> {
-  const [row] = await db.select({ id: operations.healthCheckId }).from(operations).where(eq(operations.id, operationId));
-  return row?.id ?? null;
-}
 
 export type { BoardSelector };
+
+/** `POST /api/health-checks/<id>/run/`: the boards to run the check on now (linked, approved, matching; maintenance too). */
+export async function boardsForCheckNow(db: Db, staleMs: number, check: HealthCheckRow): Promise<string[]> {
+  const rows = await queryRows(
+    db,
+    sql`select b.id from boards b
+      join board_sessions s on s.board_id = b.id and s.heartbeat_at >= now() - ${Math.round(staleMs)}::int * interval '1 millisecond'
+      where not b.pending and ${selectorMatchesSql(sql`b.labels`, check.boardSelector)}
+      order by b.name`,
+  );
+  return rows.map((r) => String(r['id']));
+}

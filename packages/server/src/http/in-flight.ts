@@ -1,3 +1,5 @@
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
+
 /**
  * Requests whose handler is still running. A graceful stop cuts the connections of requests
  * still streaming (a large upload) and must then wait for their handlers to finish cleaning
@@ -7,6 +9,8 @@
  */
 export class InFlightRequests {
   private readonly running = new Set<Promise<unknown>>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
 
   /** Wraps a fetch handler so every call is tracked until it settles. */
   wrap<A extends unknown[], R>(fetch: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
@@ -28,8 +32,8 @@ export class InFlightRequests {
 
   /** Resolves when every tracked handler has settled, or after `limitMs` (true if all settled). */
   async settled(limitMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)));
+    let timer: TimerHandle | undefined;
+    const limit = new Promise<false>((resolve) => (timer = this.clock.setTimeout(() => resolve(false), limitMs)));
     try {
       while (this.running.size > 0) {
         const all = Promise.allSettled([...this.running]).then(() => true as const);
@@ -37,7 +41,7 @@ export class InFlightRequests {
       }
       return true;
     } finally {
-      clearTimeout(timer);
+      this.clock.clearTimeout(timer);
     }
   }
 }

@@ -1,5 +1,3 @@
-import { ROUTE_ROLES } from '../auth/route-roles.ts';
-
 /**
  * What the generated OpenAPI document leaves out, filled in once for every route (issue 27):
  * a problem+json schema on every error answer, 401 (and 403) on every authenticated route
@@ -9,6 +7,14 @@ import { ROUTE_ROLES } from '../auth/route-roles.ts';
  */
 
 type Json = Record<string, unknown>;
+
+/** Who may call a route (auth/route-roles.ts hands its table in: `public`, or the least role). */
+export interface RouteAccess {
+  path: string;
+  methods: readonly string[];
+  access: string;
+}
+
 type Operation = { operationId?: string; security?: unknown[]; responses?: Record<string, Json>; parameters?: Json[] };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
@@ -55,13 +61,13 @@ function operationIdOf(method: string, path: string): string {
   return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
-function accessOf(method: string, path: string): string | undefined {
+function accessOf(routes: readonly RouteAccess[], method: string, path: string): string | undefined {
   const m = method.toUpperCase();
   const wanted = normalise(path);
-  return ROUTE_ROLES.find((r) => normalise(r.path) === wanted && (r.methods.includes(m) || (m === 'HEAD' && r.methods.includes('GET'))))?.access;
+  return routes.find((r) => normalise(r.path) === wanted && (r.methods.includes(m) || (m === 'HEAD' && r.methods.includes('GET'))))?.access;
 }
 
-export function conformOpenApiDocument<T extends object>(input: T): T {
+export function conformOpenApiDocument<T extends object>(input: T, routes: readonly RouteAccess[]): T {
   const doc = input as Json & { paths?: Record<string, Record<string, Operation>>; components?: Json };
   doc.servers ??= [{ url: '/' }];
   const components = (doc.components ??= {}) as Json;
@@ -77,7 +83,7 @@ export function conformOpenApiDocument<T extends object>(input: T): T {
       used.add(id);
       op.operationId = id;
       const responses = (op.responses ??= {});
-      const access = accessOf(method, path);
+      const access = accessOf(routes, method, path);
       if (access === 'public' && path !== '/api/agent/connect/') op.security = [];
       else {
         responses['401'] ??= { description: 'Missing or wrong credentials (`unauthorized`)' };

@@ -1,19 +1,7 @@
-import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { UnsupportedMediaTypeError } from '../errors.ts';
 
-/** The OpenAPI pieces several route modules share. */
-
-/** Invocation ids are serial (int4) keys: positive, at most 2^31 - 1, plain decimal. */
-export const InvocationId = z
-  .string()
-  .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive integer')
-  .transform(Number)
-  .pipe(z.number().int().max(2_147_483_647));
-
-export const InvocationIdParams = z.object({
-  id: InvocationId.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
-});
+/** The OpenAPI pieces several route modules share (their path and paging parameters: params.ts). */
 
 export const problemResponses = {
   400: { description: 'Bad input (problem+json, `validation_failed`, `malformed_json`, …)' },

@@ -43,6 +43,7 @@ export class ServerMetrics {
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly operationsEnded: Counter<'kind' | 'status'>;
   private readonly retentionPruned: Counter<'kind'>;
+  private readonly recoverySeconds: Histogram;
   private readonly streamBytes: Counter<'direction' | 'measure'>;
   private readonly linkBytes = { received: 0, sent: 0 };
   /** Sockets of the agent links that are open now: their counts are read live at scrape time. */
@@ -61,6 +62,12 @@ export class ServerMetrics {
       help: 'HTTP requests by method, route pattern and status: time until the response started (streamed bodies excluded)',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    this.recoverySeconds = new Histogram({
+      name: 'mm_board_recovery_seconds',
+      help: 'Boards recovered without a person (docs/power.md): time from the hang to back in service (health checks passed)',
+      buckets: [15, 30, 60, 120, 180, 300, 600, 900, 1800, 3600, 7200],
       registers: [this.registry],
     });
     this.operationsEnded = new Counter({
@@ -157,6 +164,11 @@ export class ServerMetrics {
     this.operationsEnded.inc({ kind, status });
   }
 
+  /** A board recovered from a hang: seconds from the hang to back in service (its incident's MTTR). */
+  observeRecovery(seconds: number): void {
+    this.recoverySeconds.observe(seconds);
+  }
+
   /** One answered request; `route` is the matched route's pattern (or UNMATCHED_ROUTE). */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.httpDuration.observe({ method, route, status: String(status) }, seconds);
@@ -169,7 +181,7 @@ export class ServerMetrics {
   }
 
   /** Retention removed `n` rows or files of a kind. */
-  countPruned(kind: 'operations' | 'operation_events' | 'content' | 'board_telemetry' | 'rollouts' | 'rollout_boards', n: number): void {
+  countPruned(kind: 'operations' | 'operation_events' | 'content' | 'board_telemetry' | 'rollouts' | 'rollout_boards' | 'terminal_sessions', n: number): void {
     this.retentionPruned.inc({ kind }, n);
   }
 

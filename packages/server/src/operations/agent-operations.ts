@@ -1,3 +1,4 @@
+import { noteLateResult } from './board-lost.ts';
 import {
   StreamError,
   systemClock,
@@ -11,24 +12,23 @@ import type { BoardWork } from '../agent-link/board-work.ts';
 import type { BoardLink, HelloMessage, OperationMessage, PullMessage } from '../agent-link/board-link.ts';
 import type { AgentStart } from '../db/schema.ts';
 import { isDatabaseUnavailable } from '../db/pg-error.ts';
+import { OUTCOME_NOT_SETTLED, settleOutcomeWithRetries } from './outcome-retry.ts';
 import { NotFoundError } from '../errors.ts';
 import type { StoredBlob } from '../storage/blob-store.ts';
-import { attachInvocationFile, discardIngestedContent } from '../services/invocation-files.ts';
+import { attachInvocationFile, discardIngestedContent } from '../invocations/invocation-files.ts';
 import { plainFileName } from '../http/file-name.ts';
-import { INPUT_FILE_KINDS } from '../services/invocation-records.ts';
+import { INPUT_FILE_KINDS } from '../invocations/invocation-records.ts';
 import { isAgentKind } from './kinds.ts';
 import type { LiveOperation, LiveOperations } from './live-operations.ts';
 import { isFinal, type OperationRow } from './operation-object.ts';
 import { OutputReceiver } from './output-receiver.ts';
+import { receiveRunResults } from './run-results-receiver.ts';
 import type { StoreContext } from '../store-context.ts';
 import type { OperationLifecycle } from './lifecycle.ts';
-import { boardLabelsForStart, findOperation, invocationForStart, saveAgentStart, unfinishedOperations } from './store.ts';
+import { findOperation, saveAgentStart, startSnapshot, unfinishedOperations } from './store.ts';
+import { describeRuns, runOf, startContextOf } from '../results/run-record.ts';
 
 const KIND_ORDER: ReadonlyMap<string, number> = new Map<string, number>(INPUT_FILE_KINDS.map((k, i) => [k, i]));
-/** An outcome that could not be settled because the database is away is tried again after this, doubling… */
-const OUTCOME_RETRY_FIRST_MS = 250;
-/** …up to this, for as long as its link is open. */
-const OUTCOME_RETRY_MAX_MS = 5_000;
 
 /**
  * `transfer` and `execute`, the operations the agent runs (docs/agent-link.md, "Operations"):
@@ -59,17 +59,24 @@ export class AgentOperations implements BoardWork {
 
   /** The board queue claimed this operation: snapshot the invocation's files and send op.start. */
   async begin(row: OperationRow): Promise<void> {
-    const inv = row.invocationId ? await invocationForStart(this.ctx.database.db, row.invocationId, INPUT_FILE_KINDS) : undefined;
-    if (!inv || !row.boardId) {
+    // The invocation, its files and needs, and the board: one read.
+    const snap = row.invocationId && row.boardId ? await startSnapshot(this.ctx.database.db, row.invocationId, row.boardId, INPUT_FILE_KINDS) : undefined;
+    if (!snap || !row.boardId) {
       await this.ops.finish(row.id, 'failed', null, { code: 'invocation_not_found', message: 'The invocation no longer exists.' });
       return;
     }
-    inv.files.sort((a, b) => (KIND_ORDER.get(a.kind) ?? 9) - (KIND_ORDER.get(b.kind) ?? 9));
+    snap.files.sort((a, b) => (KIND_ORDER.get(a.kind) ?? 9) - (KIND_ORDER.get(b.kind) ?? 9));
+    // The app the run needs and the model's DPU fingerprints: the agent loads and checks before any file moves (docs/accelerators.md).
+    const needs = row.kind === 'execute' ? snap.needs : undefined;
     const start: AgentStart = {
-      invocation_name: inv.name,
-      files: inv.files.map((f) => ({ kind: f.kind as FileRef['kind'], filename: f.filename, sha256: f.sha256, size: f.size })),
+      invocation_name: snap.name,
+      files: snap.files.map((f) => ({ kind: f.kind as FileRef['kind'], filename: f.filename, sha256: f.sha256, size: f.size })),
       // The runner sees the board's labels as they were when it started (MM_BOARD_LABELS).
-      ...(row.kind === 'execute' ? { board_labels: await boardLabelsForStart(this.ctx.database.db, row.boardId) } : {}),
+      ...(row.kind === 'execute' ? { board_labels: snap.board?.labels ?? {} } : {}),
+      ...(needs?.requiresApp ? { requires_app: needs.requiresApp } : {}),
+      ...(needs?.fingerprints.length ? { model_fingerprints: needs.fingerprints } : {}),
+      // Repeats and warm-ups, and what the run depends on as the board was at its start (docs/results.md).
+      ...(row.kind === 'execute' ? { ...runOf(row.params), context: startContextOf(snap.board, row.boardId, snap.files) } : {}),
     };
     const total = start.files.reduce((n, f) => n + f.size, 0);
     // One write: the op.start snapshot and the first progress (the agent reports the rest).
@@ -82,6 +89,8 @@ export class AgentOperations implements BoardWork {
     this.sendStart(conn, started);
     // The files right behind it, unless the board holds them: no pull's round trip. Only for a
     // fresh start: an agent resuming after a reconnect may hold a partial file, and pulls.
+    // Nor for a run the agent checks first (its app, its DPU): no byte moves before that.
+    if (start.requires_app !== undefined || start.model_fingerprints !== undefined) return;
     const boardId = row.boardId;
     conn.pushContent([...new Set(start.files.map((f) => f.sha256))], () => this.live.agentOnBoard(boardId)?.id === row.id);
   }
@@ -95,6 +104,9 @@ export class AgentOperations implements BoardWork {
       invocation: { id: row.invocationId ?? 0, name: row.agentStart?.invocation_name ?? '' },
       files: row.agentStart?.files ?? [],
       ...(row.agentStart?.board_labels ? { board_labels: row.agentStart.board_labels } : {}),
+      ...(row.agentStart?.requires_app ? { requires_app: row.agentStart.requires_app } : {}),
+      ...(row.agentStart?.model_fingerprints ? { model_fingerprints: row.agentStart.model_fingerprints } : {}),
+      ...(row.agentStart?.run ? { run: row.agentStart.run } : {}),
     });
   }
 
@@ -145,26 +157,23 @@ export class AgentOperations implements BoardWork {
     return tracked;
   }
 
-  /**
-   * settleOutcome, tried again while the database is unreachable and the link is open. The
-   * agent sends an outcome again only when it reconnects, so one that came during an outage
-   * would otherwise wait for the next reconnect, however long the link stays up. A try that
-   * failed after the output video came is tried whole again: the video is pulled again, and
-   * attaching the same content again replaces nothing.
-   */
-  private async settleOutcomeWhileLinked(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
-    let delay = OUTCOME_RETRY_FIRST_MS;
-    for (;;) {
-      try {
-        await this.settleOutcome(conn, outcome);
-        return;
-      } catch (err) {
-        if (!isDatabaseUnavailable(err) || !conn.isOpen) throw err;
-        conn.log.warn({ err, op_id: outcome.op_id, retry_in_ms: delay }, 'could not settle an outcome: the database is unreachable; trying again');
-        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delay));
-        delay = Math.min(delay * 2, OUTCOME_RETRY_MAX_MS);
-      }
-    }
+  /** settleOutcome, tried again until it is settled or, failing that, the operation is failed visibly (outcome-retry.ts). */
+  private settleOutcomeWhileLinked(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
+    return settleOutcomeWithRetries({
+      opId: outcome.op_id,
+      settle: () => this.settleOutcome(conn, outcome),
+      linked: () => conn.isOpen,
+      giveUp: async (err) => {
+        const why = err instanceof Error ? err.message : String(err);
+        await this.ops.finish(outcome.op_id, 'failed', { ...(outcome.result ?? {}), reported_status: outcome.status }, {
+          code: OUTCOME_NOT_SETTLED,
+          message: `The board reported ${outcome.status}, but the server could not record it: ${why}`,
+        });
+        conn.sendMessage({ type: 'op.result.ack', op_id: outcome.op_id });
+      },
+      clock: this.clock,
+      log: conn.log,
+    });
   }
 
   private async settleOutcome(conn: BoardLink, outcome: OperationOutcome): Promise<void> {
@@ -181,6 +190,8 @@ export class AgentOperations implements BoardWork {
       return;
     }
     if (isFinal(row.status)) {
+      // A board lost mid-run reports the real end later: a note, not a second status.
+      if (await noteLateResult(this.ctx.database.db, row, outcome, new Date(this.clock.now()))) conn.log.info({ op_id: id, status: outcome.status }, 'late outcome of an operation failed board_lost; kept as a note');
       ack();
       return;
     }
@@ -226,7 +237,8 @@ export class AgentOperations implements BoardWork {
       result.output_bytes_received = moved.bytes;
       result.output_wire_bytes = moved.wireBytes;
       if (status === 'succeeded' && row.kind === 'execute') {
-        if (row.invocationId) {
+        // A health check's run never becomes the invocation's output video (docs/fleet.md).
+        if (row.invocationId && row.healthCheckId === null) {
           try {
             // What was received, not what the agent says: the stored size, a base name, the type sniffed here.
             result.output_video = await attachInvocationFile(this.ctx, row.invocationId, 'output_video', {
@@ -247,6 +259,16 @@ export class AgentOperations implements BoardWork {
         await discardIngestedContent(this.ctx, outcome.output.sha256);
       }
     }
+    if (status === 'succeeded' && outcome.results && row.kind === 'execute') {
+      const results = await receiveRunResults({ ctx: this.ctx, output: this.output, note: (opId, text) => this.ops.appendLog(opId, 'server', text) }, conn, id, row.invocationId, outcome.results);
+      if (results === 'link_closed') {
+        conn.log.info({ op_id: id }, 'link closed while pulling results.jsonl; waiting for the agent to report again');
+        return;
+      }
+      result.results = results;
+    }
+    // Each counted run, the summary per metric and the run's context (docs/results.md).
+    if (row.kind === 'execute') Object.assign(result, describeRuns(result, row.agentStart?.context, row.agentStart?.requires_app));
     if (status !== 'succeeded' && !error) error = { code: status === 'cancelled' ? 'cancelled' : 'failed', message: `The board reported ${status}.` };
     await this.ops.finish(id, status, result, status === 'succeeded' ? null : error);
     ack();

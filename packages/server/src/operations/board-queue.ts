@@ -15,11 +15,22 @@ export class BoardQueue {
   kick(boardId: string): void {
     if (this.scheduled.has(boardId)) return;
     this.scheduled.add(boardId);
+    this.chain(boardId, () => {
+      this.scheduled.delete(boardId);
+      return this.step(boardId);
+    });
+  }
+
+  /** Runs `work` in the board's turn, after what was asked for before it (an operation claimed elsewhere, to start). */
+  run(boardId: string, work: () => Promise<void>): void {
+    this.chain(boardId, work);
+  }
+
+  private chain(boardId: string, work: () => Promise<void>): void {
     const previous = this.chains.get(boardId) ?? Promise.resolve();
     const next = previous.then(async () => {
-      this.scheduled.delete(boardId);
       try {
-        await this.step(boardId);
+        await work();
       } catch (err) {
         this.onError(err, boardId);
       }

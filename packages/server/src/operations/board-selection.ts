@@ -1,6 +1,6 @@
 import type { BoardLinks } from '../agent-link/board-links.ts';
 import type { Database } from '../db/database.ts';
-import { findBoard, someBoardIds } from '../agent-link/board-store.ts';
+import { findBoard, someBoardIds } from '../boards/board-store.ts';
 import { BadRequestError, boardOffline, notFound, ServiceUnavailableError } from '../errors.ts';
 
 /**

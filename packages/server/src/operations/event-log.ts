@@ -216,6 +216,8 @@ class OperationWriter {
 
   private async drain(): Promise<void> {
     let ended = false;
+    // Events appended in the same tick (a status and its end, assigned and running) go into one write.
+    await Promise.resolve();
     try {
       while (this.queue.length) {
         const batch = this.queue;

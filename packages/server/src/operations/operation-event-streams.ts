@@ -135,7 +135,7 @@ export class OperationEventStreams {
    */
   private onProgress(stream: OperationStream, progress: OperationProgress): void {
     if (stream.live.size === 0) return;
-    const data = JSON.stringify(progress);
+    const data = JSON.stringify({ ...progress, at: new Date().toISOString() });
     for (const seq of new Set(stream.live.values())) {
       stream.channel.publish(formatEvent({ id: String(seq), event: 'progress', data }), { remember: false, skip: (client) => stream.live.get(client) !== seq });
     }

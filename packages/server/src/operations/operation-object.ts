@@ -19,6 +19,33 @@ export interface OperationError {
   message: string;
 }
 
+export interface WaitingExplanation {
+  /** One sentence: "3 boards match: 1 offline, 2 in maintenance". */
+  reason: string;
+  matching: number;
+  online: number;
+  idle: number;
+  maintenance: number;
+  bad: number;
+  /** Matching boards a reservation of someone other than the work's asker holds (the scheduler keeps the work off them). */
+  reserved: number;
+  gives_up_at: string | null;
+}
+
+/** Why queued selector work waits (fleet/waiting-explanation.ts works it out). */
+export const WaitingSchema = z
+  .object({
+    reason: z.string().openapi({ example: '3 boards match: 1 offline, 2 in maintenance' }),
+    matching: z.number().int().openapi({ description: 'Registered boards whose labels hold the selector' }),
+    online: z.number().int(),
+    idle: z.number().int().openapi({ description: 'Online, not in maintenance, not `bad`, not reserved by someone else, running and holding nothing: about to take it' }),
+    maintenance: z.number().int(),
+    bad: z.number().int(),
+    reserved: z.number().int().openapi({ description: "Held by a reservation of someone other than the work's `created_by`: the work keeps off them" }),
+    gives_up_at: z.string().nullable().openapi({ format: 'date-time', description: 'When it fails `queue_timeout` if no board took it' }),
+  })
+  .openapi('Waiting');
+
 /** The operation as the API shows it (docs/api.md, "Boards and operations"). */
 export interface OperationObject {
   id: number;
@@ -37,6 +64,12 @@ export interface OperationObject {
   /** Fleet scheduling: the labels its board must hold (board_id stays null until one is picked); null when a board was named. */
   board_selector: Record<string, string> | null;
   priority: number;
+  /** The health check this run belongs to (docs/fleet.md), or null for the user's own work. */
+  health_check_id: number | null;
+  /** Running on a board that is offline: since when (operations/board-lost.ts); null otherwise. */
+  board_offline_since: string | null;
+  /** Queued selector work: why it waits (fleet/waiting-explanation.ts), filled where it is read; null otherwise. */
+  waiting: WaitingExplanation | null;
 }
 
 const isoTime = z.string().openapi({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' });
@@ -85,6 +118,19 @@ export const OperationSchema = z
       .nullable()
       .openapi({ description: 'Run on any board whose labels hold these pairs (`board_id` is null until one is picked); null when a board was named' }),
     priority: z.number().int().openapi({ description: 'Waiting selector work is taken by priority (−100…100), then age' }),
+    health_check_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'The health check this run belongs to; null for other work. Lists leave health-check runs out unless asked (`?health_checks=1`)' }),
+    board_offline_since: isoTime.nullable().openapi({
+      description:
+        'Running on a board that went offline: since when (null otherwise). Offline for `MM_BOARD_LOST_S`, it fails `board_lost`; ' +
+        'what the board reports later is kept as `result.late_result` and does not change the status.',
+    }),
+    waiting: z.union([WaitingSchema, z.null()]).openapi({
+      description: 'Queued selector work: why it waits (boards that match, by what keeps them) and when it gives up; null otherwise',
+    }),
   })
   .openapi('Operation');
 
@@ -106,5 +152,8 @@ export function toOperationObject(row: OperationRow): OperationObject {
     created_by: row.createdBy ?? null,
     board_selector: row.boardSelector ?? null,
     priority: row.priority,
+    health_check_id: row.healthCheckId ?? null,
+    board_offline_since: iso(row.boardOfflineSince ?? null),
+    waiting: null,
   };
 }

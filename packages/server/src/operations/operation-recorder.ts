@@ -56,7 +56,8 @@ export class OperationRecorder {
   private async storeProgress(id: number, progress: OperationProgress): Promise<void> {
     try {
       await saveProgress(this.deps.database.db, id, progress);
-      await this.deps.events.append(id, 'progress', progress);
+      // The event says when (the dashboard's timeline shows each phase's time); the row keeps the progress alone.
+      await this.deps.events.append(id, 'progress', { ...progress, at: new Date().toISOString() });
     } catch (err) {
       this.deps.log.warn({ err, op_id: id }, 'could not store progress');
     }

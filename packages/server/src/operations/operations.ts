@@ -3,6 +3,7 @@ import type { BoardLinks } from '../agent-link/board-links.ts';
 import { ConflictError, notFound } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { StoreContext } from '../store-context.ts';
+import type { Db } from '../db/database.ts';
 import { AgentOperations } from './agent-operations.ts';
 import { BoardQueue } from './board-queue.ts';
 import type { LogEventData, OperationEventLog } from './event-log.ts';
@@ -22,27 +23,67 @@ import { replaceNul } from './replace-nul.ts';
 import { ServerRuns } from './server-runs.ts';
 import {
   assignBoard,
+  assignToBoard,
   boardLoads,
   boardsWithQueuedWork,
   busyBoardIds,
   cancelQueued,
   claimNextQueued,
+  expiredQueued,
+  claimQueued,
   findOperation,
   finishOperation,
   insertOperation,
+  insertOperationsUnderLock,
   markCancelRequested,
   listOperationRows,
+  releaseStrandedAssignments,
   requeueRunning,
   runningOperations,
   unfinishedOperations,
+  type AssignableBoard,
+  type NewOperation,
   type OperationFilters,
 } from './store.ts';
+import type { BoardSelector } from '../boards/board-selector.ts';
+
+/** The error message of a run whose board did not confirm a cancel within MM_CANCEL_GRACE_S (power/ counts it as a hang). */
+export const CANCEL_UNCONFIRMED_MESSAGE = 'Cancelled; the board did not confirm in time.';
 
 /** Background writes that fail (the database is away) are retried after 0.25 s, doubling up to this. */
 const RETRY_MAX_DELAY_MS = 30_000;
 const RETRY_FIRST_DELAY_MS = 250;
 
 export type { FinalStatus } from './lifecycle.ts';
+export type { AssignableBoard } from './store.ts';
+
+/** What a new operation is: its kind, board (or selector), invocation, params and fleet scheduling. */
+export interface NewOperationInput {
+  kind: string;
+  boardId: string | null;
+  invocationId?: number | null;
+  params?: Record<string, unknown>;
+  /** Fleet scheduling (fleet/scheduler.ts): what a board must hold, its priority, how long it may wait, the health check it runs. */
+  boardSelector?: Record<string, string> | null;
+  priority?: number;
+  /** How long it may wait queued (from now, on the injected clock); its `queue_deadline`. */
+  queueTimeoutMs?: number | null;
+  healthCheckId?: number | null;
+  /** Who asked for it, when not the request's user (a rollout's step: the rollout's creator). */
+  createdBy?: string | null;
+}
+
+/**
+ * The fleet scheduler's ears (fleet/scheduler.ts), called by this process only: new selector
+ * work, and a board whose operation ended here. One call per event: the scheduler is woken
+ * by these, not by the bus.
+ */
+export interface SchedulingHooks {
+  /** Selector work was created here: a pass over the idle boards that match it. */
+  workCreated(selector: BoardSelector): void;
+  /** An operation of this board ended here (stored; `row` is its final row): the board is free. */
+  boardFreed(row: OperationRow): void;
+}
 
 export interface OperationsDeps extends StoreContext {
   agents: BoardLinks;
@@ -72,8 +113,8 @@ export class Operations implements OperationLifecycle {
   );
   /** What this process holds per live operation. */
   readonly live = new LiveOperations();
-  /** Called when an operation of a board ended here (fleet/scheduler.ts gives the board its next selector work). */
-  onBoardFreed: ((boardId: string) => void) | undefined;
+  /** The fleet scheduler, when one runs here (it sets and clears this). */
+  scheduling: SchedulingHooks | undefined;
   private readonly clock: Clock;
   private stopping = false;
   /** Progress and log of the live operations. */
@@ -191,33 +232,62 @@ export class Operations implements OperationLifecycle {
 
   // ── create, read ─────────────────────────────────────────────────────────────────
 
-  /** A queued operation; without a board (`boardId` null) it waits until `assign` gives it one. */
-  async create(input: {
-    kind: string;
-    boardId: string | null;
-    invocationId?: number | null;
-    params?: Record<string, unknown>;
-    /** Fleet scheduling (fleet/scheduler.ts): what a board must hold, its priority, when waiting ends, the health check it runs. */
-    boardSelector?: Record<string, string> | null;
-    priority?: number;
-    queueDeadline?: Date | null;
-    healthCheckId?: number | null;
-  }): Promise<OperationObject> {
+  /** The stored form of a new operation; its queue deadline computed here, once, on the injected clock. */
+  private toNew(input: NewOperationInput): NewOperation {
     if (!this.ctx.kinds.isKnown(input.kind)) throw new Error(`unknown operation kind ${input.kind}`);
-    const row = await insertOperation(this.ctx.database.db, {
+    const timeout = input.queueTimeoutMs;
+    return {
       kind: input.kind,
       boardId: input.boardId,
       invocationId: input.invocationId ?? null,
       params: input.params ?? {},
       boardSelector: input.boardSelector ?? null,
       priority: input.priority ?? 0,
-      queueDeadline: input.queueDeadline ?? null,
+      queueDeadline: timeout === undefined || timeout === null ? null : new Date(this.clock.now() + timeout),
       healthCheckId: input.healthCheckId ?? null,
-    });
+      ...(input.createdBy !== undefined ? { createdBy: input.createdBy } : {}),
+    };
+  }
+
+  /**
+   * A queued operation. Named to a board, that board's queue is told; with a selector (board
+   * null), the fleet scheduler is (`scheduling.workCreated`); with neither it waits until
+   * `assign` gives it a board.
+   */
+  async create(input: NewOperationInput): Promise<OperationObject> {
+    const row = await insertOperation(this.ctx.database.db, this.toNew(input));
+    return this.announceCreated(row);
+  }
+
+  /**
+   * Many queued operations in one statement, chosen by `pick` inside a transaction that holds
+   * the advisory lock `lockName` (one replica at a time; the others create nothing this round):
+   * fleet/health-checks.ts creates the due check runs so.
+   */
+  async createUnderLock(lockName: string, pick: (tx: Db) => Promise<NewOperationInput[]>): Promise<OperationObject[]> {
+    const rows = await insertOperationsUnderLock(this.ctx.database.db, lockName, async (tx) => (await pick(tx)).map((input) => this.toNew(input)));
+    const out: OperationObject[] = [];
+    for (const row of rows) out.push(await this.announceCreated(row));
+    return out;
+  }
+
+  /**
+   * Work that must not wait in its board's queue (power/: the board may be off, hung, or busy
+   * with the run that hung it): a server-side kind, stored and started at once by this
+   * replica whatever the board runs or its link says. Its board's queue holds meanwhile.
+   */
+  async runNow(input: { kind: string; boardId: string; params?: Record<string, unknown> }): Promise<OperationObject> {
+    if (isAgentKind(input.kind) || !this.ctx.kinds.isKnown(input.kind)) throw new Error(`runNow takes a registered server-side kind, not ${input.kind}`);
+    const db = this.ctx.database.db;
+    const row = await insertOperation(db, { kind: input.kind, boardId: input.boardId, invocationId: null, params: input.params ?? {} });
     this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
-    if (input.boardId !== null) this.announceWork(input.boardId);
-    return toOperationObject(row);
+    const claimed = await claimQueued(db, row.id, this.ctx.agents.replicaId, input.boardId);
+    // Taken by the board's own queue meanwhile (it was idle): it runs from there.
+    if (!claimed) return toOperationObject((await findOperation(db, row.id)) ?? row);
+    await this.events.append(claimed.id, 'status', { status: 'running' });
+    this.server.begin(claimed);
+    return toOperationObject(claimed);
   }
 
   /**
@@ -232,19 +302,51 @@ export class Operations implements OperationLifecycle {
     return toOperationObject(row);
   }
 
-  /** Operations inserted elsewhere in a transaction (fleet/health-checks.ts): their first event, and their board's queue is told. */
-  async announceCreated(row: OperationRow): Promise<OperationObject> {
+  /** A new operation's first event; its board's queue, or the fleet scheduler, is told. */
+  private async announceCreated(row: OperationRow): Promise<OperationObject> {
     this.events.startNew(row.id);
     await this.events.append(row.id, 'status', { status: 'queued' });
     if (row.boardId !== null) this.announceWork(row.boardId);
+    else if (row.boardSelector) this.scheduling?.workCreated(row.boardSelector);
     return toOperationObject(row);
   }
 
-  /** The fleet scheduler gave a waiting operation its board (fleet/scheduler-store.ts): the `assigned` event, then the board's queue takes it. */
-  async announceAssigned(row: OperationRow): Promise<void> {
-    if (!row.boardId) return;
+  // ── fleet scheduling (fleet/scheduler.ts decides; the rows change here) ─────────
+
+  /**
+   * Gives the board the best waiting selector operation its labels hold, if the board is still
+   * free (store.ts `assignToBoard`: safe across replicas); then the `assigned` event, and the
+   * board's queue takes it. The operation's row, or undefined when the board took nothing.
+   */
+  async assignNext(board: AssignableBoard, opts: { waitForLock?: boolean } = {}): Promise<OperationRow | undefined> {
+    // The board's link is here: the assignment claims the operation too (one transaction, and
+    // no `board.work` round trip to this same replica's queue).
+    const claimHere = !this.stopping && this.ctx.agents.canRun(board.id);
+    const at = new Date(this.clock.now());
+    const row = await assignToBoard(this.ctx.database.db, board, { ...opts, at, ...(claimHere ? { claimAs: this.ctx.agents.replicaId } : {}) });
+    if (!row?.boardId) return undefined;
+    if (row.status === 'running') {
+      // Started in the board's turn, as its queue starts work, not inside the scheduler's pass.
+      this.queue.run(row.boardId, () => this.begin(row, { assigned: true }));
+      return row;
+    }
     await this.events.append(row.id, 'assigned', { board_id: row.boardId });
     this.announceWork(row.boardId);
+    return row;
+  }
+
+  /** Selector work assigned to boards that can no longer take it (offline, maintenance, `bad`) waits for a board again; their ids. */
+  releaseStranded(sessionStaleMs: number): Promise<number[]> {
+    return releaseStrandedAssignments(this.ctx.database.db, sessionStaleMs, new Date(this.clock.now()));
+  }
+
+  /** Queued operations past their queue deadline (on the injected clock) fail with `queue_timeout`; how many. */
+  async expireQueued(): Promise<number> {
+    let n = 0;
+    for (const id of await expiredQueued(this.ctx.database.db, new Date(this.clock.now()))) {
+      if (await this.finish(id, 'failed', null, { code: 'queue_timeout', message: 'No board took it before its queue timeout.' })) n++;
+    }
+    return n;
   }
 
   /** Per board: the operation it runs and how many wait for it (the board object's `current_operation_id` and `queued`). */
@@ -314,9 +416,17 @@ export class Operations implements OperationLifecycle {
   private async startNext(boardId: string): Promise<void> {
     if (this.stopping || !this.ctx.agents.canRun(boardId)) return;
     // Server-side runs note their replica: a restart of another one leaves them alone.
-    const claimed = await claimNextQueued(this.ctx.database.db, boardId, this.ctx.agents.replicaId);
-    if (!claimed) return;
-    await this.events.append(claimed.id, 'status', { status: 'running' });
+    const claimed = await claimNextQueued(this.ctx.database.db, boardId, this.ctx.agents.replicaId, new Date(this.clock.now()));
+    if (claimed) await this.begin(claimed);
+  }
+
+  /** A claimed operation starts (`assigned`: claimed by its assignment, whose event comes first). */
+  private async begin(claimed: OperationRow, opts: { assigned?: boolean } = {}): Promise<void> {
+    // Appended in the same tick: stored in one write.
+    await Promise.all([
+      ...(opts.assigned ? [this.events.append(claimed.id, 'assigned', { board_id: claimed.boardId })] : []),
+      this.events.append(claimed.id, 'status', { status: 'running' }),
+    ]);
     if (isAgentKind(claimed.kind)) await this.agent.begin(claimed);
     else this.server.begin(claimed);
   }
@@ -349,13 +459,13 @@ export class Operations implements OperationLifecycle {
     if (live) this.release(live);
     if (!row) return undefined;
     // The fleet scheduler hears of the idle board at once, not after the events are stored.
-    if (row.boardId) this.onBoardFreed?.(row.boardId);
+    if (row.boardId) this.scheduling?.boardFreed(row);
     // The kept tail of a log that outgrew its cap, before the status and end events.
     this.record.storeLogTail(id, live);
     const op = toOperationObject(row);
     // Queued together, so they are stored in one write.
     await Promise.all([
-      ...(progress ? [this.events.append(id, 'progress', progress)] : []),
+      ...(progress ? [this.events.append(id, 'progress', { ...progress, at: new Date().toISOString() })] : []),
       this.events.append(id, 'status', { status, ...(error ? { error } : {}) }),
       this.events.append(id, 'end', op),
     ]);
@@ -415,6 +525,8 @@ export class Operations implements OperationLifecycle {
         const live = this.live.close(id);
         if (live) this.release(live);
         const op = toOperationObject(cancelled);
+        // An assigned selector operation that had not started: its board is free for the next.
+        if (cancelled.boardId) this.scheduling?.boardFreed(cancelled);
         await Promise.all([this.events.append(id, 'status', { status: 'cancelled', error: op.error }), this.events.append(id, 'end', op)]);
         return op;
       }
@@ -481,7 +593,7 @@ export class Operations implements OperationLifecycle {
     const op = this.live.open(row.id);
     if (!op) return; // it ended meanwhile
     const grace = this.clock.setTimeout(() => {
-      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: 'Cancelled; the board did not confirm in time.' });
+      this.finishEventually(row.id, 'cancelled', null, { code: 'cancelled', message: CANCEL_UNCONFIRMED_MESSAGE });
     }, this.ctx.config.cancelGraceMs);
     grace.unref();
     op.cancel = { boardId: row.boardId, onAgent, grace };

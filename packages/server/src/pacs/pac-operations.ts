@@ -1,7 +1,7 @@
-import type { PacRecord } from '@mm/protocol';
+import { systemClock, type Clock, type PacRecord } from '@mm/protocol';
 import { ApiError, GatewayTimeoutError } from '../errors.ts';
 import type { BoardLinks } from '../agent-link/board-links.ts';
-import { recordActivePac } from '../agent-link/board-store.ts';
+import { recordActivePac } from '../boards/board-store.ts';
 import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { OperationFailure, type OperationHelpers, type OperationKindRegistry } from '../operations/kinds.ts';
@@ -26,7 +26,8 @@ import { ActivateParams, InstallParams, type PacInstallAnswer, type PacQueryAnsw
  *   agent pulls it, installs it safely and queries again; result `{ board_id, pac, pacs, active }`.
  *   A refused archive fails with `invalid_pac_archive` and the agent's reason.
  *
- * Each query's `active` is stored as the board's `active_pac`.
+ * Each query's `active` is stored as the board's `active_pac`, and its whole list as the
+ * board's last known PACs (`GET /api/boards/<id>/pacs/`, pacs/pac-lists.ts).
  */
 
 /** The agent's own `xlnx-config -q` timeout is 30 s. */
@@ -45,6 +46,8 @@ export interface PacKindDeps {
   bus: EventBus;
   archives: ArchiveUploads;
   rebootTimeoutMs: number;
+  /** When a list was taken (the board's `pacs_listed_at`); default the system clock. */
+  clock?: Clock;
 }
 
 /** Registers `pac_query`, `pac_activate` and `pac_install` (see above). */
@@ -117,7 +120,7 @@ kinds.register('pac_install', {
         throw asOperationFailure(err);
       }
       h.progress({ phase: 'install', bytes_done: params.size, bytes_total: params.size });
-      await recordActivePac(deps.db, h.boardId, installed.active);
+      await recordActivePac(deps.db, h.boardId, installed.active, { pacs: installed.pacs, at: new Date((deps.clock ?? systemClock).now()) });
       await h.log(`installed ${installed.pac}\n${describePacs(installed.pacs, installed.active)}`);
       return { board_id: h.boardId, pac: installed.pac, pacs: installed.pacs, active: installed.active };
     } finally {
@@ -132,7 +135,7 @@ kinds.register('pac_install', {
 async function query(deps: PacKindDeps, h: OperationHelpers): Promise<{ pacs: PacRecord[]; active: string | null }> {
   try {
     const answer = await h.call('pac.query', {}, { timeoutMs: QUERY_TIMEOUT_MS });
-    await recordActivePac(deps.db, h.boardId, answer.active);
+    await recordActivePac(deps.db, h.boardId, answer.active, { pacs: answer.pacs, at: new Date((deps.clock ?? systemClock).now()) });
     return answer;
   } catch (err) {
     if (err instanceof ApiError) await h.log(`${agentMessage(err)}\n`, 'stderr');

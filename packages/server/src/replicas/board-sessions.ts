@@ -1,21 +1,15 @@
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { and, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/rows.ts';
 import { boardCalls, boardReboots, boardSessions } from '../db/schema.ts';
+import { replicaAppName } from '../events/pg-event-bus.ts';
 import type { Logger } from '../logger.ts';
 
 /** How often a replica refreshes the heartbeat of its board sessions (one statement for all). */
 export const SESSION_HEARTBEAT_MS = 5000;
 /** A session not refreshed for this long belongs to a dead replica: the board counts as offline. */
 export const SESSION_STALE_MS = 3 * SESSION_HEARTBEAT_MS;
-
-/**
- * The `application_name` of a replica's listening connection (pg-event-bus.ts): a replica is
- * alive while its connection is (a killed process's connection closes with it). 63 bytes at most.
- */
-export function replicaAppName(replicaId: string): string {
-  return Buffer.from(`mm:${replicaId}`).subarray(0, 63).toString();
-}
 
 export interface RemotePresence {
   status: 'online' | 'rebooting';
@@ -149,11 +143,7 @@ export class BoardSessions {
   async isReplicaAlive(replicaId: string): Promise<boolean> {
     if (replicaId === this.replicaId) return true;
     if (this.exclusive) return false;
-    const rows = await this.db.execute(
-      sql`select 1 from pg_stat_activity where datname = current_database() and application_name = ${replicaAppName(replicaId)}`,
-    );
-    // postgres-js answers an array, PGlite { rows } (only the former is shared).
-    const list = Array.isArray(rows) ? rows : ((rows as { rows?: unknown[] }).rows ?? []);
+    const list = await queryRows(this.db, sql`select 1 from pg_stat_activity where datname = current_database() and application_name = ${replicaAppName(replicaId)}`);
     return list.length > 0;
   }
 

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { and, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { operationEvents, operations, rolloutBoards, rollouts } from '../db/schema.ts';
+import { rolloutBoards, rollouts } from '../db/schema.ts';
 import type { Logger } from '../logger.ts';
-import { FINAL_STATUSES } from '../operations/operation-object.ts';
+import { pruneEventsOfEndedBefore, pruneOperationsEndedBefore } from '../operations/store.ts';
 
 /** Rows one statement deletes: small enough that no query waits long behind it (PGlite has one connection). */
 export const PRUNE_BATCH_ROWS = 500;
@@ -15,7 +16,7 @@ const PAUSE_BETWEEN_BATCHES_MS = 5;
 export const PRUNE_INTERVAL_MS = 60 * 60_000;
 const FIRST_RUN_DELAY_MS = 30_000;
 
-export type PrunedKind = 'operations' | 'operation_events' | 'content' | 'board_telemetry' | 'rollouts' | 'rollout_boards';
+export type PrunedKind = 'operations' | 'operation_events' | 'content' | 'board_telemetry' | 'rollouts' | 'rollout_boards' | 'terminal_sessions';
 export type PruneCounts = Record<PrunedKind, number>;
 
 export interface RetentionPrunerDeps {
@@ -34,6 +35,13 @@ export interface RetentionPrunerDeps {
   pruneTelemetry?: (cutoff: Date, limit: number) => Promise<number>;
   /** How long telemetry samples are kept (24 h). */
   telemetryKeepMs?: number;
+  /**
+   * Deletes at most `limit` terminal sessions (with their recordings) that ended before
+   * `cutoff`; answers how many went. Kept MM_RETENTION_DAYS like operations. Absent: none go.
+   */
+  pruneTerminalSessions?: (cutoff: Date, limit: number) => Promise<number>;
+  /** The schedule and what "old" means (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -49,22 +57,26 @@ export interface RetentionPrunerDeps {
  * replicas pruning at once delete disjoint or already-deleted rows.
  */
 export class RetentionPruner {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private running: Promise<PruneCounts> | undefined;
   private stopped = false;
+  private readonly clock: Clock;
 
-  constructor(private readonly deps: RetentionPrunerDeps) {}
+  constructor(private readonly deps: RetentionPrunerDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   /** Runs once shortly after start, then every PRUNE_INTERVAL_MS, until `stop`. */
   start(): void {
     const schedule = (ms: number) => {
-      this.timer = setTimeout(() => {
+      this.timer = this.clock.setTimeout(() => {
         void this.runOnce()
           .catch((err: unknown) => this.deps.log.warn({ err }, 'retention pruning failed'))
           .finally(() => {
             if (!this.stopped) schedule(PRUNE_INTERVAL_MS);
           });
-      }, ms).unref();
+      }, ms);
+      this.timer.unref();
     };
     schedule(FIRST_RUN_DELAY_MS);
   }
@@ -72,12 +84,12 @@ export class RetentionPruner {
   /** Stops the schedule; a run in progress ends after its current batch. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     await this.running?.catch(() => {});
   }
 
   /** One pass (a second call while one runs joins it). Resolves to what it removed. */
-  runOnce(now: Date = new Date()): Promise<PruneCounts> {
+  runOnce(now: Date = new Date(this.clock.now())): Promise<PruneCounts> {
     this.running ??= this.prune(now).finally(() => {
       this.running = undefined;
     });
@@ -86,37 +98,13 @@ export class RetentionPruner {
 
   private async prune(now: Date): Promise<PruneCounts> {
     const { db, log, retentionMs } = this.deps;
-    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0, board_telemetry: 0, rollouts: 0, rollout_boards: 0 };
+    const counts: PruneCounts = { operations: 0, operation_events: 0, content: 0, board_telemetry: 0, rollouts: 0, rollout_boards: 0, terminal_sessions: 0 };
     if (retentionMs > 0) {
       const cutoff = new Date(now.getTime() - retentionMs);
-      const expired = and(
-        inArray(operations.status, [...FINAL_STATUSES]),
-        // A string with a cast: postgres-js takes no Date inside a raw fragment.
-        sql`coalesce(${operations.finishedAt}, ${operations.createdAt}) < ${cutoff.toISOString()}::timestamptz`,
-      );
       // Events first, in small batches (an operation may have tens of thousands of log
       // events: deleting the operation at once would cascade over all of them in one go).
-      counts.operation_events = await this.inBatches('operation_events', () =>
-        db
-          .delete(operationEvents)
-          .where(
-            inArray(
-              operationEvents.id,
-              db
-                .select({ id: operationEvents.id })
-                .from(operationEvents)
-                .where(inArray(operationEvents.operationId, db.select({ id: operations.id }).from(operations).where(expired)))
-                .limit(PRUNE_BATCH_ROWS),
-            ),
-          )
-          .returning({ id: operationEvents.id }),
-      );
-      counts.operations = await this.inBatches('operations', () =>
-        db
-          .delete(operations)
-          .where(inArray(operations.id, db.select({ id: operations.id }).from(operations).where(expired).limit(PRUNE_BATCH_ROWS)))
-          .returning({ id: operations.id }),
-      );
+      counts.operation_events = await this.inBatches('operation_events', () => pruneEventsOfEndedBefore(db, cutoff, PRUNE_BATCH_ROWS));
+      counts.operations = await this.inBatches('operations', () => pruneOperationsEndedBefore(db, cutoff, PRUNE_BATCH_ROWS));
       // Finished rollouts (finished_at is set only once the status is final and no step
       // runs any more) go with the same retention, a few at a time: their boards first (a
       // rollout has one row per board of the fleet), then the rollouts.
@@ -138,6 +126,8 @@ export class RetentionPruner {
         if (ids.length < ROLLOUTS_PER_BATCH) break;
         await sleep(PAUSE_BETWEEN_BATCHES_MS);
       }
+      const pruneTerminal = this.deps.pruneTerminalSessions;
+      if (pruneTerminal) counts.terminal_sessions = await this.inBatchesOf('terminal_sessions', () => pruneTerminal(cutoff, PRUNE_BATCH_ROWS));
     }
     const { pruneTelemetry, telemetryKeepMs } = this.deps;
     if (pruneTelemetry && telemetryKeepMs !== undefined) {

@@ -1,28 +1,9 @@
 import type { Clock, TimerHandle } from '@mm/protocol';
-import type { Db } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { OperationObject } from '../operations/operation-object.ts';
 import { isFinal } from '../operations/operation-object.ts';
 import { isRolloutClosed, isStepActive, isStepEnded, type RolloutBoardRow, type RolloutRow } from './rollout-object.ts';
-import {
-  activeSteps,
-  boardRowsOf,
-  changeStatus,
-  claimPhase,
-  claimStep,
-  failStep,
-  findRolloutRow,
-  markFinished,
-  markPhaseEnded,
-  openRolloutIds,
-  recordStepOperation,
-  rolloutsOfOperation,
-  skipPending,
-  staleClaims,
-  unclaimStep,
-  updateStep,
-} from './rollout-store.ts';
 
 declare module '../events/event-bus.ts' {
   interface BusMessages {
@@ -36,8 +17,47 @@ export const ROLLOUT_SWEEP_MS = 2_000;
 /** A step left `starting` this long by a replica that is gone goes back to `pending`. */
 const STALE_CLAIM_MS = 15_000;
 
+/** A step with an operation that has not ended, and what its operation says now. */
+export interface ActiveStep {
+  position: number;
+  stepStatus: string;
+  operationId: number | null;
+  /** Null: the operation is gone (deleted with its board, pruned). */
+  opStatus: string | null;
+  result: unknown;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/**
+ * What the engine asks of the rollouts' rows (rollout-store.ts `pgRolloutEngineStore` on
+ * PostgreSQL; an in-memory fake in test/rollout-engine.unit.test.ts). Changes that replicas
+ * might race on are conditional: they answer whether (or what) they changed.
+ */
+export interface RolloutEngineStore {
+  findRollout(id: number): Promise<RolloutRow | undefined>;
+  /** The steps of the rollout, in position order. */
+  stepsOf(id: number): Promise<RolloutBoardRow[]>;
+  activeSteps(id: number): Promise<ActiveStep[]>;
+  updateStep(id: number, position: number, from: string, to: { status: string; runMs?: number | null; metrics?: Record<string, number> | null; finishedAt?: Date | null }): Promise<boolean>;
+  staleClaims(id: number, before: Date): Promise<Array<{ position: number; claimedBy: string | null }>>;
+  unclaimStep(id: number, position: number, claimedBy: string): Promise<void>;
+  changeStatus(id: number, from: string[], to: string): Promise<RolloutRow | undefined>;
+  skipPending(id: number, at: Date): Promise<number>;
+  markPhaseEnded(id: number, phasesStarted: number, at: Date): Promise<void>;
+  claimPhase(id: number, phasesStarted: number): Promise<RolloutRow | undefined>;
+  claimStep(id: number, position: number, replicaId: string, at: Date): Promise<boolean>;
+  recordStepOperation(id: number, position: number, operationId: number): Promise<void>;
+  failStep(id: number, position: number, at: Date): Promise<void>;
+  markFinished(id: number, at: Date): Promise<RolloutRow | undefined>;
+  rolloutsOfOperation(operationId: number): Promise<number[]>;
+  openRolloutIds(): Promise<number[]>;
+  /** A pending step whose board someone else holds: `skipped`, never started (docs/reservations.md). */
+  skipStep(id: number, position: number, at: Date): Promise<void>;
+}
+
 export interface RolloutEngineDeps {
-  db: Db;
+  store: RolloutEngineStore;
   bus: EventBus;
   clock: Clock;
   log: Logger;
@@ -45,6 +65,8 @@ export interface RolloutEngineDeps {
   isReplicaAlive(replicaId: string): Promise<boolean>;
   /** Creates the step operation of one board (named to it); throws when it cannot. */
   createStep(rollout: RolloutRow, boardId: string): Promise<OperationObject>;
+  /** Whether someone other than `user` holds the board now: its step is skipped (docs/reservations.md). */
+  reservedForOthers?(boardId: string, user: string | null): Promise<boolean>;
 }
 
 /** What a step's operation measured: `result.metrics` and the run time. */
@@ -86,7 +108,7 @@ export class RolloutEngine {
   start(): void {
     this.unsubscribe = this.deps.bus.subscribe('operation.event', undefined, ({ operationId, event }) => {
       if (event.type !== 'end') return;
-      rolloutsOfOperation(this.deps.db, operationId).then(
+      this.deps.store.rolloutsOfOperation(operationId).then(
         (ids) => ids.forEach((id) => this.kick(id)),
         (err: unknown) => this.deps.log.warn({ err, op_id: operationId }, 'could not look up the rollout of an operation'),
       );
@@ -108,7 +130,7 @@ export class RolloutEngine {
 
   private sweep(): void {
     if (this.stopped) return;
-    openRolloutIds(this.deps.db).then(
+    this.deps.store.openRolloutIds().then(
       (ids) => ids.forEach((id) => this.kick(id)),
       (err: unknown) => this.deps.log.warn({ err }, 'could not look at the open rollouts'),
     );
@@ -144,47 +166,47 @@ export class RolloutEngine {
   }
 
   private async advance(id: number): Promise<void> {
-    const { db, clock } = this.deps;
-    const row = await findRolloutRow(db, id);
+    const { store, clock } = this.deps;
+    const row = await store.findRollout(id);
     if (!row || row.finishedAt) return;
     let changed = false;
     const now = () => new Date(clock.now());
 
     // 1. Each step's status as its operation has it.
-    for (const s of await activeSteps(db, id)) {
+    for (const s of await store.activeSteps(id)) {
       if (s.opStatus === null) {
         // The operation is gone (deleted with its board, pruned): the step cannot succeed.
-        changed = (await updateStep(db, id, s.position, s.stepStatus, { status: 'failed', finishedAt: now() })) || changed;
+        changed = (await store.updateStep(id, s.position, s.stepStatus, { status: 'failed', finishedAt: now() })) || changed;
         continue;
       }
       if (s.opStatus === s.stepStatus) continue;
       const to = isFinal(s.opStatus) ? { status: s.opStatus, ...stepMeasures(s), finishedAt: s.finishedAt ?? now() } : { status: s.opStatus };
-      changed = (await updateStep(db, id, s.position, s.stepStatus, to)) || changed;
+      changed = (await store.updateStep(id, s.position, s.stepStatus, to)) || changed;
     }
 
     // 2. Steps claimed by a replica that died before it created their operation start again.
-    for (const c of await staleClaims(db, id, new Date(clock.now() - STALE_CLAIM_MS))) {
+    for (const c of await store.staleClaims(id, new Date(clock.now() - STALE_CLAIM_MS))) {
       if (!c.claimedBy || c.claimedBy === this.deps.replicaId) continue;
       if (await this.deps.isReplicaAlive(c.claimedBy)) continue;
-      await unclaimStep(db, id, c.position, c.claimedBy);
+      await store.unclaimStep(id, c.position, c.claimedBy);
       changed = true;
     }
 
     let current: RolloutRow = row;
-    let steps = (await boardRowsOf(db, [id])).get(id) ?? [];
+    let steps = await store.stepsOf(id);
     const counts = tally(steps);
 
     // 3. The automatic abort.
     if (!isRolloutClosed(current.status) && current.abort) {
       const finished = counts.succeeded + counts.failed + counts.cancelled;
       if (finished >= current.abort.min_finished && finished > 0 && counts.failed * 100 >= current.abort.failure_percent * finished) {
-        const aborted = await changeStatus(db, id, ['running', 'paused'], 'aborted');
+        const aborted = await store.changeStatus(id, ['running', 'paused'], 'aborted');
         if (aborted) {
           current = aborted;
-          await skipPending(db, id, now());
+          await store.skipPending(id, now());
           this.deps.log.warn({ rollout_id: id, failed: counts.failed, finished }, 'rollout aborted: too many boards failed');
           changed = true;
-          steps = (await boardRowsOf(db, [id])).get(id) ?? [];
+          steps = await store.stepsOf(id);
         }
       }
     }
@@ -193,8 +215,9 @@ export class RolloutEngine {
     if (!isRolloutClosed(current.status)) {
       const allEnded = steps.every((s) => isStepEnded(s.status));
       if (allEnded) {
-        const final = steps.every((s) => s.status === 'succeeded') ? 'succeeded' : 'failed';
-        const closed = await changeStatus(db, id, ['running', 'paused'], final);
+        // Steps skipped while running are boards other people held (docs/reservations.md): not failures.
+        const final = steps.every((s) => s.status === 'succeeded' || s.status === 'skipped') && steps.some((s) => s.status === 'succeeded') ? 'succeeded' : 'failed';
+        const closed = await store.changeStatus(id, ['running', 'paused'], final);
         if (closed) {
           current = closed;
           changed = true;
@@ -207,7 +230,7 @@ export class RolloutEngine {
           let due = clock.now();
           if (started > 0 && current.batchIntervalS > 0) {
             if (!current.phaseEndedAt) {
-              await markPhaseEnded(db, id, started, now());
+              await store.markPhaseEnded(id, started, now());
               due = clock.now() + current.batchIntervalS * 1000;
             } else due = current.phaseEndedAt.getTime() + current.batchIntervalS * 1000;
           }
@@ -220,9 +243,9 @@ export class RolloutEngine {
 
     // 5. Closed, and nothing of it runs any more: finished.
     if (isRolloutClosed(current.status) && !current.finishedAt) {
-      const after = changed ? ((await boardRowsOf(db, [id])).get(id) ?? []) : steps;
+      const after = changed ? await store.stepsOf(id) : steps;
       if (!after.some((s) => isStepActive(s.status))) {
-        if (await markFinished(db, id, now())) changed = true;
+        if (await store.markFinished(id, now())) changed = true;
       }
     }
     if (changed) this.changed(id);
@@ -230,19 +253,24 @@ export class RolloutEngine {
 
   /** Claims the phase (once across replicas) and starts each of its steps. */
   private async startPhase(rollout: RolloutRow, phase: number, steps: RolloutBoardRow[]): Promise<boolean> {
-    const { db, clock, replicaId } = this.deps;
-    const claimed = await claimPhase(db, rollout.id, phase);
+    const { store, clock, replicaId } = this.deps;
+    const claimed = await store.claimPhase(rollout.id, phase);
     if (!claimed) return false;
     this.deps.log.info({ rollout_id: rollout.id, phase }, 'rollout phase starting');
     for (const step of steps.filter((s) => s.phase === phase && s.status === 'pending')) {
-      if (!(await claimStep(db, rollout.id, step.position, replicaId, new Date(clock.now())))) continue;
+      if (!(await store.claimStep(rollout.id, step.position, replicaId, new Date(clock.now())))) continue;
       try {
         if (!step.boardId) throw new Error('the board was deleted');
+        if (await this.deps.reservedForOthers?.(step.boardId, rollout.createdBy)) {
+          this.deps.log.info({ rollout_id: rollout.id, board_id: step.boardId }, 'rollout step skipped: someone else holds the board');
+          await store.skipStep(rollout.id, step.position, new Date(clock.now()));
+          continue;
+        }
         const op = await this.deps.createStep(rollout, step.boardId);
-        await recordStepOperation(db, rollout.id, step.position, op.id);
+        await store.recordStepOperation(rollout.id, step.position, op.id);
       } catch (err) {
         this.deps.log.warn({ err, rollout_id: rollout.id, board_id: step.boardId }, 'could not start a rollout step');
-        await failStep(db, rollout.id, step.position, new Date(clock.now()));
+        await store.failStep(rollout.id, step.position, new Date(clock.now()));
       }
     }
     // What just started may already have ended (or failed to start): look again.

@@ -25,7 +25,7 @@ interface RolloutStream {
 }
 
 const frame = (event: string, data: unknown) => formatEvent({ event, data: JSON.stringify(data) });
-const boardKey = (b: RolloutBoard) => JSON.stringify([b.status, b.operation_id, b.run_ms, b.metrics]);
+const boardKey = (b: RolloutBoard) => JSON.stringify([b.status, b.operation_id, b.run_ms, b.metrics, b.error]);
 
 /**
  * `GET /api/rollouts/<id>/events/`: each client first gets a `status` event with the whole

@@ -1,11 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import type { rolloutBoards, rollouts } from '../db/schema.ts';
-import { BoardSelectorSchema } from '../fleet/board-selector.ts';
+import type { RolloutLeftOut, rolloutBoards, rollouts } from '../db/schema.ts';
+import { BoardSelectorSchema } from '../boards/board-selector.ts';
 
 export type RolloutRow = typeof rollouts.$inferSelect;
-export type RolloutBoardRow = typeof rolloutBoards.$inferSelect;
+/** A step's row, with (when read with its operation) since when its board is offline mid-run. */
+export type RolloutBoardRow = typeof rolloutBoards.$inferSelect & { boardOfflineSince?: Date | null; stepError?: { code: string; message: string } | null };
 
-export const ROLLOUT_KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update'] as const;
+export const ROLLOUT_KINDS = ['execute', 'pac_install', 'pac_activate', 'script_deploy', 'agent_update', 'app_install', 'app_load', 'power_cycle'] as const;
 export type RolloutKind = (typeof ROLLOUT_KINDS)[number];
 
 export const ROLLOUT_STATUSES = ['running', 'paused', 'succeeded', 'failed', 'aborted', 'cancelled'] as const;
@@ -32,6 +33,10 @@ export interface RolloutBoard {
   phase: number;
   run_ms: number | null;
   metrics: Record<string, number> | null;
+  /** Running on a board that is offline: since when (null otherwise). */
+  board_offline_since: string | null;
+  /** Why a failed or cancelled step ended so: its operation's error (null otherwise). */
+  error: { code: string; message: string } | null;
 }
 
 export type RolloutCounts = Record<StepStatus, number>;
@@ -51,6 +56,8 @@ export interface RolloutObject {
   finished_at: string | null;
   counts: RolloutCounts;
   boards: RolloutBoard[];
+  /** Boards the selector matched but the rollout left out (maintenance, `bad`). */
+  left_out: RolloutLeftOut[];
 }
 
 const publicStep = (status: string): StepStatus => (status === 'starting' ? 'queued' : (status as StepStatus));
@@ -70,6 +77,8 @@ export function toRolloutBoard(row: RolloutBoardRow): RolloutBoard {
     phase: row.phase,
     run_ms: row.runMs,
     metrics: row.metrics ?? null,
+    board_offline_since: row.boardOfflineSince ? row.boardOfflineSince.toISOString() : null,
+    error: row.stepError ?? null,
   };
 }
 
@@ -90,6 +99,7 @@ export function toRolloutObject(row: RolloutRow, boardRows: RolloutBoardRow[]): 
     finished_at: row.finishedAt?.toISOString() ?? null,
     counts: countSteps(boards),
     boards,
+    left_out: row.leftOut ?? [],
   };
 }
 
@@ -108,12 +118,16 @@ export const RolloutCreateSchema = z
     board_selector: BoardSelectorSchema,
     invocation_id: z.number().int().positive().max(2_147_483_647).optional().openapi({ description: '`execute`: the invocation to run on every board' }),
     params: z.record(z.string(), z.unknown()).optional().openapi({
-      description: '`pac_install`: `{ archive_sha256 }`; `pac_activate`: `{ pac }`; `script_deploy`: `{ script_id }`; `agent_update`: `{ version? }`',
+      description: '`pac_install`: `{ archive_sha256 }`; `pac_activate`: `{ pac }`; `script_deploy`: `{ script_id }`; `agent_update`: `{ version? }`; `app_install`: `{ archive_sha256 }`; `app_load`: `{ app }`',
       example: { pac: 'kv260-cfg1' },
     }),
     batch_size: z.number().int().min(1).max(100_000).optional().openapi({ description: 'Boards per phase; without it every board starts at once' }),
     batch_interval_s: z.number().int().min(0).max(7 * 86_400).optional().openapi({ description: 'Wait between the end of one phase and the start of the next' }),
     abort: AbortSchema.optional(),
+    include_maintenance: z.boolean().optional().openapi({ description: 'Also boards in maintenance (left out by default, as selector work leaves them)' }),
+    include_bad: z.boolean().optional().openapi({ description: 'Also boards whose health is `bad` (left out by default)' }),
+    repeat: z.number().int().min(1).max(100).optional().openapi({ description: '`execute`: counted runs on each board (1–100, default 1; docs/results.md)' }),
+    warmup: z.number().int().min(0).max(20).optional().openapi({ description: '`execute`: runs before the counted ones, not counted (0–20, default 0)' }),
   })
   .strict()
   .openapi('RolloutCreate', { example: { kind: 'pac_activate', board_selector: { 'mm/board-model': 'kv260' }, params: { pac: 'kv260-cfg1' }, batch_size: 1, abort: { failure_percent: 50, min_finished: 2 } } });
@@ -127,6 +141,11 @@ const RolloutBoardSchema = z.object({
   phase: z.number().int().openapi({ description: 'Its phase (0 first)' }),
   run_ms: z.number().nullable().openapi({ description: "The step's run time: `result.metrics.run_ms`, else the run's `duration_ms`" }),
   metrics: z.record(z.string(), z.number()).nullable().openapi({ description: "The step operation's `result.metrics`" }),
+  board_offline_since: isoTime.nullable().openapi({ description: 'Running on a board that went offline: since when (null otherwise); after `MM_BOARD_LOST_S` the step fails `board_lost`' }),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .nullable()
+    .openapi({ description: "Why a failed or cancelled step ended so (its operation's `error`); null otherwise", example: { code: 'exit_code', message: 'the runner exited with status 3' } }),
 });
 
 export const RolloutSchema = z
@@ -145,6 +164,9 @@ export const RolloutSchema = z
     finished_at: isoTime.nullable(),
     counts: z.object(Object.fromEntries(STEP_STATUSES.map((s) => [s, z.number().int()])) as Record<StepStatus, z.ZodNumber>),
     boards: z.array(RolloutBoardSchema),
+    left_out: z
+      .array(z.object({ board_id: z.string(), board_name: z.string(), reason: z.enum(['maintenance', 'bad']) }))
+      .openapi({ description: 'Boards the selector matched that the rollout left out, and why (`include_maintenance`, `include_bad` take them)' }),
   })
   .openapi('Rollout');
 

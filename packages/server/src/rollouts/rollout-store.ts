@@ -1,8 +1,11 @@
-import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { boards, operations, rolloutBoards, rollouts } from '../db/schema.ts';
-import { selectorMatchesSql, type BoardSelector } from '../fleet/board-selector.ts';
+import type { RolloutEngineStore } from './rollout-engine.ts';
+import { queryRows } from '../db/rows.ts';
+import { boards, operations, rolloutBoards, rollouts, type RolloutLeftOut } from '../db/schema.ts';
+import { selectorMatchesSql, type BoardSelector } from '../boards/board-selector.ts';
 import type { RolloutBoardRow, RolloutRow } from './rollout-object.ts';
+import { reservedForOthersSql } from '../reservations/reservation-sql.ts';
 
 /**
  * Every query of the rollout tables. Each change that more than one replica could make at
@@ -11,13 +14,36 @@ import type { RolloutBoardRow, RolloutRow } from './rollout-object.ts';
  * start the same phase or the same step twice.
  */
 
-/** Registered (not pending approval) boards whose labels hold every pair of the selector, by name. */
-export async function matchingBoards(db: Db, selector: BoardSelector): Promise<Array<{ id: string; name: string }>> {
-  return db
-    .select({ id: boards.id, name: boards.name })
+/** Which held boards a rollout takes anyway (the request's `include_maintenance`, `include_bad`). */
+export interface HeldBoardsIncluded {
+  maintenance: boolean;
+  bad: boolean;
+}
+
+/**
+ * Registered (not pending approval) boards whose labels hold every pair of the selector, by
+ * name: the rollout's `members`, and the ones it leaves out (issue 46): a board in maintenance
+ * or `bad` is kept out of the way, as selector work does (docs/fleet.md), unless the request
+ * includes it. One in maintenance and `bad` is left out for maintenance.
+ */
+export async function matchingBoards(
+  db: Db,
+  selector: BoardSelector,
+  include: HeldBoardsIncluded = { maintenance: true, bad: true },
+): Promise<{ members: Array<{ id: string; name: string }>; leftOut: RolloutLeftOut[] }> {
+  const rows = await db
+    .select({ id: boards.id, name: boards.name, maintenance: boards.maintenance, health: boards.health })
     .from(boards)
     .where(and(selectorMatchesSql(boards.labels, selector), eq(boards.pending, false)))
     .orderBy(asc(boards.name), asc(boards.id));
+  const members: Array<{ id: string; name: string }> = [];
+  const leftOut: RolloutLeftOut[] = [];
+  for (const b of rows) {
+    const reason = b.maintenance && !include.maintenance ? 'maintenance' : b.health === 'bad' && !include.bad ? 'bad' : undefined;
+    if (reason) leftOut.push({ board_id: b.id, board_name: b.name, reason });
+    else members.push({ id: b.id, name: b.name });
+  }
+  return { members, leftOut };
 }
 
 export interface NewRollout {
@@ -29,6 +55,7 @@ export interface NewRollout {
   batchIntervalS: number;
   abort: { failure_percent: number; min_finished: number } | null;
   createdBy: string | null;
+  leftOut?: RolloutLeftOut[];
 }
 
 export async function insertRollout(db: Db, input: NewRollout, members: Array<{ id: string; name: string }>): Promise<RolloutRow> {
@@ -55,7 +82,18 @@ export async function findRolloutRow(db: Db, id: number): Promise<RolloutRow | u
 export async function boardRowsOf(db: Db, ids: number[]): Promise<Map<number, RolloutBoardRow[]>> {
   const out = new Map<number, RolloutBoardRow[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
-  const rows = await db.select().from(rolloutBoards).where(inArray(rolloutBoards.rolloutId, ids)).orderBy(asc(rolloutBoards.rolloutId), asc(rolloutBoards.position));
+  // With the step's board offline mid-run (operations/board-lost.ts): since when; and a failed step's reason.
+  const rows = await db
+    .select({
+      ...getTableColumns(rolloutBoards),
+      boardOfflineSince: sql<Date | null>`case when ${operations.status} = 'running' then ${operations.boardOfflineSince} end`.mapWith(operations.boardOfflineSince),
+      // Why a failed (or cancelled) step ended: its operation's error, shown beside the step.
+      stepError: sql<{ code: string; message: string } | null>`case when ${rolloutBoards.status} in ('failed', 'cancelled') then ${operations.error} end`.mapWith(operations.error),
+    })
+    .from(rolloutBoards)
+    .leftJoin(operations, eq(operations.id, rolloutBoards.operationId))
+    .where(inArray(rolloutBoards.rolloutId, ids))
+    .orderBy(asc(rolloutBoards.rolloutId), asc(rolloutBoards.position));
   for (const r of rows) out.get(r.rolloutId)?.push(r);
   return out;
 }
@@ -226,4 +264,52 @@ export async function queuedStepOperations(db: Db, rolloutId: number): Promise<n
     .innerJoin(operations, eq(operations.id, rolloutBoards.operationId))
     .where(and(eq(rolloutBoards.rolloutId, rolloutId), eq(operations.status, 'queued')));
   return rows.map((r) => r.id);
+}
+
+/** The kind of the rollout whose step `operationId` is, or undefined when it is no rollout's step. */
+export async function rolloutKindOfStep(db: Db, operationId: number): Promise<string | undefined> {
+  const [row] = await db
+    .select({ kind: rollouts.kind })
+    .from(rolloutBoards)
+    .innerJoin(rollouts, eq(rollouts.id, rolloutBoards.rolloutId))
+    .where(eq(rolloutBoards.operationId, operationId))
+    .limit(1);
+  return row?.kind;
+}
+
+/** The rollout engine's store on PostgreSQL: the functions above, bound to `db`. */
+export function pgRolloutEngineStore(db: Db): RolloutEngineStore {
+  return {
+    findRollout: (id) => findRolloutRow(db, id),
+    stepsOf: async (id) => (await boardRowsOf(db, [id])).get(id) ?? [],
+    activeSteps: (id) => activeSteps(db, id),
+    updateStep: (id, position, from, to) => updateStep(db, id, position, from, to),
+    staleClaims: (id, before) => staleClaims(db, id, before),
+    unclaimStep: (id, position, claimedBy) => unclaimStep(db, id, position, claimedBy),
+    changeStatus: (id, from, to) => changeStatus(db, id, from, to),
+    skipPending: (id, at) => skipPending(db, id, at),
+    markPhaseEnded: (id, phasesStarted, at) => markPhaseEnded(db, id, phasesStarted, at),
+    claimPhase: (id, phasesStarted) => claimPhase(db, id, phasesStarted),
+    claimStep: (id, position, replicaId, at) => claimStep(db, id, position, replicaId, at),
+    recordStepOperation: (id, position, operationId) => recordStepOperation(db, id, position, operationId),
+    failStep: (id, position, at) => failStep(db, id, position, at),
+    markFinished: (id, at) => markFinished(db, id, at),
+    rolloutsOfOperation: (operationId) => rolloutsOfOperation(db, operationId),
+    openRolloutIds: () => openRolloutIds(db),
+    skipStep: (id, position, at) => skipStep(db, id, position, at),
+  };
+}
+
+/** Whether someone other than `user` holds a lease in force on the board at `at` (docs/reservations.md). */
+export async function reservedForOthers(db: Db, boardId: string, user: string | null, at: Date): Promise<boolean> {
+  const rows = await queryRows(db, sql`select ${reservedForOthersSql(sql`${boardId}::uuid`, sql`${user}::text`, at)} as held`);
+  return rows[0]?.['held'] === true;
+}
+
+/** A pending step of a running phase whose board someone else holds: `skipped`, never started. */
+export async function skipStep(db: Db, rolloutId: number, position: number, at: Date): Promise<void> {
+  await db
+    .update(rolloutBoards)
+    .set({ status: 'skipped', finishedAt: at, claimedBy: null, claimedAt: null })
+    .where(and(eq(rolloutBoards.rolloutId, rolloutId), eq(rolloutBoards.position, position), inArray(rolloutBoards.status, ['starting', 'pending'])));
 }

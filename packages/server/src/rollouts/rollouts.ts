@@ -1,4 +1,4 @@
-import { requireDeployable } from '../services/device-script-programs.ts';
+import { requireDeployable } from '../device-scripts/device-script-programs.ts';
 import { z } from '@hono/zod-openapi';
 import type { Clock } from '@mm/protocol';
 import { ForbiddenError } from '../auth/errors.ts';
@@ -9,12 +9,15 @@ import { DownloadsFolder } from '../downloads/downloads-folder.ts';
 import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { OperationKindRegistry } from '../operations/kinds.ts';
+import type { OperationObject } from '../operations/operation-object.ts';
 import type { Operations } from '../operations/operations.ts';
 import { PacName } from '../pacs/pac-schemas.ts';
-import { requireInvocation } from '../services/invocations.ts';
-import { recordContent } from '../services/invocation-files.ts';
+import { requireInvocation } from '../invocations/invocations.ts';
+import { recordContent } from '../invocations/invocation-files.ts';
 import type { StoreContext } from '../store-context.ts';
 import { RolloutEngine } from './rollout-engine.ts';
+import { pgRolloutEngineStore } from './rollout-store.ts';
+import { appRolloutStep, checkAppRolloutParams } from '../accelerators/app-rollouts.ts';
 import { isRolloutClosed, toRolloutObject, type RolloutCreate, type RolloutObject, type RolloutRow, type RolloutStatus } from './rollout-object.ts';
 import {
   boardRowsOf,
@@ -24,7 +27,9 @@ import {
   listRolloutRows,
   matchingBoards,
   queuedStepOperations,
+  rolloutKindOfStep,
   skipPending,
+  reservedForOthers,
 } from './rollout-store.ts';
 
 export interface RolloutsDeps extends StoreContext {
@@ -33,6 +38,8 @@ export interface RolloutsDeps extends StoreContext {
   agents: BoardLinks;
   bus: EventBus;
   clock: Clock;
+  /** `power_cycle` steps (power/): started at once, not queued behind the board's work. */
+  power?: { cycle(boardId: string): Promise<OperationObject> };
 }
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 (64 lower-case hex digits)');
@@ -57,13 +64,14 @@ export class Rollouts {
   constructor(private readonly ctx: RolloutsDeps) {
     this.downloads = new DownloadsFolder(ctx.config.packagesDir);
     this.engine = new RolloutEngine({
-      db: ctx.database.db,
+      store: pgRolloutEngineStore(ctx.database.db),
       bus: ctx.bus,
       clock: ctx.clock,
       log: ctx.log.child({ component: 'rollouts' }),
       replicaId: ctx.agents.replicaId,
       isReplicaAlive: (r) => ctx.agents.isReplicaAlive(r),
       createStep: (rollout, boardId) => this.createStep(rollout, boardId),
+      reservedForOthers: (boardId, user) => reservedForOthers(ctx.database.db, boardId, user, new Date(ctx.clock.now())),
     });
   }
 
@@ -78,18 +86,27 @@ export class Rollouts {
   /** One board's step: an ordinary operation named to the board, as the kind's single-board route makes it. */
   private createStep(rollout: RolloutRow, boardId: string) {
     const p = rollout.params;
+    // The rollout's creator asks for each step: a board they hold runs it (docs/reservations.md).
+    const operations = { create: (input: Parameters<Operations['create']>[0]) => this.ctx.operations.create({ ...input, createdBy: rollout.createdBy }) };
     switch (rollout.kind) {
       case 'execute':
-        return this.ctx.operations.create({ kind: 'execute', boardId, invocationId: rollout.invocationId });
+        return operations.create({ kind: 'execute', boardId, invocationId: rollout.invocationId, params: repeatsOf(p) });
       case 'pac_activate':
-        return this.ctx.operations.create({ kind: 'pac_activate', boardId, params: { pac: p.pac } });
+        return operations.create({ kind: 'pac_activate', boardId, params: { pac: p.pac } });
       case 'pac_install':
         // No upload id: the run offers the stored archive to its board itself (pacs/pac-operations.ts).
-        return this.ctx.operations.create({ kind: 'pac_install', boardId, params: { sha256: p.archive_sha256, size: p.size, filename: p.filename } });
+        return operations.create({ kind: 'pac_install', boardId, params: { sha256: p.archive_sha256, size: p.size, filename: p.filename } });
       case 'agent_update':
-        return this.ctx.operations.create({ kind: 'agent_update', boardId, params: { version: p.version } });
+        return operations.create({ kind: 'agent_update', boardId, params: { version: p.version } });
       case 'script_deploy':
-        return this.ctx.operations.create({ kind: 'script_deploy', boardId, params: { script_id: p.script_id } });
+        return operations.create({ kind: 'script_deploy', boardId, params: { script_id: p.script_id } });
+      case 'app_install':
+      case 'app_load':
+        return operations.create(appRolloutStep(rollout.kind, p, boardId));
+      case 'power_cycle':
+        // A board without power settings fails its step `power_not_configured`; no command goes out.
+        if (!this.ctx.power) throw new Error('no power service');
+        return this.ctx.power.cycle(boardId);
       default:
         throw new Error(`unknown rollout kind ${rollout.kind}`);
     }
@@ -99,6 +116,9 @@ export class Rollouts {
   private async checkKind(input: RolloutCreate): Promise<Record<string, unknown>> {
     const params = input.params ?? {};
     const field = (name: string, message: string) => new ValidationError([{ field: `params.${name}`, message }]);
+    if (input.kind !== 'execute' && (input.repeat !== undefined || input.warmup !== undefined)) {
+      throw new ValidationError([{ field: input.repeat !== undefined ? 'repeat' : 'warmup', message: 'only for execute rollouts' }]);
+    }
     if (input.kind !== 'execute') {
       requireAdminFor(input.kind);
       if (input.invocation_id !== undefined) throw new ValidationError([{ field: 'invocation_id', message: `only for execute rollouts` }]);
@@ -107,7 +127,8 @@ export class Rollouts {
       case 'execute': {
         if (input.invocation_id === undefined) throw new ValidationError([{ field: 'invocation_id', message: 'required for an execute rollout' }]);
         await requireInvocation(this.ctx, input.invocation_id);
-        return {};
+        // Repeats of each board's run (docs/results.md): in the rollout's params, handed to each execute.
+        return { ...(input.repeat !== undefined && input.repeat !== 1 ? { repeat: input.repeat } : {}), ...(input.warmup ? { warmup: input.warmup } : {}) };
       }
       case 'pac_activate': {
         const pac = PacName.safeParse(params.pac);
@@ -149,15 +170,20 @@ export class Rollouts {
         await requireDeployable(this.ctx.database.db, id.data);
         return { script_id: id.data };
       }
+      case 'app_install':
+      case 'app_load':
+        return checkAppRolloutParams(input.kind, params, this.ctx.files);
+      case 'power_cycle':
+        return {};
     }
   }
 
   async create(input: RolloutCreate): Promise<RolloutObject> {
     const params = await this.checkKind(input);
-    const archive = input.kind === 'pac_install' ? (params as { archive_sha256: string; size: number }) : undefined;
+    const archive = input.kind === 'pac_install' || input.kind === 'app_install' ? (params as { archive_sha256: string; size: number }) : undefined;
     if (!archive) return this.insert(input, params);
     // The archive (uploaded on its own, or some invocation's file) is recorded so the orphan
-    // sweep leaves it; from then on the rollout row keeps it (services/invocation-files.ts).
+    // sweep leaves it; from then on the rollout row keeps it (invocations/invocation-files.ts).
     try {
       await recordContent(this.ctx, archive.archive_sha256, archive.size);
       return await this.insert(input, params);
@@ -169,9 +195,13 @@ export class Rollouts {
   }
 
   private async insert(input: RolloutCreate, params: Record<string, unknown>): Promise<RolloutObject> {
-    const members = await matchingBoards(this.ctx.database.db, input.board_selector);
+    const include = { maintenance: input.include_maintenance ?? false, bad: input.include_bad ?? false };
+    const { members, leftOut } = await matchingBoards(this.ctx.database.db, input.board_selector, include);
     if (members.length === 0) {
-      throw new BadRequestError('no_matching_board', `No registered board matches the selector ${JSON.stringify(input.board_selector)}.`);
+      const held = leftOut.length
+        ? ` ${leftOut.length} matching board${leftOut.length === 1 ? ' is' : 's are'} held (${leftOut.map((b) => `${b.board_name}: ${b.reason}`).join(', ')}); include them with ${[...new Set(leftOut.map((b) => (b.reason === 'bad' ? '`include_bad: true`' : '`include_maintenance: true`')))].join(' and ')}.`
+        : '';
+      throw new BadRequestError('no_matching_board', `No registered board matches the selector ${JSON.stringify(input.board_selector)}.${held}`);
     }
     const row = await insertRollout(
       this.ctx.database.db,
@@ -184,10 +214,11 @@ export class Rollouts {
         batchIntervalS: input.batch_interval_s ?? 0,
         abort: input.abort ?? null,
         createdBy: currentActor(),
+        leftOut,
       },
       members,
     );
-    this.ctx.log.info({ rollout_id: row.id, kind: row.kind, boards: members.length }, 'rollout created');
+    this.ctx.log.info({ rollout_id: row.id, kind: row.kind, boards: members.length, left_out: leftOut.length }, 'rollout created');
     // The first phase starts before the answer, so it shows its steps queued.
     this.engine.kick(row.id);
     await this.engine.settled(row.id);
@@ -212,7 +243,7 @@ export class Rollouts {
     return { rollouts: rows.map((r) => toRolloutObject(r, boards.get(r.id) ?? [])), total };
   }
 
-  /** The output video one board's `execute` step produced (kept per board, services/invocation-files.ts). */
+  /** The output video one board's `execute` step produced (kept per board, invocations/invocation-files.ts). */
   async outputOf(id: number, boardId: string): Promise<{ sha256: string; size: number; filename: string; contentType: string; at: Date }> {
     const rollout = await this.require(id);
     const step = rollout.boards.find((b) => b.board_id === boardId);
@@ -261,6 +292,16 @@ export class Rollouts {
     return this.require(id);
   }
 
+  /**
+   * A rollout's step is cancelled with the rights its rollout needs (issue 46): an operator
+   * could otherwise cancel an admin's PAC rollout one `POST /api/operations/<id>/cancel/` at
+   * a time, though the rollout's own pause and cancel refuse it.
+   */
+  async requireStepCancelRights(operationId: number): Promise<void> {
+    const kind = await rolloutKindOfStep(this.ctx.database.db, operationId);
+    if (kind !== undefined) requireAdminFor(kind);
+  }
+
   private async move(id: number, from: RolloutStatus[], to: RolloutStatus): Promise<void> {
     const db = this.ctx.database.db;
     const current = await findRolloutRow(db, id);
@@ -276,4 +317,9 @@ export class Rollouts {
     if (isRolloutClosed(row.status)) throw new ConflictError('rollout_finished', `Rollout ${id} has ended (${row.status}).`);
     throw new ConflictError(to === 'running' ? 'rollout_not_paused' : 'rollout_not_running', `Rollout ${id} is ${row.status}.`);
   }
+}
+
+/** `repeat`/`warmup` of an execute rollout's params, for each board's execute. */
+function repeatsOf(p: Record<string, unknown>): Record<string, unknown> {
+  return { ...(typeof p.repeat === 'number' ? { repeat: p.repeat } : {}), ...(typeof p.warmup === 'number' ? { warmup: p.warmup } : {}) };
 }

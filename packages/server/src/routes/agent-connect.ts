@@ -5,11 +5,10 @@ import type WebSocket from 'ws';
 import { AGENT_CONNECT_PATH } from '@mm/protocol';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { findBoardByTokenHash } from '../agent-link/board-store.ts';
 import { rejectUpgrade } from '../agent-link/reject-upgrade.ts';
 import { handshakeRetryAfterS } from '../agent-link/handshake-gate.ts';
 import { ApiError, ServiceUnavailableError, UnauthorizedError } from '../errors.ts';
-import { bearerToken, sha256Hex } from '../http/auth.ts';
+import { bearerToken } from '../http/auth.ts';
 import { toProblem } from '../http/problem.ts';
 
 /**
@@ -64,7 +63,7 @@ export function agentConnectRoutes(ctx: Services) {
   /** The token check and the upgrade; `handOver` marks the handshake's place as the link's to end. */
   async function upgradeAgent(c: Context<AppEnv>, endHandshake: () => void, isUpgrade: boolean, handOver: () => void) {
     const token = bearerToken(c.req.header('authorization'));
-    const board = token ? await findBoardByTokenHash(ctx.database.db, sha256Hex(token)) : undefined;
+    const board = token ? await ctx.boards.byToken(token) : undefined;
     if (!board) {
       const err = new UnauthorizedError('A valid board token is required (Authorization: Bearer <board token>).');
       if (isUpgrade && c.env?.incoming) {

@@ -3,11 +3,11 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { problem } from '../auth/schemas.ts';
 import { requestAuth, setAuditTarget } from '../auth/request-auth.ts';
-import { notFound, UnauthorizedError } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { requireJson } from '../http/openapi.ts';
 import { safeString } from '../http/safe-string.ts';
 import { validationHook } from '../http/validation.ts';
-import { enrollBoard } from '../enrollment/enroll.ts';
+import { EnrollFactsSchema } from '../enrollment/enroll-facts.ts';
 
 /** How long a pending board's agent waits before asking again (Retry-After). */
 export const PENDING_RETRY_AFTER_S = 5;
@@ -17,7 +17,8 @@ const EnrollBody = z
     key: z.string().min(1).max(200).openapi({ description: 'The provisioning key (`MM_PROVISIONING_KEY`).' }),
     machine_id: safeString().trim().min(1, 'must not be empty').max(200).openapi({ description: "The board's stable id (`/etc/machine-id`): the same machine enrolling again gets the same board." }),
     hostname: safeString().trim().min(1, 'must not be empty').max(200).openapi({ description: "The board's host name; the new board's name." }),
-    facts: z.record(z.string(), z.unknown()).optional().openapi({ description: 'What the agent found on the board (arch, os, ...).' }),
+    facts: EnrollFactsSchema.optional().openapi({ description: 'What the agent found on the board (arch, os, ...).' }),
+    token: z.string().min(1).max(200).optional().openapi({ description: "Re-enrolling: the board's current token, which proves the caller is the board (without it, a board that exists is held for an admin unless the key is `auto` and the board is not connected)." }),
   })
   .openapi('Enroll', { example: { key: 'mmk_…', machine_id: '5f1c0e8e0e9a4a0c9d6f1e2b3c4d5e6f', hostname: 'kria-07' } });
 
@@ -35,9 +36,13 @@ const enrollRoute = createRoute({
   request: { body: { required: true, content: { 'application/json': { schema: EnrollBody } } } },
   responses: {
     201: { description: 'Enrolled: the board and its token (a new token each time the same machine enrolls again)', content: { 'application/json': { schema: Enrolled } } },
-    202: { description: 'The key needs approval: the board is pending; ask again after Retry-After', content: { 'application/json': { schema: EnrollPending } } },
+    202: {
+      description: 'The key needs approval (the board is pending), or a re-enrolment of an existing board is held for an admin; ask again after Retry-After',
+      content: { 'application/json': { schema: EnrollPending } },
+    },
     400: problem('Bad input (`validation_failed`)'),
     401: problem('`unauthorized`: the key is unknown, expired, used up or deleted'),
+    429: problem('`too_many_attempts`: too many refused enrolments from this address; Retry-After says when to try again'),
     415: problem('Not application/json'),
   },
 });
@@ -48,21 +53,22 @@ export function agentEnrollRoutes(ctx: Services) {
 
   app.openapi(enrollRoute, async (c) => {
     const body = c.req.valid('json');
-    let result;
-    try {
-      result = await enrollBoard(ctx.database.db, { key: body.key, machineId: body.machine_id, hostname: body.hostname, facts: body.facts });
-    } catch (err) {
-      // Refused keys are worth knowing about (a leaked, expired or guessed key at work).
-      if (err instanceof UnauthorizedError) {
-        const a = requestAuth();
-        await ctx.auth.audit.record({ action: 'board.enroll_refused', target: null, actor: null, ip: a.ip, requestId: a.requestId, detail: { hostname: body.hostname, machine_id: body.machine_id } });
-      }
-      throw err;
-    }
+    const a = requestAuth();
+    const result = await ctx.provisioningKeys.enroll(
+      { key: body.key, machineId: body.machine_id, hostname: body.hostname, facts: body.facts, token: body.token, address: a.ip },
+      { ip: a.ip ?? 'unknown', requestId: a.requestId },
+    );
     const board = result.board;
-    setAuditTarget(`board ${board.id}`, { hostname: board.name, machine_id: body.machine_id, key_id: board.provisioningKeyId, result: result.kind });
+    setAuditTarget(`board ${board.id}`, {
+      hostname: body.hostname,
+      machine_id: body.machine_id,
+      key_id: board.provisioningKeyId,
+      result: result.kind === 'pending' && result.held ? 'held' : result.kind,
+      ...(result.kind === 'token' && result.proof ? { proof: result.proof } : {}),
+    });
     if (result.kind === 'pending') {
-      ctx.log.info({ board_id: board.id, hostname: body.hostname }, 'board enrolled, waiting for approval');
+      if (result.held) ctx.log.warn({ board_id: board.id, hostname: body.hostname }, 're-enrolment of a board held for an admin: it did not prove it is the board');
+      else ctx.log.info({ board_id: board.id, hostname: body.hostname }, 'board enrolled, waiting for approval');
       c.header('Retry-After', String(PENDING_RETRY_AFTER_S));
       return c.json({ board_id: board.id, status: 'pending' as const }, 202);
     }

@@ -5,7 +5,7 @@ import { setAuditTarget } from '../auth/request-auth.ts';
 import { NotFoundError, notFound } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { validationHook } from '../http/validation.ts';
-import { findBoard } from '../agent-link/board-store.ts';
+import { IdParams } from '../http/params.ts';
 import { DownloadsFolder } from '../downloads/downloads-folder.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { respondWithOperation } from '../operations/respond.ts';
@@ -22,7 +22,7 @@ const updateRoute = createRoute({
   summary: "Update the board's agent: after its running operation, installed beside, switched, rolled back by the board itself if it does not come up",
   middleware: [emptyBodyIsNoBody] as const,
   request: {
-    params: z.object({ id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' } }) }),
+    params: IdParams,
     body: { required: false, content: { 'application/json': { schema: Body } } },
   },
   responses: {
@@ -42,7 +42,7 @@ export function agentUpdateRoutes(ctx: Services) {
 
   app.openapi(updateRoute, async (c) => {
     const { id } = c.req.valid('param');
-    if (!(await findBoard(ctx.database.db, id))) throw notFound.board(id);
+    await ctx.boards.require(id);
     const body = c.req.valid('json');
     const files = await folder.list();
     const served = [...new Set(files.filter((f) => f.kind === 'agent_package').map((f) => f.version!))];

@@ -1,7 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { AuthService } from '../auth/auth-service.ts';
-import { PageQuery, problem } from '../auth/schemas.ts';
+import { problem } from '../auth/schemas.ts';
+import { PageQuery } from '../http/params.ts';
 import { NotFoundError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { safeString } from '../http/safe-string.ts';

@@ -4,14 +4,13 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import type { AppEnv } from '../http/app-env.ts';
 import type { AuthService } from '../auth/auth-service.ts';
 import { ForbiddenError, InvalidCredentialsError, TooManyAttemptsError } from '../auth/errors.ts';
-import { clearLoginFailures, loginRetryAfterS, recordLoginFailure } from '../auth/login-limiter.ts';
 import { clientIp, requestProto } from '../auth/origin.ts';
 import { checkPassword } from '../auth/password-check.ts';
 import type { Principal } from '../auth/principal.ts';
 import { requestAuth } from '../auth/request-auth.ts';
 import { isWeakPasswordFor, MeSchema, Password, problem, UserSchema } from '../auth/schemas.ts';
-import { createSession, endSession, endSessionsOf, SESSION_COOKIE } from '../auth/sessions.ts';
-import { findUser, findUserByName, toUserObject, updateUser } from '../auth/users.ts';
+import { SESSION_COOKIE } from '../auth/sessions.ts';
+import { toUserObject } from '../auth/users.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { requireJson } from '../http/openapi.ts';
@@ -116,11 +115,11 @@ const changePasswordRoute = createRoute({
 
 export function authRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(() => new NotFoundError('route_not_found', 'No such route.')) });
-  const { db, config } = auth;
+  const { config } = auth;
 
   /** Who a principal is, as `/api/auth/me/` says it (MM_API_TOKEN and auth off have no user row). */
   const userOf = async (p: Principal) => {
-    const row = p.kind === 'user' && p.userId ? await findUser(db, p.userId) : undefined;
+    const row = p.kind === 'user' && p.userId ? await auth.users.find(p.userId) : undefined;
     return row ? toUserObject(row) : { id: p.userId, username: p.username, role: p.role, created_at: null };
   };
   const secure = (c: Context<AppEnv>) => requestProto(c, config) === 'https' || Boolean(config.publicUrl?.startsWith('https://'));
@@ -131,16 +130,16 @@ export function authRoutes(auth: AuthService) {
       secure: secure(c),
       path: '/',
       // The browser forgets it when the server would (absolute expiry); idle expiry is the server's.
-      maxAge: Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000)),
+      maxAge: Math.max(1, Math.floor((expiresAt.getTime() - auth.clock.now()) / 1000)),
     });
 
   app.openapi(loginRoute, async (c) => {
     const { username, password } = c.req.valid('json');
     const ip = clientIp(c, config) ?? 'unknown';
     const requestId = c.get('requestId') ?? null;
-    const found = await findUserByName(db, username);
+    const found = await auth.users.findByName(username);
     const user = await checkPassword(auth, { user: found, typed: username, password, ip, requestId, failedAction: 'auth.login_failed' });
-    const { row, cookie } = await createSession(db, { userId: user.id }, ip, auth.sessionLimits);
+    const { row, cookie } = await auth.sessions.open({ userId: user.id }, ip);
     setSessionCookie(c, cookie, row.expiresAt);
     await auth.audit.record({ action: 'auth.login', target: `user ${user.id}`, actor: { userId: user.id, username: user.username }, ip, requestId, detail: { session: row.id } });
     return c.json({ user: toUserObject(user) }, 200);
@@ -152,20 +151,20 @@ export function authRoutes(auth: AuthService) {
     const requestId = c.get('requestId') ?? null;
     // Counted per address only (a token names no one until it is valid).
     const limitKey = `(token sign-in from ${ip})`;
-    const retryAfter = await loginRetryAfterS(db, limitKey, ip);
+    const retryAfter = await auth.signIns.retryAfterS(limitKey, ip);
     if (retryAfter > 0) {
       await auth.audit.record({ action: 'auth.login_throttled', target: 'token', actor: null, ip, requestId });
       throw new TooManyAttemptsError(retryAfter);
     }
     const found = await auth.ownerForToken(token.trim());
     if (!found) {
-      await recordLoginFailure(db, limitKey, ip);
+      await auth.signIns.failed(limitKey, ip);
       await auth.audit.record({ action: 'auth.login_failed', target: 'token', actor: null, ip, requestId });
       throw new InvalidCredentialsError();
     }
-    await clearLoginFailures(db, limitKey);
+    await auth.signIns.succeeded(limitKey);
     const { principal: p, owner } = found;
-    const { row, cookie } = await createSession(db, owner, ip, auth.sessionLimits);
+    const { row, cookie } = await auth.sessions.open(owner, ip);
     setSessionCookie(c, cookie, row.expiresAt);
     const via = 'apiTokenId' in owner ? { token: owner.apiTokenId } : { token: 'MM_API_TOKEN' };
     await auth.audit.record({ action: 'auth.login', target: p.userId ? `user ${p.userId}` : 'MM_API_TOKEN', actor: p, ip, requestId, detail: { session: row.id, ...via } });
@@ -175,7 +174,7 @@ export function authRoutes(auth: AuthService) {
   app.openapi(logoutRoute, async (c) => {
     const a = requestAuth();
     if (a.principal.via === 'session' && a.principal.credentialId) {
-      await endSession(db, a.principal.credentialId);
+      await auth.sessions.end(a.principal.credentialId);
       auth.live.cutCredential(a.principal.credentialId, a.principal);
       await auth.audit.record({ action: 'auth.logout', target: `user ${a.principal.userId}`, actor: a.principal, ip: a.ip, requestId: a.requestId });
     }
@@ -187,17 +186,17 @@ export function authRoutes(auth: AuthService) {
     const { current_password, new_password } = c.req.valid('json');
     const a = requestAuth();
     const p = a.principal;
-    const current = p.kind === 'user' && p.userId ? await findUser(db, p.userId) : undefined;
+    const current = p.kind === 'user' && p.userId ? await auth.users.find(p.userId) : undefined;
     if (!current) throw new ForbiddenError('Only users have passwords: sign in as a user to change yours.', 'user_required');
     if (isWeakPasswordFor(new_password, current.username)) {
       throw new ValidationError([{ field: 'new_password', message: 'must not be your user name' }]);
     }
     const ip = a.ip ?? 'unknown';
     await checkPassword(auth, { user: current, typed: current.username, password: current_password, ip, requestId: a.requestId, failedAction: 'auth.password_change_failed' });
-    await updateUser(db, current.id, { password: new_password });
+    await auth.users.update(current.id, { password: new_password });
     // Every other session of this user ends; the one asking (if it is a session) stays.
     const keep = p.via === 'session' ? (p.credentialId ?? undefined) : undefined;
-    await endSessionsOf(db, current.id, keep);
+    await auth.sessions.endAllOf(current.id, keep);
     auth.live.cutWhere((q) => q.userId === current.id && q.via === 'session' && q.credentialId !== keep);
     await auth.audit.record({ action: 'user.password_change', target: `user ${current.id}`, actor: p, ip: a.ip, requestId: a.requestId, detail: { sessions_ended: 'others' } });
     return c.body(null, 204);

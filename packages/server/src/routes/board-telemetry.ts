@@ -1,14 +1,10 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { findBoard } from '../agent-link/board-store.ts';
 import { notFound } from '../errors.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import { validationHook } from '../http/validation.ts';
+import { IdParams } from '../http/params.ts';
 import type { Services } from '../services.ts';
-import { TelemetrySampleSchema } from '../telemetry/telemetry-schema.ts';
-
-const BoardIdParams = z.object({
-  id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
-});
+import { TelemetrySampleSchema } from '../boards/telemetry-schema.ts';
 
 const SinceQuery = z.object({
   since: z
@@ -27,7 +23,7 @@ const telemetryRoute = createRoute({
   path: '/api/boards/{id}/telemetry/',
   tags: ['boards'],
   summary: "A board's telemetry over the last 24 h, one sample a minute",
-  request: { params: BoardIdParams, query: SinceQuery },
+  request: { params: IdParams, query: SinceQuery },
   responses: {
     200: { description: 'The samples', content: { 'application/json': { schema: TelemetrySamples } } },
     400: { description: 'Bad input (problem+json, `validation_failed`)' },
@@ -42,7 +38,7 @@ export function boardTelemetryRoutes(ctx: Services) {
   app.openapi(telemetryRoute, async (c) => {
     const { id } = c.req.valid('param');
     const { since } = c.req.valid('query');
-    if (!(await findBoard(ctx.database.db, id))) throw notFound.board(id);
+    await ctx.boards.require(id);
     const samples = await ctx.telemetry.samples(id, since === undefined ? undefined : new Date(since));
     return c.json({ samples }, 200);
   });

@@ -1,55 +1,33 @@
-import { randomBytes } from 'node:crypto';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { safeString } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { BoardSchema, deleteBoardRow, findBoard, insertBoard, listBoardRows, toBoardObject, updateBoard, type BoardRow } from '../agent-link/board-store.ts';
-import { LabelsSchema } from '../enrollment/label-schema.ts';
-import { BoardSelectorSchema } from '../fleet/board-selector.ts';
+import { BoardPowerSchema, BoardSchema } from '../boards/board-store.ts';
+import { LabelsSchema } from '../boards/label-schema.ts';
+import { selectorFromPairs } from '../boards/board-selector.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
-import { sha256Hex } from '../http/auth.ts';
 import { validationHook } from '../http/validation.ts';
+import { IdParams, PageQuery } from '../http/params.ts';
 import { ConflictError, notFound } from '../errors.ts';
 import { requireJson } from '../http/openapi.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
-import { installCommand, publicOrigin } from '../downloads/install-command.ts';
+import { installCommand, installWarning, publicOrigin } from '../downloads/install-command.ts';
 
-const BoardIdParams = z.object({
-  id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' }, example: '0b6f3c1e-8d4a-4f51-9a43-2f0f2b1f7c11' }),
-});
-
-/** `k=v` → [k, v] (the value may itself hold `=`). */
-function labelPair(text: string): [string, string] | undefined {
-  const at = text.indexOf('=');
-  return at > 0 ? [text.slice(0, at), text.slice(at + 1)] : undefined;
-}
-
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
-  offset: z.coerce.number().int().min(0).default(0),
+const ListQuery = PageQuery.extend({
   label: z
     .union([safeString(), z.array(safeString())])
     .optional()
     .transform((v, ctx) => {
       if (v === undefined) return undefined;
-      const pairs: Record<string, string> = {};
-      for (const text of Array.isArray(v) ? v : [v]) {
-        const pair = labelPair(text);
-        if (!pair) {
-          ctx.addIssue({ code: 'custom', message: `\`${text}\` is not key=value` });
-          return z.NEVER;
-        }
-        pairs[pair[0]] = pair[1];
-      }
-      const checked = BoardSelectorSchema.safeParse(pairs);
-      if (!checked.success) {
-        ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'not a label' });
+      const parsed = selectorFromPairs(Array.isArray(v) ? v : [v]);
+      if ('problem' in parsed) {
+        ctx.addIssue({ code: 'custom', message: parsed.problem });
         return z.NEVER;
       }
-      return checked.data;
+      return parsed.selector;
     })
     .openapi({ param: { style: 'form', explode: true }, description: '`key=value`; repeat it: boards holding every pair', example: 'camera=yes' }),
-  status: z.enum(['online', 'offline', 'rebooting', 'pending']).optional(),
+  status: z.enum(['online', 'offline', 'rebooting', 'pending', 'unresponsive']).optional(),
   health: z.enum(['unknown', 'good', 'bad']).optional(),
 });
 
@@ -58,6 +36,10 @@ const PatchBoardBody = z
     name: safeString().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
     labels: LabelsSchema.optional().openapi({ description: "Replaces the people's labels; the agent's `mm/` ones stay (an `mm/` key here is 400)" }),
     maintenance: z.boolean().optional().openapi({ description: 'Under repair: no selector work goes to it (work naming it still runs)' }),
+    power: z
+      .union([BoardPowerSchema, z.null()])
+      .optional()
+      .openapi({ description: 'Its power controller (docs/power.md): the lab host (another board) relaying to pdudaemon, and the PDU name and port there; null removes it' }),
   })
   .strict()
   .openapi('PatchBoard', { example: { labels: { camera: 'yes', site: 'lab-2' }, maintenance: false } });
@@ -68,7 +50,8 @@ const CreateBoardBody = z
 
 const NewBoard = BoardSchema.extend({
   token: z.string().openapi({ description: 'The board token for the agent (MM_BOARD_TOKEN). Shown this once; only its hash is stored.' }),
-  install_command: z.string().openapi({ description: 'The one line that installs the agent on the board with this token (docs/packages.md)' }),
+  install_command: z.string().openapi({ description: 'The one line that installs the agent on the board with this token (docs/packages.md); it names MM_PUBLIC_URL, else the address the request came to' }),
+  install_warning: z.string().nullable().openapi({ description: 'Set when MM_PUBLIC_URL is not: the command names the address the request came to, which a board may not reach' }),
 }).openapi('NewBoard');
 
 const BoardList = z.object({ boards: z.array(BoardSchema), total: z.number().int() }).openapi('BoardList');
@@ -100,6 +83,7 @@ const createBoardRoute = createRoute({
   responses: {
     201: { description: 'The board and its token', content: { 'application/json': { schema: NewBoard } } },
     400: problems[400],
+    409: { description: '`board_name_taken`: another board has that name (names are unique)' },
     415: { description: 'The body is not application/json' },
   },
 });
@@ -109,7 +93,7 @@ const getRoute = createRoute({
   path: '/api/boards/{id}/',
   tags: ['boards'],
   summary: 'A board',
-  request: { params: BoardIdParams },
+  request: { params: IdParams },
   responses: {
     200: { description: 'The board', content: { 'application/json': { schema: BoardSchema } } },
     404: problems[404],
@@ -120,13 +104,14 @@ const patchRoute = createRoute({
   method: 'patch',
   path: '/api/boards/{id}/',
   tags: ['boards'],
-  summary: "Rename a board, set its labels (the agent's mm/ labels stay), put it in or out of maintenance",
+  summary: "Rename a board, set its labels (the agent's mm/ labels stay), put it in or out of maintenance, set its power controller",
   middleware: [requireJson] as const,
-  request: { params: BoardIdParams, body: { required: true, content: { 'application/json': { schema: PatchBoardBody } } } },
+  request: { params: IdParams, body: { required: true, content: { 'application/json': { schema: PatchBoardBody } } } },
   responses: {
     200: { description: 'The board', content: { 'application/json': { schema: BoardSchema } } },
     400: problems[400],
     404: problems[404],
+    409: { description: '`board_name_taken`: another board has that name (names are unique)' },
     415: { description: 'The body is not application/json' },
   },
 });
@@ -139,7 +124,7 @@ const healthCheckRoute = createRoute({
   description:
     'Queues a run of every health check whose selector the board matches, ahead of its other waiting work. ' +
     'Answers 202 with the first run (the `Location` header names it); `runs` lists them all.',
-  request: { params: BoardIdParams },
+  request: { params: IdParams },
   responses: {
     202: {
       description: 'The first run; `runs` holds every run queued',
@@ -155,7 +140,7 @@ const deleteRoute = createRoute({
   path: '/api/boards/{id}/',
   tags: ['boards'],
   summary: 'Delete a board: cancels its operations, revokes its token, disconnects its agent',
-  request: { params: BoardIdParams },
+  request: { params: IdParams },
   responses: {
     204: { description: 'Deleted' },
     404: problems[404],
@@ -164,43 +149,25 @@ const deleteRoute = createRoute({
 
 export function boardRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFound.board) });
-  const { db } = ctx.database;
-
-  const present = async (rows: BoardRow[]) => {
-    const ids = rows.map((r) => r.id);
-    // Presence wherever the board is linked: this replica or another (board_sessions).
-    const [loads, presence] = await Promise.all([ctx.operations.boardLoads(ids), ctx.agents.presenceOf(ids)]);
-    return rows.map((r) => {
-      const load = loads.get(r.id);
-      return toBoardObject(r, presence.get(r.id) ?? ctx.agents.presence(r.id), load?.running != null, load);
-    });
-  };
 
   app.openapi(listRoute, async (c) => {
-    const q = c.req.valid('query');
-    const { rows, total } = await listBoardRows(db, q, { labels: q.label, status: q.status, health: q.health, sessionStaleMs: ctx.sessions.staleMs });
-    return c.json({ boards: await present(rows), total }, 200);
+    const { limit, offset, label, status, health } = c.req.valid('query');
+    return c.json(await ctx.boards.list({ limit, offset }, { labels: label, status, health }), 200);
   });
 
   app.openapi(patchRoute, async (c) => {
     const { id } = c.req.valid('param');
     const change = c.req.valid('json');
-    const row = await updateBoard(db, id, change);
-    if (!row) throw notFound.board(id);
-    setAuditTarget(`board ${id}`, { name: row.name, ...change });
-    ctx.log.info({ board_id: id, change }, 'board updated');
-    // Labels or maintenance decide which selector work it may take.
-    if (change.labels !== undefined || change.maintenance !== undefined) await ctx.scheduler.boardChanged();
-    const [board] = await present([row]);
-    return c.json(board!, 200);
+    const board = await ctx.boards.update(id, change);
+    setAuditTarget(`board ${id}`, { name: board.name, ...change });
+    return c.json(board, 200);
   });
 
   app.openapi(healthCheckRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const row = await findBoard(db, id);
-    if (!row) throw notFound.board(id);
+    const row = await ctx.boards.require(id);
     setAuditTarget(`board ${id}`, { name: row.name });
-    const runs = await ctx.scheduler.runHealthChecksNow(id);
+    const runs = await ctx.healthChecks.runNow(id);
     if (runs.length === 0) throw new ConflictError('no_health_check', 'No health check matches this board (POST /api/health-checks/ defines one).');
     const first = runs[0]!;
     c.header('Location', `/api/operations/${first.id}/`);
@@ -208,32 +175,17 @@ export function boardRoutes(ctx: Services) {
   });
 
   app.openapi(createBoardRoute, async (c) => {
-    // 32 random bytes: 256 bits, base64url (43 characters); only the sha256 is stored.
-    const token = randomBytes(32).toString('base64url');
-    const row = await insertBoard(db, c.req.valid('json').name, sha256Hex(token));
-    ctx.log.info({ board_id: row.id, name: row.name }, 'board registered');
-    setAuditTarget(`board ${row.id}`, { name: row.name });
-    const install_command = installCommand(publicOrigin(c, ctx.config), { token });
-    return c.json({ ...toBoardObject(row, ctx.agents.presence(row.id), false), token, install_command }, 201);
+    const { board, token } = await ctx.boards.register(c.req.valid('json').name);
+    setAuditTarget(`board ${board.id}`, { name: board.name });
+    const origin = publicOrigin(c, ctx.config);
+    const install_command = installCommand(origin, { token });
+    return c.json({ ...board, token, install_command, install_warning: installWarning(origin, ctx.config) }, 201);
   });
 
-  app.openapi(getRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const row = await findBoard(db, id);
-    if (!row) throw notFound.board(id);
-    const [board] = await present([row]);
-    return c.json(board!, 200);
-  });
+  app.openapi(getRoute, async (c) => c.json(await ctx.boards.get(c.req.valid('param').id), 200));
 
   app.openapi(deleteRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    if (!(await findBoard(db, id))) throw notFound.board(id);
-    // Its work ends first (while the operations still name the board), then the row and
-    // with it the token go, then any connection of it is closed (4003).
-    await ctx.operations.cancelOperationsOfBoard(id);
-    await deleteBoardRow(db, id);
-    ctx.hub.revoke(id);
-    ctx.log.info({ board_id: id }, 'board deleted');
+    await ctx.boards.delete(c.req.valid('param').id);
     return c.body(null, 204);
   });
 

@@ -2,36 +2,24 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
-import { findBoard } from '../agent-link/board-store.ts';
 import { BadRequestError, NotFoundError, UnsupportedMediaTypeError, ValidationError, notFound } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
 import { serveFile } from '../http/file-response.ts';
 import { fileUploadResponses } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
+import { IdParams } from '../http/params.ts';
+import { safeString } from '../http/safe-string.ts';
 import { SCRIPT_CONTROL_KINDS, type ScriptAction } from '../device-scripts/script-operations.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { respondWithOperation } from '../operations/respond.ts';
-import { getDeviceScript } from '../services/device-scripts.ts';
-import { DEVICE_SCRIPT_ID_PATTERN } from '../services/device-scripts-schema.ts';
-import {
-  attachScriptProgram,
-  boardScriptsOf,
-  programNotFound,
-  requireDeployable,
-  scriptDeployments,
-  scriptProgramOf,
-  scriptPrograms,
-} from '../services/device-script-programs.ts';
-import { contentSource } from '../services/invocation-files.ts';
+import { DEVICE_SCRIPT_ID_PATTERN } from '../device-scripts/device-scripts-schema.ts';
+import { programNotFound } from '../device-scripts/device-script-programs.ts';
+import { contentSource } from '../invocations/invocation-files.ts';
 import { receiveFileUpload } from '../services/file-upload.ts';
 
 const TAG = 'device scripts';
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-
-const IdParams = z.object({
-  id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid', example: '0b6e1c52-4a59-4a27-9b4c-6f1d2d9e8a10' }),
-});
 
 const ProgramSchema = z
   .object({
@@ -103,9 +91,10 @@ const getFileRoute = createRoute({
   path: '/api/device-scripts/{id}/file/',
   tags: [TAG],
   summary: "The program of the entry's current version (or `?version=`)",
-  request: { params: IdParams, query: z.object({ version: z.string().optional() }) },
+  request: { params: IdParams, query: z.object({ version: safeString().optional() }) },
   responses: {
     200: { description: 'The program (attachment)', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+    400: { description: '`validation_failed` (a `version` holding a NUL)' },
     404: problems[404],
   },
 });
@@ -127,10 +116,10 @@ const programsRoute = createRoute({
 
 const operationResponses = {
   200: { description: 'The operation, succeeded', content: { 'application/json': { schema: OperationSchema } } },
-  202: { description: 'The operation (Prefer: respond-async, or still running after MM_SYNC_WAIT_S)' },
+  202: { description: 'The operation (Prefer: respond-async, or still running after MM_SYNC_WAIT_S)', content: { 'application/json': { schema: OperationSchema } } },
   ...problems,
   409: { description: 'The operation was cancelled' },
-  502: { description: 'It failed on the board (`script_unhealthy`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation' },
+  502: { description: 'It failed on the board (`script_unhealthy` or `script_unstable`: the previous version is back; `script_dir_refused`, `checksum_mismatch`, `script_not_deployed`, ...); the problem carries the operation' },
   503: { description: '`board_offline`, `no_board`' },
 };
 
@@ -175,7 +164,7 @@ const boardScriptsRoute = createRoute({
   path: '/api/boards/{id}/scripts/',
   tags: ['boards'],
   summary: 'The device scripts deployed on the board and their states, as its agent last reported them',
-  request: { params: z.object({ id: z.string().uuid().openapi({ param: { name: 'id', in: 'path' } }) }) },
+  request: { params: IdParams },
   responses: {
     200: { description: 'Its scripts', content: { 'application/json': { schema: z.object({ scripts: z.array(BoardScriptSchema), total: z.number().int() }) } } },
     404: { description: '`board_not_found`' },
@@ -185,21 +174,17 @@ const boardScriptsRoute = createRoute({
 /** `{ sha256, filename? }`: content the server holds already, attached by digest. */
 const AttachBody = z.object({ sha256: z.string().regex(SHA256_HEX, 'must be 64 lowercase hex digits'), filename: z.string().min(1).max(255).optional() }).strict();
 
-async function requireScript(ctx: Services, id: string) {
-  return getDeviceScript(ctx.database.db, id);
-}
-
 /**
  * Device scripts on the board (docs/device-scripts.md): the program of each version, deploy
  * and start/stop/restart as operations, the board's scripts and their logs.
  */
 export function deviceScriptProgramRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook((id) => new NotFoundError('device_script_not_found', `No device script with id ${String(id)}.`)) });
-  const { db } = ctx.database;
+  const scripts = ctx.deviceScripts;
 
   app.openapi(putFileRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const script = await requireScript(ctx, id);
+    const script = await scripts.get(id);
     setAuditTarget(`device_script ${id}`, { version: script.version });
     const type = c.req.header('content-type') ?? '';
     if (/^application\/json\b/i.test(type)) {
@@ -218,7 +203,7 @@ export function deviceScriptProgramRoutes(ctx: Services) {
         ctx.files.release(sha256);
         throw new NotFoundError('content_not_found', `The server does not hold content with sha256 ${sha256}; upload the file instead.`);
       }
-      return c.json(await attachScriptProgram(ctx, id, { filename: parsed.data.filename ?? script.script_filename, sha256, size: stored.size }), 200);
+      return c.json(await scripts.attachProgram(id, { filename: parsed.data.filename ?? script.script_filename, sha256, size: stored.size }), 200);
     }
     if (!/^multipart\/form-data\b/i.test(type)) throw new UnsupportedMediaTypeError('Send the program as multipart/form-data (a part named "file") or { "sha256" } as application/json.');
     const file = await receiveFileUpload(ctx, c.env.incoming, {
@@ -227,14 +212,14 @@ export function deviceScriptProgramRoutes(ctx: Services) {
         return file;
       },
     });
-    return c.json(await attachScriptProgram(ctx, id, { filename: file.filename || script.script_filename, sha256: file.sha256, size: file.size }), 200);
+    return c.json(await scripts.attachProgram(id, { filename: file.filename || script.script_filename, sha256: file.sha256, size: file.size }), 200);
   });
 
   app.openapi(getFileRoute, async (c) => {
     const { id } = c.req.valid('param');
     const { version } = c.req.valid('query');
-    const script = await requireScript(ctx, id);
-    const program = await scriptProgramOf(db, id, version ?? script.version);
+    const script = await scripts.get(id);
+    const program = await scripts.program(id, version ?? script.version);
     if (!program) throw programNotFound(id, version ?? script.version);
     return serveFile(c, {
       size: program.size,
@@ -248,15 +233,15 @@ export function deviceScriptProgramRoutes(ctx: Services) {
 
   app.openapi(programsRoute, async (c) => {
     const { id } = c.req.valid('param');
-    await requireScript(ctx, id);
-    const [programs, deployments] = await Promise.all([scriptPrograms(db, id), scriptDeployments(db, id)]);
+    await scripts.get(id);
+    const [programs, deployments] = await Promise.all([scripts.programs(id), scripts.deployments(id)]);
     return c.json({ programs, deployments, total: programs.length }, 200);
   });
 
   app.openapi(deployRoute, async (c) => {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json') ?? {};
-    const script = await requireDeployable(db, id);
+    const script = await scripts.requireDeployable(id);
     const boardId = await boardForOperation(ctx, body.board_id);
     setAuditTarget(`device_script ${id}`, { board_id: boardId, version: script.version });
     const op = await ctx.operations.create({ kind: 'script_deploy', boardId, params: { script_id: id } });
@@ -267,7 +252,7 @@ export function deviceScriptProgramRoutes(ctx: Services) {
     app.openapi(controlRoute(action), async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json') ?? {};
-      await requireScript(ctx, id);
+      await scripts.get(id);
       const boardId = await boardForOperation(ctx, body.board_id);
       setAuditTarget(`device_script ${id}`, { board_id: boardId });
       const op = await ctx.operations.create({ kind: SCRIPT_CONTROL_KINDS[action], boardId, params: { script_id: id } });
@@ -279,7 +264,7 @@ export function deviceScriptProgramRoutes(ctx: Services) {
     const { id } = c.req.valid('param');
     const { board_id } = c.req.valid('query');
     if (board_id !== undefined && !DEVICE_SCRIPT_ID_PATTERN.test(board_id)) throw notFound.board(board_id);
-    await requireScript(ctx, id);
+    await scripts.get(id);
     const boardId = await boardForOperation(ctx, board_id);
     const { text } = await ctx.agents.call(boardId, 'script.logs', { script_id: id }, { timeoutMs: 10_000 });
     return c.body(text, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
@@ -287,9 +272,9 @@ export function deviceScriptProgramRoutes(ctx: Services) {
 
   app.openapi(boardScriptsRoute, async (c) => {
     const { id } = c.req.valid('param');
-    if (!(await findBoard(db, id))) throw notFound.board(id);
-    const scripts = await boardScriptsOf(db, id);
-    return c.json({ scripts, total: scripts.length }, 200);
+    await ctx.boards.require(id);
+    const onBoard = await scripts.onBoard(id);
+    return c.json({ scripts: onBoard, total: onBoard.length }, 200);
   });
 
   return app;

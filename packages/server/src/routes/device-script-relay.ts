@@ -1,14 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { accessOf } from '../auth/middleware/access-state.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { CAMERA_BOUNDARY } from '../device-relay/camera-relay.ts';
 import { endToEndHeaders, pairsOfRawHeaders } from '../device-relay/http-headers.ts';
-import { BadRequestError, boardOffline, notFound } from '../errors.ts';
+import { ApiError, BadRequestError, boardOffline, notFound } from '../errors.ts';
+import { SCRIPT_PORT_NOT_ALLOWED } from '../device-relay/proxy-relay.ts';
+import { IdParams } from '../http/params.ts';
 import { resolveBoardId } from '../operations/board-selection.ts';
-import { getDeviceScript } from '../services/device-scripts.ts';
-import { deployedPort } from '../services/device-script-programs.ts';
-import { DEVICE_SCRIPT_ID_PATTERN } from '../services/device-scripts-schema.ts';
+import { DEVICE_SCRIPT_ID_PATTERN } from '../device-scripts/device-scripts-schema.ts';
 import { ScriptPath } from '@mm/protocol';
 
 const TAG = 'device scripts';
@@ -24,7 +26,6 @@ const problem = (description: string) => ({
   content: { 'application/problem+json': { schema: z.looseObject({ status: z.number().int(), code: z.string() }) } },
 });
 
-const IdParam = z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' });
 const BoardQuery = z.object({
   board_id: z.string().optional().openapi({ format: 'uuid', description: 'The board; may be left out when exactly one is registered.' }),
 });
@@ -40,11 +41,11 @@ const boardProblems = {
  * (they are independent); an unknown script is reported before any board problem.
  */
 async function scriptAndBoard(ctx: Services, scriptId: string, boardId: string | undefined, anywhere = false) {
-  const [script, board] = await Promise.allSettled([getDeviceScript(ctx.database.db, scriptId), connectedBoard(ctx, boardId, anywhere)]);
+  const [script, board] = await Promise.allSettled([ctx.deviceScripts.get(scriptId), connectedBoard(ctx, boardId, anywhere)]);
   if (script.status === 'rejected') throw script.reason;
   if (board.status === 'rejected') throw board.reason;
   // The port the board deployed the script on, when it did (docs/device-scripts.md); else the catalogue's.
-  const port = (await deployedPort(ctx.database.db, board.value, script.value.id)) ?? script.value.port;
+  const port = (await ctx.deviceScripts.deployedPort(board.value, script.value.id)) ?? script.value.port;
   return { script: { ...script.value, port }, boardId: board.value };
 }
 
@@ -58,6 +59,31 @@ async function connectedBoard(ctx: Services, boardId: string | undefined, anywhe
   if (ctx.agents.connection(id)) return id;
   if (anywhere && (await ctx.agents.holderElsewhere(id))) return id;
   throw boardOffline(id);
+}
+
+/**
+ * The board refused the script's port, and the script is not deployed there: the fix is to
+ * deploy it (which opens its port to the relay), not to edit the agent's settings (issue 39:
+ * the drive view sent people to MM_SCRIPT_PORTS for a board without the webcam). Same status
+ * and code; the detail leads with the deploy, and `deployed: false` says it to programs.
+ */
+async function explainRefusal<T>(ctx: Services, script: { id: string; name: string; port: number }, boardId: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== SCRIPT_PORT_NOT_ALLOWED) throw err;
+    if ((await ctx.deviceScripts.deployedPort(boardId, script.id)) !== undefined) throw err;
+    const board = (await ctx.boards.get(boardId).catch(() => undefined))?.name ?? boardId;
+    throw new ApiError(
+      403,
+      SCRIPT_PORT_NOT_ALLOWED,
+      'Forbidden',
+      `${script.name} is not deployed on ${board}: deploy it there (the script's page, "Deploy", or \`mm scripts deploy "${script.name}" --board ${board}\`); ` +
+        `deploying it also opens its port ${script.port} to the relay. Only a script the agent does not run itself needs its port in the agent's MM_SCRIPT_PORTS.`,
+      undefined,
+      { deployed: false, script_id: script.id, board_id: boardId },
+    );
+  }
 }
 
 /** The query string without `board_id` (it chose the board; the script never sees it), other parameters untouched. */
@@ -75,6 +101,19 @@ function queryWithoutBoardId(search: string): string {
       }
     });
   return kept.length ? `?${kept.join('&')}` : '';
+}
+
+/**
+ * Who watches a camera, for the camera relay's per-user cap: the signed-in user, the shared API
+ * token, or with auth off the client's address (the last X-Forwarded-For entry behind a
+ * trusted proxy).
+ */
+function cameraViewerKey(c: Context<AppEnv>): string {
+  const request = accessOf(c).request;
+  const principal = request?.principal;
+  if (principal?.kind === 'user' && principal.userId) return `user:${principal.userId}`;
+  if (principal?.kind === 'api_token') return 'api-token';
+  return `address:${request?.ip ?? 'unknown'}`;
 }
 
 /** A request with a body to relay (a declared length above 0, or a chunked one). */
@@ -105,7 +144,7 @@ export function deviceScriptRelayRoutes(ctx: Services) {
         '`Authorization` removed); bodies are streamed both ways. The answer is the script\'s own: status, headers, body. ' +
         `The board must answer within MM_RELAY_TIMEOUT_S seconds.`,
       request: {
-        params: z.object({ id: IdParam, path: z.string().openapi({ param: { name: 'path', in: 'path' }, description: 'The script\'s route, may be empty' }) }),
+        params: IdParams.extend({ path: z.string().openapi({ param: { name: 'path', in: 'path' }, description: 'The script\'s route, may be empty' }) }),
         query: BoardQuery,
         // The script's own body, relayed as sent (JSON for the GPIO script's commands).
         ...(method === 'get' || method === 'delete'
@@ -133,10 +172,12 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       "The script's `GET /stream` events (id, event name, data as it sent them) to any number of clients from one upstream " +
       'subscription per board and script, opened with the first client and closed shortly after the last one leaves. ' +
       'Heartbeat comments every 15 s while idle. `Last-Event-ID` (or `?last_event_id=`) replays the events missed since ' +
-      'then from the last 256. An `upstream` event (`{"state":"down"}` / `{"state":"up"}`) tells when the script\'s stream ' +
+      'then from the last 256 (at most 1 MiB), after an `event: gap` (`{"last_event_id","message"}`) when some of them are ' +
+      'no longer held. A client that stops reading is cut (its connection reset) once 1 MiB waits for it for 2 s, or 2 MiB. ' +
+      'An `upstream` event (`{"state":"down"}` / `{"state":"up"}`) tells when the script\'s stream ' +
       'drops and when it is back (link drop, agent reconnect, script restart); a client joining gets the current state.',
     request: {
-      params: z.object({ id: IdParam }),
+      params: IdParams,
       query: BoardQuery.extend({ last_event_id: z.string().optional().openapi({ description: 'Same as the Last-Event-ID header' }) }),
     },
     responses: {
@@ -156,12 +197,16 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       'one upstream request per board and script, opened with the first viewer and closed MM_CAMERA_LINGER_MS after the ' +
       'last one leaves. A viewer that reads slower than the camera gets the newest whole frame each time it is ready and ' +
       'skips the rest: no delay builds up and the server holds no queue for it. `<img src>` shows it in a browser. The board ' +
-      "must be linked to the replica answering.",
-    request: { params: z.object({ id: IdParam }), query: BoardQuery },
+      'must be linked to the replica answering. At most MM_CAMERA_MAX_VIEWERS viewers per camera and ' +
+      'MM_CAMERA_MAX_VIEWERS_PER_USER per user on a replica; a viewer so far behind that the frames it still holds ' +
+      'pass MM_CAMERA_MAX_PENDING_BYTES (all viewers together) has its connection reset.',
+    request: { params: IdParams, query: BoardQuery },
     responses: {
       200: { description: 'An endless MJPEG stream', content: { 'multipart/x-mixed-replace': { schema: z.string().openapi({ format: 'binary' }) } } },
       ...boardProblems,
+      429: problem('`too_many_camera_viewers`: this user (or, with auth off, this address) already has MM_CAMERA_MAX_VIEWERS_PER_USER camera streams open here; `Retry-After`'),
       502: problem('`script_unreachable`: nothing listens on the port on the board; `not_a_camera_stream`: the script does not serve MJPEG there'),
+      503: problem('`board_offline` (or `no_board`): the board is not connected; `camera_full`: the camera already has MM_CAMERA_MAX_VIEWERS viewers here (`Retry-After`)'),
       504: problem('`board_timeout`: the board did not answer in time'),
     },
   });
@@ -179,7 +224,12 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       'x-accel-buffering': 'no',
       'x-content-type-options': 'nosniff',
     };
-    const body = await relay.camera.attach({ boardId, scriptId: script.id, port: script.port }, c.req.raw.signal);
+    const body = await explainRefusal(ctx, script, boardId, () =>
+      relay.camera.attach({ boardId, scriptId: script.id, port: script.port }, c.req.raw.signal, {
+        viewer: cameraViewerKey(c),
+        out: c.env.outgoing,
+      }),
+    );
     if (c.req.method === 'HEAD') {
       await body.cancel();
       return c.body(null, 200, headers);
@@ -195,22 +245,7 @@ export function deviceScriptRelayRoutes(ctx: Services) {
     const path = (PROXY_PATH.exec(url.pathname)?.[1] || '/') + queryWithoutBoardId(url.search);
     if (!ScriptPath.safeParse(path).success) throw new BadRequestError('bad_proxy_path', 'The path cannot be relayed.');
     const incoming = c.env.incoming;
-    const conn = ctx.agents.connection(boardId);
-    if (!conn) {
-      // Linked to another replica: through board_calls (bodies of 1 MiB at most).
-      return relay.remoteProxy.forward({
-        boardId,
-        port: script.port,
-        method: c.req.method,
-        path,
-        headers: endToEndHeaders(pairsOfRawHeaders(incoming.rawHeaders)),
-        body: hasBody(incoming) ? incoming : undefined,
-        signal: c.req.raw.signal,
-        timeoutMs: ctx.config.relayTimeoutMs,
-      });
-    }
-    return relay.proxy.forward({
-      conn,
+    const request = {
       port: script.port,
       method: c.req.method,
       path,
@@ -218,7 +253,11 @@ export function deviceScriptRelayRoutes(ctx: Services) {
       body: hasBody(incoming) ? incoming : undefined,
       signal: c.req.raw.signal,
       timeoutMs: ctx.config.relayTimeoutMs,
-    });
+    };
+    const conn = ctx.agents.connection(boardId);
+    // Linked to another replica: through board_calls (bodies of 1 MiB at most).
+    if (!conn) return relay.remoteProxy.forward({ boardId, ...request });
+    return explainRefusal(ctx, script, boardId, () => relay.proxy.forward({ conn, ...request }));
   });
 
   app.get('/api/device-scripts/:id/stream/', async (c) => {

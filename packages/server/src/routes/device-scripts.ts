@@ -2,48 +2,22 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
+import { IdParams, PageQuery } from '../http/params.ts';
+import { deviceScriptNotFound } from '../device-scripts/script-catalogue.ts';
 import {
-  createDeviceScript,
-  deleteDeviceScript,
-  deviceScriptNotFound,
-  getDeviceScript,
-  listDeviceScripts,
-  updateDeviceScript,
-} from '../services/device-scripts.ts';
-import {
-  DEVICE_SCRIPT_ID_PATTERN,
   DeviceScript,
   DeviceScriptCreate,
   DeviceScriptPatch,
   DeviceScriptReplace,
   deviceTypeField,
-} from '../services/device-scripts-schema.ts';
+} from '../device-scripts/device-scripts-schema.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
 
 const TAG = 'device scripts';
 
-/** A whole number in a query string ("10"; not "1e1", "-1" or "10.0"). */
-const queryInt = (min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
-    .optional()
-    .transform((n) => n ?? fallback)
-    .openapi({ type: 'integer', minimum: min, maximum: max, default: fallback });
-
 const ListQuery = z.object({
   device_type: deviceTypeField.optional().openapi({ description: 'Only scripts of this device type.' }),
-  limit: queryInt(1, 1000, 100),
-  offset: queryInt(0, 1_000_000_000, 0),
-});
-
-const IdParam = z.object({
-  id: z
-    .string()
-    .regex(DEVICE_SCRIPT_ID_PATTERN)
-    .openapi({ param: { name: 'id', in: 'path' }, format: 'uuid', example: '0b6e1c52-4a59-4a27-9b4c-6f1d2d9e8a10' }),
+  ...PageQuery.shape,
 });
 
 const ScriptList = z.object({ scripts: z.array(DeviceScript), total: z.number().int() }).openapi('DeviceScriptList');
@@ -87,7 +61,7 @@ const getRoute = createRoute({
   path: '/api/device-scripts/{id}/',
   tags: [TAG],
   summary: 'One device script',
-  request: { params: IdParam },
+  request: { params: IdParams },
   responses: { 200: scriptAnswer('The entry'), 404: problem('No such entry (or a malformed id)') },
 });
 
@@ -97,7 +71,7 @@ const replaceRoute = createRoute({
   tags: [TAG],
   summary: 'Replace a device script',
   description: 'Every field is required; `updated_at` moves forward.',
-  request: { params: IdParam, body: jsonBody(DeviceScriptReplace) },
+  request: { params: IdParams, body: jsonBody(DeviceScriptReplace) },
   responses: {
     200: scriptAnswer('The entry as replaced'),
     400: problem('Malformed JSON, a missing field or one that breaks its rule'),
@@ -112,7 +86,7 @@ const patchRoute = createRoute({
   tags: [TAG],
   summary: 'Change some fields of a device script',
   description: 'Sets the fields given; `updated_at` moves forward. An empty object changes nothing (and leaves `updated_at`).',
-  request: { params: IdParam, body: jsonBody(DeviceScriptPatch) },
+  request: { params: IdParams, body: jsonBody(DeviceScriptPatch) },
   responses: {
     200: scriptAnswer('The entry as changed'),
     400: problem('Malformed JSON or a field that breaks its rule'),
@@ -126,37 +100,36 @@ const deleteRoute = createRoute({
   path: '/api/device-scripts/{id}/',
   tags: [TAG],
   summary: 'Remove a device script from the catalogue',
-  request: { params: IdParam },
+  request: { params: IdParams },
   responses: { 204: { description: 'Removed' }, 404: problem('No such entry (or a malformed id)') },
 });
 
 export function deviceScriptsRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(deviceScriptNotFound) });
-  const db = () => ctx.database.db;
 
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid('query');
-    return c.json(await listDeviceScripts(db(), { deviceType: q.device_type, limit: q.limit, offset: q.offset }), 200);
+    return c.json(await ctx.deviceScripts.list({ deviceType: q.device_type, limit: q.limit, offset: q.offset }), 200);
   });
 
   app.openapi(createScriptRoute, async (c) => {
-    const created = await createDeviceScript(db(), c.req.valid('json'));
+    const created = await ctx.deviceScripts.create(c.req.valid('json'));
     setAuditTarget(`device_script ${created.id}`);
     return c.json(created, 201);
   });
 
-  app.openapi(getRoute, async (c) => c.json(await getDeviceScript(db(), c.req.valid('param').id), 200));
+  app.openapi(getRoute, async (c) => c.json(await ctx.deviceScripts.get(c.req.valid('param').id), 200));
 
   app.openapi(replaceRoute, async (c) =>
-    c.json(await updateDeviceScript(db(), c.req.valid('param').id, c.req.valid('json')), 200),
+    c.json(await ctx.deviceScripts.update(c.req.valid('param').id, c.req.valid('json')), 200),
   );
 
   app.openapi(patchRoute, async (c) =>
-    c.json(await updateDeviceScript(db(), c.req.valid('param').id, c.req.valid('json')), 200),
+    c.json(await ctx.deviceScripts.update(c.req.valid('param').id, c.req.valid('json')), 200),
   );
 
   app.openapi(deleteRoute, async (c) => {
-    await deleteDeviceScript(db(), c.req.valid('param').id);
+    await ctx.deviceScripts.delete(c.req.valid('param').id);
     return c.body(null, 204);
   });
 

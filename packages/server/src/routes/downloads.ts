@@ -42,8 +42,9 @@ const listRoute = createRoute({
 
 const fileParams = z.object({ file: z.string().openapi({ param: { name: 'file', in: 'path' }, example: 'install-agent.sh' }) });
 
-export const downloadNotFound = (name: string, dir: string) =>
-  new NotFoundError('download_not_found', `The control plane does not serve ${JSON.stringify(name)}: it is not in ${dir} (MM_PACKAGES_DIR); ${BUILD_HINT}.`);
+/** Anyone may ask (no sign-in): the answer names the setting, never the server's folder. */
+export const downloadNotFound = (name: string) =>
+  new NotFoundError('download_not_found', `The control plane does not serve ${JSON.stringify(name)}: it is not in its packages folder (MM_PACKAGES_DIR); ${BUILD_HINT}.`);
 
 /** In a checkout (not in the server bundle, where these paths do not exist): the built client and the install script. */
 const WORKSPACE_FILES = [
@@ -61,9 +62,10 @@ export function downloadRoutes(ctx: Services) {
     const origin = publicOrigin(c, ctx.config);
     const missing: string[] = [];
     const arches = new Set(files.filter((f) => f.kind === 'agent_package').map((f) => f.arch));
-    for (const arch of ['arm64', 'amd64']) if (!arches.has(arch)) missing.push(`no ${arch} agent package in ${folder.dir} (MM_PACKAGES_DIR): ${BUILD_HINT}`);
-    if (!files.some((f) => f.kind === 'install_script')) missing.push(`no ${INSTALL_SCRIPT} in ${folder.dir}: ${BUILD_HINT}`);
-    if (!files.some((f) => f.kind === 'cli')) missing.push(`no ${CLI_FILE} (the command-line client) in ${folder.dir}: ${BUILD_HINT} after building the client`);
+    // Public: the setting is named, not the server's folder (an admin knows its settings).
+    for (const arch of ['arm64', 'amd64']) if (!arches.has(arch)) missing.push(`no ${arch} agent package in the packages folder (MM_PACKAGES_DIR): ${BUILD_HINT}`);
+    if (!files.some((f) => f.kind === 'install_script')) missing.push(`no ${INSTALL_SCRIPT} in the packages folder (MM_PACKAGES_DIR): ${BUILD_HINT}`);
+    if (!files.some((f) => f.kind === 'cli')) missing.push(`no ${CLI_FILE} (the command-line client) in the packages folder (MM_PACKAGES_DIR): ${BUILD_HINT} after building the client`);
     const downloads = files.map((f) => ({ name: f.name, kind: f.kind, version: f.version, arch: f.arch, size: f.size, sha256: f.sha256, url: `${origin}/api/downloads/${f.name}` }));
     return c.json({ downloads, total: downloads.length, agent_version: (await folder.newestAgentVersion()) ?? null, missing }, 200);
   });
@@ -84,7 +86,7 @@ export function downloadRoutes(ctx: Services) {
     const name = c.req.param('file');
     if (name === CHECKSUMS_FILE) return c.text(await folder.checksums(), 200);
     const file = (await folder.list()).find((f) => f.name === name);
-    if (!file) throw downloadNotFound(name, folder.dir);
+    if (!file) throw downloadNotFound(name);
     const contentType = file.kind === 'agent_package' ? 'application/vnd.debian.binary-package' : file.kind === 'install_script' ? 'text/x-shellscript; charset=utf-8' : 'text/javascript; charset=utf-8';
     return serveFile(c, {
       size: file.size,

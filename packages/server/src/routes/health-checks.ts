@@ -1,33 +1,13 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { NotFoundError } from '../errors.ts';
-import { requireJson, InvocationId } from '../http/openapi.ts';
+import { requireJson } from '../http/openapi.ts';
+import { PageQuery, SerialIdParams } from '../http/params.ts';
 import { validationHook } from '../http/validation.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
-import { requireInvocation } from '../services/invocations.ts';
-import {
-  deleteHealthCheck,
-  findHealthCheck,
-  HealthCheckInputSchema,
-  HealthCheckSchema,
-  insertHealthCheck,
-  listHealthChecks,
-  toHealthCheckObject,
-  updateHealthCheck,
-} from '../fleet/health-checks.ts';
-
-const notFoundCheck = (id: unknown) => new NotFoundError('health_check_not_found', `No health check with id ${String(id)}.`);
-
-const IdParams = z.object({
-  // A serial key like an invocation's: a larger number is a 400, never a database error.
-  id: InvocationId.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
-});
-
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+import { HealthCheckInputSchema, HealthCheckSchema } from '../fleet/health-checks.ts';
+import { notFoundCheck } from '../fleet/health-check-service.ts';
+import { OperationSchema } from '../operations/operation-object.ts';
 
 const HealthCheckList = z.object({ health_checks: z.array(HealthCheckSchema), total: z.number().int() }).openapi('HealthCheckList');
 
@@ -45,7 +25,7 @@ const listRoute = createRoute({
   path: '/api/health-checks/',
   tags,
   summary: 'List health checks',
-  request: { query: ListQuery },
+  request: { query: PageQuery },
   responses: { 200: { description: 'A page of health checks', content: { 'application/json': { schema: HealthCheckList } } }, 400: problems[400] },
 });
 
@@ -69,7 +49,7 @@ const getRoute = createRoute({
   path: '/api/health-checks/{id}/',
   tags,
   summary: 'A health check',
-  request: { params: IdParams },
+  request: { params: SerialIdParams },
   responses: { 200: { description: 'The health check', content: { 'application/json': { schema: HealthCheckSchema } } }, 404: problems[404] },
 });
 
@@ -79,7 +59,7 @@ const patchRoute = createRoute({
   tags,
   summary: 'Change a health check',
   middleware: [requireJson] as const,
-  request: { params: IdParams, body: { required: true, content: { 'application/json': { schema: PatchBody } } } },
+  request: { params: SerialIdParams, body: { required: true, content: { 'application/json': { schema: PatchBody } } } },
   responses: {
     200: { description: 'The health check', content: { 'application/json': { schema: HealthCheckSchema } } },
     400: problems[400],
@@ -93,52 +73,56 @@ const deleteRoute = createRoute({
   path: '/api/health-checks/{id}/',
   tags,
   summary: 'Delete a health check (its past runs stay, as ordinary operations)',
-  request: { params: IdParams },
+  request: { params: SerialIdParams },
   responses: { 204: { description: 'Deleted' }, 404: problems[404] },
+});
+
+const runRoute = createRoute({
+  method: 'post',
+  path: '/api/health-checks/{id}/run/',
+  tags,
+  summary: 'Run a health check now',
+  description: 'Queues a run of the check on every online board its selector matches, ahead of their other waiting work.',
+  request: { params: SerialIdParams },
+  responses: {
+    202: { description: 'The runs queued', content: { 'application/json': { schema: z.object({ runs: z.array(OperationSchema) }).openapi('HealthCheckRunNow') } } },
+    404: problems[404],
+    409: { description: '`no_matching_board`: no online board matches its selector' },
+  },
 });
 
 /** Health checks (admin; docs/fleet.md). */
 export function healthCheckRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(notFoundCheck) });
-  const { db } = ctx.database;
 
-  app.openapi(listRoute, async (c) => {
-    const { rows, total } = await listHealthChecks(db, c.req.valid('query'));
-    return c.json({ health_checks: rows.map(toHealthCheckObject), total }, 200);
-  });
+  app.openapi(listRoute, async (c) => c.json(await ctx.healthChecks.list(c.req.valid('query')), 200));
 
   app.openapi(createCheckRoute, async (c) => {
-    const input = c.req.valid('json');
-    await requireInvocation(ctx, input.invocation_id);
-    const row = await insertHealthCheck(db, input);
-    setAuditTarget(`health_check ${row.id}`, { name: row.name });
-    ctx.scheduler.kick();
-    return c.json(toHealthCheckObject(row), 201);
+    const check = await ctx.healthChecks.create(c.req.valid('json'));
+    setAuditTarget(`health_check ${check.id}`, { name: check.name });
+    return c.json(check, 201);
   });
 
-  app.openapi(getRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const row = await findHealthCheck(db, id);
-    if (!row) throw notFoundCheck(id);
-    return c.json(toHealthCheckObject(row), 200);
-  });
+  app.openapi(getRoute, async (c) => c.json(await ctx.healthChecks.require(c.req.valid('param').id), 200));
 
   app.openapi(patchRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const input = c.req.valid('json');
-    if (!(await findHealthCheck(db, id))) throw notFoundCheck(id);
-    if (input.invocation_id !== undefined) await requireInvocation(ctx, input.invocation_id);
-    const row = await updateHealthCheck(db, id, input);
-    if (!row) throw notFoundCheck(id);
-    setAuditTarget(`health_check ${row.id}`, { name: row.name });
-    return c.json(toHealthCheckObject(row), 200);
+    const check = await ctx.healthChecks.update(c.req.valid('param').id, c.req.valid('json'));
+    setAuditTarget(`health_check ${check.id}`, { name: check.name });
+    return c.json(check, 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid('param');
-    if (!(await deleteHealthCheck(db, id))) throw notFoundCheck(id);
+    await ctx.healthChecks.delete(id);
     setAuditTarget(`health_check ${id}`);
     return c.body(null, 204);
+  });
+
+  app.openapi(runRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const { check, runs } = await ctx.healthChecks.runCheckNow(id);
+    setAuditTarget(`health_check ${id}`, { name: check.name });
+    return c.json({ runs }, 202);
   });
 
   return app;

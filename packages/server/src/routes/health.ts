@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { TimerHandle } from '@mm/protocol';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 
@@ -27,13 +28,19 @@ export function healthRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>();
   app.openapi(route, async (c) => {
     let database: 'ok' | 'unreachable' = 'ok';
+    let timer: TimerHandle | undefined;
     try {
       await Promise.race([
-        ctx.database.ping(),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref()),
+        ctx.pingDatabase(),
+        new Promise((_, reject) => {
+          timer = ctx.clock.setTimeout(() => reject(new Error('timeout')), 3000);
+          timer.unref();
+        }),
       ]);
     } catch {
       database = 'unreachable';
+    } finally {
+      ctx.clock.clearTimeout(timer);
     }
     const body = {
       status: database === 'ok' ? ('ok' as const) : ('degraded' as const),

@@ -12,13 +12,14 @@ import {
   detachInvocationFile,
   type InvocationFileRow,
   invocationFileOf,
-} from '../services/invocation-files.ts';
-import { FILE_KINDS, FileKindSchema, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
-import { invocationZip } from '../services/invocation-zip.ts';
-import { findInvocation, requireInvocation } from '../services/invocations.ts';
-import { InvocationId, InvocationIdParams, problemResponses, fileUploadResponses } from '../http/openapi.ts';
+} from '../invocations/invocation-files.ts';
+import { FILE_KINDS, FileKindSchema, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../invocations/invocation-records.ts';
+import { invocationZip } from '../invocations/invocation-zip.ts';
+import { findInvocation, requireInvocation } from '../invocations/invocations.ts';
+import { problemResponses, fileUploadResponses } from '../http/openapi.ts';
+import { SerialId, SerialIdParams } from '../http/params.ts';
 
-const FileParams = InvocationIdParams.extend({
+const FileParams = SerialIdParams.extend({
   kind: FileKindSchema.openapi({ param: { name: 'kind', in: 'path' } }),
 });
 
@@ -33,7 +34,7 @@ const hook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
   if (result.success) return;
   if (result.target === 'param') {
     const { id = '', kind = '' } = c.req.param() as Record<string, string>;
-    const parsedId = InvocationId.safeParse(id);
+    const parsedId = SerialId.safeParse(id);
     if (!parsedId.success) throw notFound.invocation(id);
     throw new NotFoundError('file_not_found', `There is no file kind ${JSON.stringify(kind)}; kinds: ${FILE_KINDS.join(', ')}.`);
   }
@@ -54,7 +55,7 @@ const uploadRoute = createRoute({
   tags: ['invocations'],
   summary: 'Upload one of the four input files (streamed; replaces that kind)',
   request: {
-    params: InvocationIdParams,
+    params: SerialIdParams,
     body: {
       required: true,
       // Described only: the route streams the multipart body itself (never into memory).
@@ -76,6 +77,7 @@ const uploadRoute = createRoute({
     201: { description: 'The stored file', content: { 'application/json': { schema: FileRecordSchema } } },
     ...problemResponses,
     ...fileUploadResponses,
+    400: { description: 'Bad input (`validation_failed`, …); `invalid_video`: an `input_video` whose bytes start with no video container (nothing stored); `invalid_parameter_file`' },
   },
 });
 
@@ -109,7 +111,7 @@ const videoRoute = createRoute({
   path: '/api/invocations/{id}/video/',
   tags: ['invocations', 'videos'],
   summary: "The invocation's output video",
-  request: { params: InvocationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     200: { description: 'The output video', content: { 'video/mp4': binary, 'video/x-msvideo': binary } },
     ...rangeResponses,
@@ -122,7 +124,7 @@ const downloadRoute = createRoute({
   path: '/api/invocations/{id}/download/',
   tags: ['invocations'],
   summary: 'The invocation as a ZIP: `<kind>/<filename>` entries and `invocation.json`',
-  request: { params: InvocationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     200: { description: 'A streamed ZIP (attachment)', content: { 'application/zip': binary } },
     404: problemResponses[404],

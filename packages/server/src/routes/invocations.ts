@@ -1,18 +1,17 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { safeString, INT4_MAX } from '../http/safe-string.ts';
+import { safeString } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { notFound } from '../errors.ts';
-import { InvocationIdParams, problemResponses, requireJson } from '../http/openapi.ts';
+import { problemResponses, requireJson } from '../http/openapi.ts';
+import { PageQuery, SerialIdParams } from '../http/params.ts';
 import { validationHook } from '../http/validation.ts';
-import { latestOperationsOf, latestRunsOf } from '../services/invocation-operations.ts';
-import { InvocationDetailsSchema, InvocationListItemSchema, InvocationSchema, toInvocationRecord } from '../services/invocation-records.ts';
-import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../services/invocations.ts';
+import { InvocationDetailsSchema, InvocationListItemSchema, latestOperationsOf, latestRunsOf } from '../services/invocation-operations.ts';
+import { InvocationSchema, toInvocationRecord } from '../invocations/invocation-records.ts';
+import { createInvocation, deleteInvocation, findInvocation, listInvocations } from '../invocations/invocations.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
 
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
-  offset: z.coerce.number().int().min(0).max(INT4_MAX).default(0),
+const ListQuery = PageQuery.extend({
   q: safeString().max(200).optional().openapi({ description: 'Only invocations whose name contains this (case-insensitive).' }),
 });
 
@@ -56,7 +55,7 @@ const detailsRoute = createRoute({
   path: '/api/invocations/{id}/',
   tags: ['invocations'],
   summary: 'An invocation with its latest operations',
-  request: { params: InvocationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     200: { description: 'The invocation', content: { 'application/json': { schema: InvocationDetailsSchema } } },
     404: problemResponses[404],
@@ -68,7 +67,7 @@ const deleteRoute = createRoute({
   path: '/api/invocations/{id}/',
   tags: ['invocations'],
   summary: 'Delete an invocation (cancels its operations; removes its files)',
-  request: { params: InvocationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     204: { description: 'Deleted' },
     404: problemResponses[404],

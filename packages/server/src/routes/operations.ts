@@ -3,25 +3,22 @@ import { safeString, INT4_MAX } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { validationHook } from '../http/validation.ts';
+import { PageQuery, SerialIdParams } from '../http/params.ts';
 import { isFinal, OPERATION_STATUSES, OperationSchema } from '../operations/operation-object.ts';
 import { notFound, ValidationError } from '../errors.ts';
-
-const OperationIdParams = z.object({
-  id: z
-    .string()
-    .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive integer')
-    .transform(Number)
-    .pipe(z.number().int().max(2_147_483_647))
-    .openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
-});
+import { withWaiting } from '../services/operation-waiting.ts';
 
 const ListQuery = z.object({
   board_id: z.string().uuid().optional(),
   invocation_id: z.coerce.number().int().positive().max(INT4_MAX).optional(),
   kind: safeString().min(1).max(100).optional().openapi({ example: 'execute' }),
   status: z.enum(OPERATION_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Page size (max 1000).' }),
-  offset: z.coerce.number().int().min(0).max(INT4_MAX).default(0),
+  health_check_id: z.coerce.number().int().positive().max(INT4_MAX).optional().openapi({ description: "Only this health check's runs (a check's history)" }),
+  health_checks: z
+    .enum(['0', '1'])
+    .optional()
+    .openapi({ description: '`1`: include the runs of health checks (`health_check_id` set), left out by default' }),
+  ...PageQuery.shape,
 });
 
 const OperationList = z.object({ operations: z.array(OperationSchema), total: z.number().int() }).openapi('OperationList');
@@ -45,7 +42,7 @@ const getRoute = createRoute({
   path: '/api/operations/{id}/',
   tags: ['operations'],
   summary: 'An operation',
-  request: { params: OperationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     200: { description: 'The operation', content: { 'application/json': { schema: OperationSchema } } },
     404: notFoundResponse,
@@ -61,7 +58,7 @@ const logRoute = createRoute({
   path: '/api/operations/{id}/log/',
   tags: ['operations'],
   summary: "The operation's whole log so far",
-  request: { params: OperationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     200: { description: 'The runner output and the agent/server notes, in order', content: { 'text/plain': { schema: z.string() } } },
     404: notFoundResponse,
@@ -75,9 +72,10 @@ const cancelRoute = createRoute({
   summary: 'Cancel an operation',
   description:
     'A queued operation is cancelled at once. A running one is told to stop; it becomes `cancelled` when the board confirms (poll it or follow its events).',
-  request: { params: OperationIdParams },
+  request: { params: SerialIdParams },
   responses: {
     202: { description: 'Cancellation accepted; the operation as it is now', content: { 'application/json': { schema: OperationSchema } } },
+    403: { description: 'Role too low (`forbidden`: a step of a rollout needs the role the rollout needs, admin for every kind but `execute`) or a cross-site request (`cross_origin`)' },
     404: notFoundResponse,
     409: { description: 'The operation already ended (problem+json, `operation_finished`, with `operation`)' },
   },
@@ -98,13 +96,17 @@ export function operationRoutes(ctx: Services) {
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid('query');
     const result = await ctx.operations.list(
-      { boardId: q.board_id, invocationId: q.invocation_id, kind: q.kind, status: q.status },
+      { boardId: q.board_id, invocationId: q.invocation_id, kind: q.kind, status: q.status, healthChecks: q.health_checks === '1' || q.health_check_id !== undefined, healthCheckId: q.health_check_id },
       { limit: q.limit, offset: q.offset },
     );
+    await withWaiting(ctx, result.operations);
     return c.json(result, 200);
   });
 
-  app.openapi(getRoute, async (c) => c.json(await ctx.operations.require(c.req.valid('param').id), 200));
+  app.openapi(getRoute, async (c) => {
+    const [op] = await withWaiting(ctx, [await ctx.operations.require(c.req.valid('param').id)]);
+    return c.json(op!, 200);
+  });
 
   app.openapi(logRoute, async (c) => {
     const { id } = c.req.valid('param');
@@ -125,7 +127,11 @@ export function operationRoutes(ctx: Services) {
     return c.body(body, 200, { 'content-type': 'text/plain; charset=utf-8' });
   });
 
-  app.openapi(cancelRoute, async (c) => c.json(await ctx.operations.cancel(c.req.valid('param').id), 202));
+  app.openapi(cancelRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    await ctx.rollouts.requireStepCancelRights(id);
+    return c.json(await ctx.operations.cancel(id), 202);
+  });
 
   app.openAPIRegistry.registerPath({
     method: 'get',
@@ -139,7 +145,7 @@ export function operationRoutes(ctx: Services) {
       '`retry:` (the reconnect delay). Every event has an `id:` (a live progress report between stored events carries the ' +
       'id of the last stored one). Resuming with the `Last-Event-ID` of `end` (or any id past it) answers 204: an EventSource stops.',
     request: {
-      params: OperationIdParams,
+      params: SerialIdParams,
       headers: z.object({ 'last-event-id': z.string().optional().openapi({ description: 'Resume after this event id' }) }),
       query: z.object({
         log_tail_bytes: z.string().optional().openapi({
@@ -158,7 +164,7 @@ export function operationRoutes(ctx: Services) {
   });
 
   app.get('/api/operations/:id/events/', async (c) => {
-    const parsed = OperationIdParams.safeParse({ id: c.req.param('id') });
+    const parsed = SerialIdParams.safeParse({ id: c.req.param('id') });
     if (!parsed.success) throw notFound.operation(c.req.param('id'));
     const id = parsed.data.id;
     const operation = await ctx.operations.require(id);

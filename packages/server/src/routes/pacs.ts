@@ -2,20 +2,20 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { safeString } from '../http/safe-string.ts';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
+import { archiveInstallBody, boardIdField, startArchiveInstall } from './archive-install.ts';
+import { ApiError, NotFoundError } from '../errors.ts';
 import { emptyBodyIsNoBody } from '../http/empty-body.ts';
-import { receiveFileUpload } from '../services/file-upload.ts';
 import { validationHook } from '../http/validation.ts';
 import { boardForOperation } from '../operations/board-selection.ts';
 import { OperationSchema } from '../operations/operation-object.ts';
 import { respondWithOperation } from '../operations/respond.ts';
-import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema } from '../pacs/pac-schemas.ts';
+import { PacInstallAnswerSchema, PacName, PacQueryAnswerSchema, PacRecordSchema } from '../pacs/pac-schemas.ts';
+import { PAC_LIST_MAX_AGE_S } from '../pacs/pac-lists.ts';
+import { IdParams } from '../http/params.ts';
 import { requireJson, fileUploadResponses } from '../http/openapi.ts';
 
 /** The pre-check of an activation: the agent's `xlnx-config -q` takes up to 30 s. */
 const PRECHECK_TIMEOUT_MS = 60_000;
-
-const boardIdField = z.string().uuid().openapi({ description: 'The board; may be left out when exactly one is registered.' });
 
 const QueryBody = z.object({ board_id: boardIdField.optional() }).openapi('PacQueryRequest');
 const ActivateBody = z.object({ board_id: boardIdField.optional(), pac: PacName }).openapi('PacActivateRequest');
@@ -88,22 +88,7 @@ const installRoute = createRoute({
     'written) and list its PACs again. The server removes its copy of the archive once the operation ends.',
   request: {
     headers: preferHeader,
-    body: {
-      required: true,
-      // Described only: the route streams the multipart body itself.
-      content: {
-        'multipart/form-data': {
-          schema: {
-            type: 'object',
-            required: ['file'],
-            properties: {
-              file: { type: 'string', format: 'binary', description: '.tar or .tar.gz of one PAC folder' },
-              board_id: { type: 'string', format: 'uuid' },
-            },
-          },
-        },
-      },
-    },
+    body: archiveInstallBody('.tar or .tar.gz of one PAC folder'),
   },
   responses: {
     201: { description: 'Installed: the PAC folder and the board\'s PACs now', content: { 'application/json': { schema: PacInstallAnswerSchema } } },
@@ -113,13 +98,34 @@ const installRoute = createRoute({
   },
 });
 
-/** `board_id` as a multipart field: absent or empty means "the single board". */
-function boardIdFromField(value: string | undefined): string | undefined {
-  if (value === undefined || value === '') return undefined;
-  const parsed = boardIdField.safeParse(value);
-  if (!parsed.success) throw new ValidationError([{ field: 'board_id', message: 'must be a board id (UUID)' }]);
-  return parsed.data;
-}
+const StoredPacsSchema = z
+  .object({
+    board_id: z.string().uuid(),
+    pacs: z.array(PacRecordSchema).nullable().openapi({ description: 'As the last query listed them; null: never listed' }),
+    active: z.string().nullable().openapi({ description: "The board's `active_pac`" }),
+    listed_at: z.string().nullable().openapi({ format: 'date-time', description: 'When that query ran' }),
+    age_s: z.number().int().nullable().openapi({ description: 'Seconds since `listed_at`' }),
+    stale: z.boolean().openapi({ description: `Ask the board again: never listed, listed before its current connection, or more than ${PAC_LIST_MAX_AGE_S / 3600} h ago` }),
+    stale_reason: z.string().nullable(),
+    query_operation_id: z.number().int().nullable().openapi({ description: 'A `pac_query` of this board queued or running: follow it rather than queue another' }),
+  })
+  .openapi('StoredPacs');
+
+const storedRoute = createRoute({
+  method: 'get',
+  path: '/api/boards/{id}/pacs/',
+  tags: ['pacs'],
+  summary: "The board's last known PACs, without asking the board",
+  description:
+    'Every `pac_query` (and `pac_install`, and the check after `pac_activate`) stores the list it got; this answers it with ' +
+    'its age, whether it is `stale` (and why), and a `pac_query` already under way. Nothing is queued: refresh with ' +
+    '`POST /api/pacs/query/` when it is stale or on request.',
+  request: { params: IdParams },
+  responses: {
+    200: { description: 'The stored list', content: { 'application/json': { schema: StoredPacsSchema } } },
+    404: { description: '`board_not_found`' },
+  },
+});
 
 /**
  * Row 11's "else 400, the board untouched": the name must be one the board lists right
@@ -147,6 +153,8 @@ async function refuseUnlistedPac(ctx: Services, boardId: string, pac: string): P
 export function pacRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook((raw) => new NotFoundError('not_found', `No resource ${raw}.`)) });
 
+  app.openapi(storedRoute, async (c) => c.json(await ctx.pacLists.of(c.req.valid('param').id), 200));
+
   app.openapi(queryRoute, async (c) => {
     const boardId = await boardForOperation(ctx, c.req.valid('json').board_id);
     const op = await ctx.operations.create({ kind: 'pac_query', boardId });
@@ -162,28 +170,7 @@ export function pacRoutes(ctx: Services) {
   });
 
   app.openapi(installRoute, async (c) => {
-    const { boardId, file } = await receiveFileUpload(ctx, c.env.incoming, {
-      checkField: (name, value) => {
-        if (name === 'board_id') boardIdFromField(value);
-      },
-      accept: async (fields, file) => {
-        if (!file) throw new ValidationError([{ field: 'file', message: 'required: a file part named "file" (a .tar or .tar.gz of one PAC folder)' }]);
-        return { boardId: await boardForOperation(ctx, boardIdFromField(fields.get('board_id'))), file };
-      },
-    });
-    const uploadId = ctx.archives.hold(boardId, file.sha256);
-    let op;
-    try {
-      op = await ctx.operations.create({
-        kind: 'pac_install',
-        boardId,
-        params: { upload_id: uploadId, sha256: file.sha256, size: file.size, filename: file.filename },
-      });
-    } catch (err) {
-      await ctx.archives.release(uploadId);
-      throw err;
-    }
-    ctx.archives.releaseWhenEnded(op.id, uploadId);
+    const op = await startArchiveInstall(ctx, c.env.incoming, 'pac_install', 'a .tar or .tar.gz of one PAC folder');
     return respondWithOperation(c, ctx, op, { successStatus: 201, body: (ended) => ended.result, badRequestCodes: ['invalid_pac_archive'] });
   });
 

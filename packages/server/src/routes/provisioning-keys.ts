@@ -1,22 +1,16 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { PageQuery, problem, UuidParams } from '../auth/schemas.ts';
+import { problem } from '../auth/schemas.ts';
+import { IdParams, PageQuery } from '../http/params.ts';
 import { currentActor, setAuditTarget } from '../auth/request-auth.ts';
 import { ValidationError } from '../errors.ts';
 import { requireJson } from '../http/openapi.ts';
 import { safeString } from '../http/safe-string.ts';
 import { validationHook } from '../http/validation.ts';
-import { LabelsSchema } from '../enrollment/label-schema.ts';
-import { installCommand, publicOrigin } from '../downloads/install-command.ts';
-import {
-  createProvisioningKey,
-  deleteProvisioningKey,
-  listProvisioningKeys,
-  provisioningKeyNotFound,
-  ProvisioningKeySchema,
-  toProvisioningKeyObject,
-} from '../enrollment/provisioning-keys.ts';
+import { LabelsSchema } from '../boards/label-schema.ts';
+import { installCommand, installWarning, publicOrigin } from '../downloads/install-command.ts';
+import { provisioningKeyNotFound, ProvisioningKeySchema } from '../enrollment/provisioning-keys.ts';
 
 const TAG = 'enrollment';
 const CreateKeyBody = z
@@ -32,7 +26,8 @@ const CreateKeyBody = z
 
 const NewKey = ProvisioningKeySchema.extend({
   key: z.string().openapi({ description: 'The key (`MM_PROVISIONING_KEY` of the agent). Shown this once; only its hash is stored.' }),
-  install_command: z.string().openapi({ description: 'The one line that installs the agent on a board and enrolls it with this key (docs/packages.md)' }),
+  install_command: z.string().openapi({ description: 'The one line that installs the agent on a board and enrolls it with this key (docs/packages.md); it names MM_PUBLIC_URL, else the address the request came to' }),
+  install_warning: z.string().nullable().openapi({ description: 'Set when MM_PUBLIC_URL is not: the command names the address the request came to, which a board may not reach' }),
 }).openapi('NewProvisioningKey');
 
 const KeyList = z.object({ provisioning_keys: z.array(ProvisioningKeySchema), total: z.number().int() }).openapi('ProvisioningKeyList');
@@ -65,25 +60,24 @@ const deleteRoute = createRoute({
   path: '/api/provisioning-keys/{id}/',
   tags: [TAG],
   summary: 'Delete a provisioning key: no board can enroll with it any more (enrolled boards stay)',
-  request: { params: UuidParams },
+  request: { params: IdParams },
   responses: { 204: { description: 'Deleted' }, 404: problem('`provisioning_key_not_found`') },
 });
 
 /** `GET`/`POST /api/provisioning-keys/`, `DELETE /api/provisioning-keys/<id>/` (admin; docs/enrollment.md). */
 export function provisioningKeyRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(provisioningKeyNotFound) });
-  const { db } = ctx.database;
 
   app.openapi(listRoute, async (c) => {
-    const { rows, total } = await listProvisioningKeys(db, c.req.valid('query'));
-    return c.json({ provisioning_keys: rows.map(toProvisioningKeyObject), total }, 200);
+    const { keys, total } = await ctx.provisioningKeys.list(c.req.valid('query'));
+    return c.json({ provisioning_keys: keys, total }, 200);
   });
 
   app.openapi(createKeyRoute, async (c) => {
     const body = c.req.valid('json');
     const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) throw new ValidationError([{ field: 'expires_at', message: 'must be in the future' }]);
-    const { row, key } = await createProvisioningKey(db, {
+    if (expiresAt && expiresAt.getTime() <= ctx.clock.now()) throw new ValidationError([{ field: 'expires_at', message: 'must be in the future' }]);
+    const { key, secret } = await ctx.provisioningKeys.create({
       name: body.name,
       labels: body.labels ?? {},
       expiresAt,
@@ -91,16 +85,15 @@ export function provisioningKeyRoutes(ctx: Services) {
       approval: body.approval,
       createdBy: currentActor(),
     });
-    setAuditTarget(`provisioning_key ${row.id}`, { name: row.name, approval: row.approval });
-    ctx.log.info({ provisioning_key_id: row.id, name: row.name }, 'provisioning key created');
-    return c.json({ ...toProvisioningKeyObject(row), key, install_command: installCommand(publicOrigin(c, ctx.config), { provisioningKey: key }) }, 201);
+    setAuditTarget(`provisioning_key ${key.id}`, { name: key.name, approval: key.approval });
+    const origin = publicOrigin(c, ctx.config);
+    return c.json({ ...key, key: secret, install_command: installCommand(origin, { provisioningKey: secret }), install_warning: installWarning(origin, ctx.config) }, 201);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const row = await deleteProvisioningKey(db, id);
-    if (!row) throw provisioningKeyNotFound(id);
-    setAuditTarget(`provisioning_key ${id}`, { name: row.name });
+    const key = await ctx.provisioningKeys.delete(id);
+    setAuditTarget(`provisioning_key ${id}`, { name: key.name });
     return c.body(null, 204);
   });
 

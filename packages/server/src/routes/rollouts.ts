@@ -2,28 +2,19 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
 import { setAuditTarget } from '../auth/request-auth.ts';
-import { INT4_MAX, safeString } from '../http/safe-string.ts';
+import { safeString } from '../http/safe-string.ts';
+import { PageQuery, SerialIdParams, uuidParam } from '../http/params.ts';
 import { requireJson } from '../http/openapi.ts';
 import { validationHook } from '../http/validation.ts';
 import { ROLLOUT_STATUSES, RolloutCreateSchema, RolloutListSchema, RolloutSchema } from '../rollouts/rollout-object.ts';
 import { rolloutNotFound } from '../rollouts/rollouts.ts';
 import { serveFile } from '../http/file-response.ts';
-import { contentSource } from '../services/invocation-files.ts';
-
-const RolloutIdParams = z.object({
-  id: z
-    .string()
-    .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive integer')
-    .transform(Number)
-    .pipe(z.number().int().max(INT4_MAX))
-    .openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }),
-});
+import { contentSource } from '../invocations/invocation-files.ts';
 
 const ListQuery = z.object({
   status: z.enum(ROLLOUT_STATUSES).optional(),
   kind: safeString().min(1).max(100).optional().openapi({ example: 'pac_activate' }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).max(INT4_MAX).default(0),
+  ...PageQuery.shape,
 });
 
 const notFoundResponse = { description: 'No such rollout (problem+json, `rollout_not_found`)' } as const;
@@ -66,7 +57,7 @@ const getRoute = createRoute({
   path: '/api/rollouts/{id}/',
   tags: ['rollouts'],
   summary: 'A rollout: its status, counts and every board with its step',
-  request: { params: RolloutIdParams },
+  request: { params: SerialIdParams },
   responses: { 200: { description: 'The rollout', content: { 'application/json': { schema: RolloutSchema } } }, 404: notFoundResponse },
 });
 
@@ -76,7 +67,7 @@ const command = (name: 'pause' | 'resume' | 'cancel', summary: string, conflict:
     path: `/api/rollouts/{id}/${name}/`,
     tags: ['rollouts'],
     summary,
-    request: { params: RolloutIdParams },
+    request: { params: SerialIdParams },
     responses: {
       202: { description: 'The rollout as it is now', content: { 'application/json': { schema: RolloutSchema } } },
       404: notFoundResponse,
@@ -93,7 +84,7 @@ const outputRoute = createRoute({
   path: '/api/rollouts/{id}/boards/{board_id}/output/',
   tags: ['rollouts'],
   summary: "One board's output video of an execute rollout (Range honoured)",
-  request: { params: RolloutIdParams.extend({ board_id: z.string().uuid().openapi({ param: { name: 'board_id', in: 'path' } }) }) },
+  request: { params: SerialIdParams.extend({ board_id: uuidParam('board_id') }) },
   responses: {
     200: { description: 'The video', content: { 'video/mp4': { schema: z.string().openapi({ format: 'binary' }) } } },
     206: { description: 'A range of it' },
@@ -151,7 +142,7 @@ export function rolloutRoutes(ctx: Services) {
       'First a `status` event with the whole rollout; then `board` (one board\'s step changed: the board and `counts`), ' +
       '`status` (the rollout\'s status changed: the whole rollout) and, once it has finished, `end` (the final rollout) and the ' +
       'stream closes. A reconnecting client starts again from the whole rollout.',
-    request: { params: RolloutIdParams },
+    request: { params: SerialIdParams },
     responses: {
       200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
       404: notFoundResponse,
@@ -159,7 +150,7 @@ export function rolloutRoutes(ctx: Services) {
   });
 
   app.get('/api/rollouts/:id/events/', async (c) => {
-    const parsed = RolloutIdParams.safeParse({ id: c.req.param('id') });
+    const parsed = SerialIdParams.safeParse({ id: c.req.param('id') });
     if (!parsed.success) throw rolloutNotFound(c.req.param('id'));
     const rollout = await ctx.rollouts.require(parsed.data.id);
     return new Response(ctx.rolloutStreams.open(rollout, c.env.outgoing), { status: 200, headers: SSE_HEADERS });

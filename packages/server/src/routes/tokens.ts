@@ -3,8 +3,9 @@ import type { AppEnv } from '../http/app-env.ts';
 import type { AuthService } from '../auth/auth-service.ts';
 import { ForbiddenError } from '../auth/errors.ts';
 import { requestAuth } from '../auth/request-auth.ts';
-import { PageQuery, problem, TokenSchema, UuidParams } from '../auth/schemas.ts';
-import { createToken, listTokens, revokeToken, tokenNotFound, toTokenObject } from '../auth/tokens.ts';
+import { problem, TokenSchema } from '../auth/schemas.ts';
+import { IdParams, PageQuery } from '../http/params.ts';
+import { tokenNotFound, toTokenObject } from '../auth/tokens.ts';
 import { ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { requireJson } from '../http/openapi.ts';
@@ -65,13 +66,12 @@ const deleteRoute = createRoute({
   path: '/api/tokens/{id}/',
   tags: [TAG],
   summary: 'Revoke one of your tokens (an admin: anyone\'s): it stops working at once (open streams too)',
-  request: { params: UuidParams },
+  request: { params: IdParams },
   responses: { 204: { description: 'Revoked' }, 404: problem('`token_not_found`') },
 });
 
 export function tokenRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(tokenNotFound) });
-  const { db } = auth;
 
   const ownerId = () => {
     const a = requestAuth();
@@ -95,7 +95,7 @@ export function tokenRoutes(auth: AuthService) {
     } else {
       return c.json({ tokens: [], total: 0 }, 200);
     }
-    const { rows, total } = await listTokens(db, whose, page);
+    const { rows, total } = await auth.tokens.list(whose, page);
     return c.json({ tokens: rows.map((r) => toTokenObject(r.token, r.username)), total }, 200);
   });
 
@@ -104,8 +104,8 @@ export function tokenRoutes(auth: AuthService) {
     if (!userId) throw new ForbiddenError('Tokens belong to users: sign in as a user to make one.', 'user_required');
     const body = c.req.valid('json');
     const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) throw new ValidationError([{ field: 'expires_at', message: 'must be in the future' }]);
-    const { row, token } = await createToken(db, userId, body.name, expiresAt);
+    if (expiresAt && expiresAt.getTime() <= auth.clock.now()) throw new ValidationError([{ field: 'expires_at', message: 'must be in the future' }]);
+    const { row, token } = await auth.tokens.create(userId, body.name, expiresAt);
     const a = requestAuth();
     await auth.audit.record({ action: 'token.create', target: `token ${row.id}`, actor: a.principal, ip: a.ip, requestId: a.requestId, detail: { name: row.name } });
     return c.json({ ...toTokenObject(row, a.principal.username ?? ''), token }, 201);
@@ -115,7 +115,7 @@ export function tokenRoutes(auth: AuthService) {
     const { id } = c.req.valid('param');
     const userId = ownerId();
     // Your own token; an admin's request reaches anyone's (one lookup, so a non-admin learns nothing of others').
-    const row = isAdmin() ? await revokeToken(db, null, id) : userId ? await revokeToken(db, userId, id) : undefined;
+    const row = isAdmin() ? await auth.tokens.revoke(null, id) : userId ? await auth.tokens.revoke(userId, id) : undefined;
     if (!row) throw tokenNotFound(id);
     const a = requestAuth();
     auth.live.cutCredential(id, a.principal);

@@ -6,10 +6,10 @@ import type { Services } from '../services.ts';
 import { BadRequestError, NotFoundError, notFound, ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { plainFileName } from '../http/file-name.ts';
-import { attachInvocationFile } from '../services/invocation-files.ts';
+import { attachInvocationFile } from '../invocations/invocation-files.ts';
 import { auditAs } from '../auth/request-auth.ts';
-import { type FileRecord, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../services/invocation-records.ts';
-import { requireInvocation } from '../services/invocations.ts';
+import { type FileRecord, FileRecordSchema, INPUT_FILE_KINDS, InputFileKindSchema } from '../invocations/invocation-records.ts';
+import { requireInvocation } from '../invocations/invocations.ts';
 import { CONTENT_UPLOAD_KIND, type UploadRow } from '../uploads/resumable-uploads.ts';
 import {
   parseByteCount,
@@ -19,7 +19,8 @@ import {
   TUS_EXPOSED_HEADERS,
   TUS_VERSION,
 } from '../uploads/tus-protocol.ts';
-import { InvocationId, InvocationIdParams, problemResponses, requireJson } from '../http/openapi.ts';
+import { problemResponses, requireJson } from '../http/openapi.ts';
+import { IdParams, SerialId, SerialIdParams } from '../http/params.ts';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -66,7 +67,6 @@ const toUploadState = (row: UploadRow) => ({
 const tusResumableHeader = z.object({
   'tus-resumable': z.string().openapi({ example: TUS_VERSION, description: 'The tus version: 1.0.0 (412 otherwise)' }),
 });
-const UploadIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) });
 const noUpload = { description: 'No such upload (failed, terminated or expired; a finished one answers until it expires): `upload_not_found`' };
 const wrongVersion = { description: 'Tus-Resumable missing or not 1.0.0 (`tus_version_unsupported`)' };
 
@@ -91,7 +91,7 @@ const attachRoute = createRoute({
   summary: 'Attach content the server already holds, by its sha256 (nothing is sent)',
   middleware: [requireJson] as const,
   request: {
-    params: InvocationIdParams.extend({ kind: InputFileKindSchema.openapi({ param: { name: 'kind', in: 'path' } }) }),
+    params: SerialIdParams.extend({ kind: InputFileKindSchema.openapi({ param: { name: 'kind', in: 'path' } }) }),
     body: { required: true, content: { 'application/json': { schema: AttachBody } } },
   },
   responses: {
@@ -105,7 +105,7 @@ const attachRoute = createRoute({
 export function uploadRoutes(ctx: Services) {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: validationHook((raw) => {
-      if (!InvocationId.safeParse(raw).success) return notFound.invocation(raw);
+      if (!SerialId.safeParse(raw).success) return notFound.invocation(raw);
       return new NotFoundError('file_not_found', `Files can be attached as ${INPUT_FILE_KINDS.join(', ')}.`);
     }),
   });
@@ -146,7 +146,7 @@ export function uploadRoutes(ctx: Services) {
     path: '/api/uploads/{id}/',
     tags: ['uploads'],
     summary: 'tus: what this server supports, asked on an upload URL',
-    request: { params: UploadIdParams },
+    request: { params: IdParams },
     responses: { 204: { description: 'The same answer as OPTIONS /api/uploads/' } },
   });
   app.options('/api/uploads/:id/', discovery);
@@ -197,7 +197,7 @@ export function uploadRoutes(ctx: Services) {
     path: '/api/uploads/{id}/',
     tags: ['uploads'],
     summary: 'tus: the upload\'s offset (where to continue)',
-    request: { params: UploadIdParams, headers: tusResumableHeader },
+    request: { params: IdParams, headers: tusResumableHeader },
     responses: { 200: { description: 'Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires' }, ...stateResponses },
   });
   app.openAPIRegistry.registerPath({
@@ -205,7 +205,7 @@ export function uploadRoutes(ctx: Services) {
     path: '/api/uploads/{id}/',
     tags: ['uploads'],
     summary: "The upload's state as JSON (and the HEAD headers)",
-    request: { params: UploadIdParams },
+    request: { params: IdParams },
     responses: { 200: { description: 'The upload', content: { 'application/json': { schema: UploadStateSchema } } }, 404: noUpload },
   });
   app.get('/api/uploads/:id/', async (c) => {
@@ -226,7 +226,7 @@ export function uploadRoutes(ctx: Services) {
       '(as `POST …/upload/` does) and answers 204 with `Upload-Offset` = Upload-Length; ' +
       'a declared sha256 that does not match answers 400 `checksum_mismatch` and removes the upload.',
     request: {
-      params: UploadIdParams,
+      params: IdParams,
       headers: tusResumableHeader.extend({ 'upload-offset': z.string() }),
       body: { content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
     },
@@ -234,7 +234,7 @@ export function uploadRoutes(ctx: Services) {
       204: { description: 'Appended: `Upload-Offset` is the new offset' },
       400: {
         description:
-          '`checksum_mismatch` (the upload is removed; nothing attached), `upload_too_long` (the body runs past Upload-Length: none of it is kept, nothing attached) or a bad Upload-Offset',
+          '`checksum_mismatch` (the upload is removed; nothing attached), `invalid_video` (an `input_video` that is no video container: removed, nothing attached), `upload_too_long` (the body runs past Upload-Length: none of it is kept, nothing attached) or a bad Upload-Offset',
       },
       409: { description: '`offset_mismatch`: Upload-Offset is not the upload\'s offset (HEAD, then continue)' },
       415: { description: 'Not application/offset+octet-stream' },
@@ -258,7 +258,7 @@ export function uploadRoutes(ctx: Services) {
     path: '/api/uploads/{id}/',
     tags: ['uploads'],
     summary: 'tus termination: give up the upload and its bytes',
-    request: { params: UploadIdParams, headers: tusResumableHeader },
+    request: { params: IdParams, headers: tusResumableHeader },
     responses: { 204: { description: 'Terminated' }, ...stateResponses },
   });
   const terminate = async (c: Context<AppEnv>) => {
@@ -274,7 +274,7 @@ export function uploadRoutes(ctx: Services) {
     tags: ['uploads'],
     summary: 'tus: PATCH or DELETE for clients that can only send POST (X-HTTP-Method-Override)',
     request: {
-      params: UploadIdParams,
+      params: IdParams,
       headers: tusResumableHeader.extend({ 'x-http-method-override': z.enum(['PATCH', 'DELETE']) }),
       body: { content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
     },
@@ -325,7 +325,7 @@ function parseCreationMetadata(meta: Map<string, string>) {
     return { invocationId: null, kind: CONTENT_UPLOAD_KIND, filename, sha256 };
   }
   const rawId = meta.get('invocation_id');
-  const id = InvocationId.safeParse(rawId ?? '');
+  const id = SerialId.safeParse(rawId ?? '');
   if (!id.success) problems.push({ field: 'invocation_id', message: rawId === undefined ? 'required' : 'must be a positive integer' });
   const kind = InputFileKindSchema.safeParse(meta.get('file_type'));
   if (!kind.success) problems.push({ field: 'file_type', message: `required: one of ${INPUT_FILE_KINDS.join(', ')}` });

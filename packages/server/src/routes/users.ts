@@ -4,10 +4,9 @@ import type { AuthService } from '../auth/auth-service.ts';
 import { generatePassword } from '../auth/passwords.ts';
 import { requestAuth } from '../auth/request-auth.ts';
 import { ROLES } from '../auth/roles.ts';
-import { isWeakPasswordFor, PageQuery, Password, problem, UserSchema, Username, UuidParams } from '../auth/schemas.ts';
-import { endSessionsOf } from '../auth/sessions.ts';
-import { revokeTokensOf } from '../auth/tokens.ts';
-import { createUser, deleteUser, findUser, listUsers, toUserObject, updateUser, userNotFound } from '../auth/users.ts';
+import { isWeakPasswordFor, Password, problem, UserSchema, Username } from '../auth/schemas.ts';
+import { IdParams, PageQuery } from '../http/params.ts';
+import { toUserObject, userNotFound } from '../auth/users.ts';
 import { ValidationError } from '../errors.ts';
 import { validationHook } from '../http/validation.ts';
 import { requireJson } from '../http/openapi.ts';
@@ -69,7 +68,7 @@ const getRoute = createRoute({
   path: '/api/users/{id}/',
   tags: [TAG],
   summary: 'A user (admin)',
-  request: { params: UuidParams },
+  request: { params: IdParams },
   responses: { 200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } }, 404: problem('`user_not_found`') },
 });
 
@@ -82,7 +81,7 @@ const updateRoute = createRoute({
     "A new password ends the user's sessions; `revoke_tokens: true` also revokes their personal tokens; a new role cuts " +
     'their open streams (they reconnect with the new role).',
   middleware: [requireJson] as const,
-  request: { params: UuidParams, body: { required: true, content: { 'application/json': { schema: UpdateUserBody } } } },
+  request: { params: IdParams, body: { required: true, content: { 'application/json': { schema: UpdateUserBody } } } },
   responses: {
     200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
     400: problem('Bad input'),
@@ -97,7 +96,7 @@ const deleteRoute = createRoute({
   path: '/api/users/{id}/',
   tags: [TAG],
   summary: 'Delete a user (admin): their tokens and sessions stop working at once, open streams are cut',
-  request: { params: UuidParams },
+  request: { params: IdParams },
   responses: { 204: { description: 'Deleted' }, 404: problem('`user_not_found`'), 409: lastAdminProblem },
 });
 
@@ -108,7 +107,6 @@ function refuseWeak(password: string, username: string): void {
 
 export function userRoutes(auth: AuthService) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook(userNotFound) });
-  const { db } = auth;
 
   const record = (action: string, target: string, detail?: Record<string, unknown>) => {
     const a = requestAuth();
@@ -116,7 +114,7 @@ export function userRoutes(auth: AuthService) {
   };
 
   app.openapi(listRoute, async (c) => {
-    const { rows, total } = await listUsers(db, c.req.valid('query'));
+    const { rows, total } = await auth.users.list(c.req.valid('query'));
     return c.json({ users: rows.map(toUserObject), total }, 200);
   });
 
@@ -124,15 +122,14 @@ export function userRoutes(auth: AuthService) {
     const body = c.req.valid('json');
     if (body.password !== undefined) refuseWeak(body.password, body.username);
     const generated = body.password === undefined ? generatePassword() : undefined;
-    const row = await createUser(db, body.username, body.password ?? generated!, body.role);
-    auth.userCreated();
+    const row = await auth.users.create(body.username, body.password ?? generated!, body.role);
     await record('user.create', `user ${row.id}`, { username: row.username, role: row.role });
     return c.json({ ...toUserObject(row), ...(generated ? { password: generated } : {}) }, 201);
   });
 
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const row = await findUser(db, id);
+    const row = await auth.users.find(id);
     if (!row) throw userNotFound(id);
     return c.json(toUserObject(row), 200);
   });
@@ -143,11 +140,11 @@ export function userRoutes(auth: AuthService) {
     if (change.role === undefined && change.password === undefined && !change.revoke_tokens) {
       throw new ValidationError([{ field: '(body)', message: 'give role, password or revoke_tokens' }]);
     }
-    const before = await findUser(db, id);
+    const before = await auth.users.find(id);
     if (before && change.password !== undefined) refuseWeak(change.password, before.username);
-    const row = await updateUser(db, id, change);
-    if (change.password !== undefined) await endSessionsOf(db, id);
-    const revoked = change.revoke_tokens ? await revokeTokensOf(db, id) : [];
+    const row = await auth.users.update(id, change);
+    if (change.password !== undefined) await auth.sessions.endAllOf(id);
+    const revoked = change.revoke_tokens ? await auth.tokens.revokeAllOf(id) : [];
     if (change.password !== undefined || revoked.length || (before && before.role !== row.role)) auth.live.cutUser(id, requestAuth().principal);
     await record('user.update', `user ${id}`, {
       ...(change.role !== undefined ? { role: row.role, previous_role: before?.role } : {}),
@@ -159,7 +156,7 @@ export function userRoutes(auth: AuthService) {
 
   app.openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const row = await deleteUser(db, id);
+    const row = await auth.users.delete(id);
     // The rows are gone (cascade), so no new request authenticates; cut the ones in flight.
     auth.live.cutUser(id, requestAuth().principal);
     await record('user.delete', `user ${id}`, { username: row.username });

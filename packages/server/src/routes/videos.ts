@@ -1,18 +1,14 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.ts';
 import type { Services } from '../services.ts';
-import { allVideos, openResultsVideo } from '../services/videos.ts';
+import { allVideos, openResultsVideo } from '../invocations/videos.ts';
 import { NotFoundError } from '../errors.ts';
 import { accelRedirectPath, serveFile } from '../http/file-response.ts';
 import { validationHook } from '../http/validation.ts';
-import { VideoSchema } from '../services/invocation-records.ts';
+import { PageQuery } from '../http/params.ts';
+import { VideoSchema } from '../invocations/invocation-records.ts';
 
 const RESULTS_PREFIX = '/api/videos/results/';
-
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
 
 const VideoList = z.object({ videos: z.array(VideoSchema), total: z.number().int() }).openapi('VideoList');
 
@@ -21,7 +17,7 @@ const listRoute = createRoute({
   path: '/api/videos/',
   tags: ['videos'],
   summary: "Output videos of invocations and videos of the results folder, newest first",
-  request: { query: ListQuery },
+  request: { query: PageQuery },
   responses: {
     200: { description: 'A page of videos and the number of all', content: { 'application/json': { schema: VideoList } } },
     400: { description: 'Bad paging parameters (problem+json)' },

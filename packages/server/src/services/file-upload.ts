@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { StoreContext } from '../store-context.ts';
 import { type ReceivedFile, receiveUpload } from '../http/multipart.ts';
-import { discardIngestedContent } from './invocation-files.ts';
+import { discardIngestedContent } from '../invocations/invocation-files.ts';
 
 export interface FileUploadOptions<T> {
   /** Checks a text field as soon as it arrives: a bad one sent before the file fails before any byte is stored. */

@@ -31,15 +31,16 @@ export class EventRing {
 
   /**
    * The events a client that last saw `lastEventId` missed: those after the newest event
-   * that carried that id. An id the buffer no longer (or never) held yields everything
-   * buffered: the client did miss events, and these are the ones still known.
+   * that carried that id (`complete`). An id the buffer no longer (or never) held yields
+   * everything buffered with `complete: false`: the client missed events, these are the
+   * ones still known, and what came between is lost (the caller says so: a gap).
    */
-  since(lastEventId: string): Buffer[] {
+  since(lastEventId: string): { frames: Buffer[]; complete: boolean } {
     const all = this.ordered();
     for (let i = all.length - 1; i >= 0; i--) {
-      if (all[i]!.lastId === lastEventId) return all.slice(i + 1).map((b) => b.frame);
+      if (all[i]!.lastId === lastEventId) return { frames: all.slice(i + 1).map((b) => b.frame), complete: true };
     }
-    return all.map((b) => b.frame);
+    return { frames: all.map((b) => b.frame), complete: false };
   }
 
   /** Oldest first. */

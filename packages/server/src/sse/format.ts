@@ -21,3 +21,19 @@ export const HEARTBEAT_COMMENT = Buffer.from(': heartbeat\n\n', 'utf8');
 export function preamble(retryMs: number): Buffer {
   return Buffer.from(`retry: ${retryMs}\n\n`, 'utf8');
 }
+
+/**
+ * `event: gap`: the client resumed after `lastEventId` but events after it are no longer
+ * held (the ring moved past it, or they would not fit in one client's allowance): what follows
+ * is the oldest still held, and what came between is lost. No id, so the client's own
+ * Last-Event-ID stays until the next event that has one.
+ */
+export function gapEvent(lastEventId: string): Buffer {
+  return formatEvent({
+    event: 'gap',
+    data: JSON.stringify({
+      last_event_id: lastEventId,
+      message: 'Events after this id are no longer held: some were missed. The stream goes on from the oldest it still holds.',
+    }),
+  });
+}

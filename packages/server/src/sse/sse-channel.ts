@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { startHeartbeat, type Clock, type Heartbeat } from '@mm/protocol';
 import { EventRing } from './event-ring.ts';
-import { HEARTBEAT_COMMENT, preamble } from './format.ts';
+import { gapEvent, HEARTBEAT_COMMENT, preamble } from './format.ts';
 import { SseClient } from './sse-client.ts';
 
 export interface SseChannelOptions {
@@ -49,8 +49,9 @@ export class SseChannel {
 
   /**
    * A new client (its `body` is the response body): the `retry:` preamble, then the events
-   * it missed since `lastEventId` that the ring still holds, then `intro` (e.g. the
-   * current state), then live events. On a closed channel the stream ends after that.
+   * it missed since `lastEventId` that the ring still holds (after an `event: gap` when
+   * some it missed are no longer held), then `intro` (e.g. the current state), then live
+   * events. On a closed channel the stream ends after that.
    */
   attach(opts: { out?: ServerResponse | undefined; lastEventId?: string | undefined; intro?: Buffer[] } = {}): SseClient {
     const client = new SseClient(
@@ -58,7 +59,7 @@ export class SseChannel {
       opts.out,
     );
     if (this.opts.retryMs !== undefined) client.write(preamble(this.opts.retryMs));
-    if (opts.lastEventId !== undefined) for (const frame of this.ring.since(opts.lastEventId)) client.write(frame);
+    if (opts.lastEventId !== undefined) for (const frame of this.replay(opts.lastEventId)) client.write(frame);
     for (const frame of opts.intro ?? []) client.write(frame);
     if (this.closed) {
       client.end();
@@ -89,6 +90,22 @@ export class SseChannel {
     this.closed = true;
     for (const client of [...this.clients]) client.end();
     this.stopHeartbeat();
+  }
+
+  /**
+   * What a client resuming after `lastEventId` is sent: the events it missed, newest last.
+   * When the ring no longer holds that id, or the missed events would not fit in the
+   * client's allowance (it would be cut at once, and again on every retry), the oldest are
+   * left out and an `event: gap` says so first: a client never misses events silently.
+   */
+  private replay(lastEventId: string): Buffer[] {
+    if (this.opts.ringSize === 0) return [];
+    const { frames, complete } = this.ring.since(lastEventId);
+    let bytes = 0;
+    let first = frames.length;
+    while (first > 0 && bytes + frames[first - 1]!.byteLength <= this.opts.maxBacklogBytes) bytes += frames[--first]!.byteLength;
+    const kept = frames.slice(first);
+    return complete && first === 0 ? kept : [gapEvent(lastEventId), ...kept];
   }
 
   private detach(client: SseClient): void {

@@ -129,9 +129,17 @@ export class SseClient {
     for (const w of waiters) w();
   }
 
-  /** Drops the client: what it had queued is discarded; it reconnects and resumes. */
+  /**
+   * Drops the client: what it had queued is discarded; it reconnects and resumes. Its
+   * connection is reset, not closed: a close would queue the FIN behind everything the
+   * kernel still holds for it (megabytes for a reader that stopped), so a stalled client
+   * would learn of the cut only after reading all of that, or never. A reset reaches it at
+   * once and drops those bytes too.
+   */
   private cut(): false {
-    if (this.out) this.out.destroy();
+    const socket = this.out?.socket;
+    if (socket) socket.resetAndDestroy();
+    else if (this.out) this.out.destroy();
     else this.controller.error(new Error('the client fell too far behind'));
     this.closeOnce();
     return false;

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ChunkReader } from '@mm/protocol';
+import type { PinLedger } from './blob-pins.ts';
 
 export interface BlobWriteOptions {
   /** More bytes than this reject with PayloadTooLargeError (and nothing is kept). */
@@ -54,11 +55,14 @@ export interface ByteRange {
  * Two implementations (`createBlobStore`, storage/create-blob-store.ts): files on a local or
  * shared disk (`ContentStore`) and an S3-compatible object store (`S3BlobStore`).
  *
- * Pins live in this process's memory: with several replicas on one store, a pin protects the
- * content only from this replica's own collection. What keeps other replicas' collectors
- * away is the database (a content row locked or referenced) and, for bytes no row records
- * yet, the orphan grace period of the sweep (`sweepOrphanContent`): unrecorded content younger
- * than it is never removed.
+ * Pins live in this process's memory and, with several replicas on one store (a real
+ * PostgreSQL), also in the `content_pins` table (`usePinLedger`, storage/content-pins.ts):
+ * a pin is taken before the bytes are put into place, and every replica's collection
+ * (`collectUnusedContent`, the sweeps) leaves pinned content alone, deciding under a per-content
+ * database lock that a new pin waits for. So content one replica has written and is about to
+ * record is never removed by another replica, even when it has the same bytes as content the
+ * other is letting go of. Content no row records and no pin holds (a replica died) is left to
+ * the orphan grace period of the sweep (`sweepOrphanContent`).
  */
 export interface BlobStore {
   /**
@@ -92,8 +96,10 @@ export interface BlobStore {
   /** The content's size and when its bytes were last written, or undefined when it is not stored. */
   stat(sha256: string): Promise<{ size: number; modifiedAt: Date } | undefined>;
   has(sha256: string): Promise<boolean>;
-  /** Ends one pin a write put on its content. */
-  release(sha256: string): void;
+  /** Ends one pin a write put on its content. Never rejects; awaiting it is needed only before collecting that content. */
+  release(sha256: string): Promise<void>;
+  /** Several replicas: each pin is also recorded where every replica's collection looks. */
+  usePinLedger?(ledger: PinLedger): void;
   /**
    * Pins content the store already holds, as an ingest does, until `release`; false when
    * it does not hold it (attach by digest).

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../errors.ts';
 import { openFileReader, RollingSync, writeAllv, type ChunkReader } from '@mm/protocol';
 import type { BlobStore, BlobWriteOptions, BlobWriter, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
-import { BlobPins } from './blob-pins.ts';
+import { BlobPins, type PinLedger } from './blob-pins.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 /** Read chunk size for stored content: 64 KiB (Node's default) caps downloads near 0.5 GB/s. */
@@ -35,7 +35,7 @@ export class ContentMismatchError extends Error {
  * in use is the database's business (contents / invocation_files rows); this class only
  * keeps the bytes, plus a per-content "pin" between an ingest and the row that records it,
  * so that collecting unused content never removes bytes someone is about to record
- * (see `removeIfUnused`).
+ * (see `removeIfUnused`; with several replicas the pins are also rows, see `usePinLedger`).
  *
  * Several replicas may share the folder (a shared volume): temp names carry the host, pid and
  * random bytes, the startup sweep leaves other processes' young temp files alone, the rename into place is
@@ -197,13 +197,18 @@ export class ContentStore implements BlobStore {
   private async moveIntoPlace(tempPath: string, sha256: string, expected: string | undefined): Promise<string> {
     if (expected !== undefined && expected !== sha256) throw new ContentMismatchError(`content hashes to ${sha256}, expected ${expected}`);
     const finalPath = this.pathOf(sha256);
-    await this.pins.locked(sha256, async () => {
+    // Pinned first (where every replica looks, with several), then put into place.
+    await this.pins.pinned(sha256, async () => {
       await fsp.mkdir(path.dirname(finalPath), { recursive: true });
       await fsp.rename(tempPath, finalPath);
-      this.pins.add(sha256);
     });
     await syncDirectory(path.dirname(finalPath));
     return sha256;
+  }
+
+  /** Several replicas on one store: pins are also rows every replica's collection honours. */
+  usePinLedger(ledger: PinLedger): void {
+    this.pins.useLedger(ledger);
   }
 
   /** The content from `start`, read straight into the agent link's frame buffers. */
@@ -216,11 +221,7 @@ export class ContentStore implements BlobStore {
    * that records it is written; false when the store does not hold it. Release with `release`.
    */
   async pin(sha256: string): Promise<boolean> {
-    return this.pins.locked(sha256, async () => {
-      if (!(await this.has(sha256))) return false;
-      this.pins.add(sha256);
-      return true;
-    });
+    return this.pins.pinned(sha256, () => this.has(sha256));
   }
 
   /**
@@ -230,10 +231,9 @@ export class ContentStore implements BlobStore {
    */
   async adopt(file: string, sha256: string): Promise<void> {
     const finalPath = this.pathOf(sha256);
-    await this.pins.locked(sha256, async () => {
+    await this.pins.pinned(sha256, async () => {
       await fsp.mkdir(path.dirname(finalPath), { recursive: true });
       await fsp.rename(file, finalPath);
-      this.pins.add(sha256);
     });
     await syncDirectory(path.dirname(finalPath));
   }
@@ -255,8 +255,8 @@ export class ContentStore implements BlobStore {
   }
 
   /** Ends the pin an ingest put on its content (once the content is recorded, or abandoned). */
-  release(sha256: string): void {
-    this.pins.release(sha256);
+  release(sha256: string): Promise<void> {
+    return this.pins.release(sha256);
   }
 
   /** Whether a write's pin still holds the content (tests). */

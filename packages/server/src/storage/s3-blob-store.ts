@@ -24,7 +24,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PayloadTooLargeError } from '../errors.ts';
 import type { BlobStore, BlobWriteOptions, BlobWriter, ByteRange, ListedBlob, StoredBlob } from './blob-store.ts';
 import { ContentMismatchError, DEFAULT_TEMP_GRACE_MS } from './content-store.ts';
-import { BlobPins } from './blob-pins.ts';
+import { BlobPins, type PinLedger } from './blob-pins.ts';
 import { isAbandonedTemp, tempName } from './temp-names.ts';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -69,7 +69,8 @@ export const PRESIGNED_URL_TTL_S = 3600;
  * deletes the temporary object. A failed, aborted or oversized ingest leaves nothing: the
  * multipart upload is aborted or the temporary object deleted.
  *
- * Pins and the per-content lock are in this process only (see BlobStore). Crashed writes
+ * The per-content lock is in this process only; pins are too, and with several replicas also
+ * rows every replica's collection honours (`usePinLedger`, see BlobStore). Crashed writes
  * leave temporary objects and unfinished multipart uploads; `init` removes this host's whose
  * process is gone and any older than the grace period, and a bucket lifecycle rule (AbortIncompleteMultipartUpload, expire
  * `tmp/`) is the belt to these braces on stores that support one.
@@ -108,6 +109,10 @@ export class S3BlobStore implements BlobStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       requestHandler: { httpAgent: new http.Agent(agentOptions), httpsAgent: new https.Agent(agentOptions) },
+      // A store answers 500 InternalError or 503 SlowDown now and then (S3 asks clients to
+      // retry them); replicas copying and collecting the same content key at once met it on a
+      // self-hosted store three times in a row. Five attempts, the SDK's backoff between them.
+      maxAttempts: 5,
     });
   }
 
@@ -265,11 +270,11 @@ export class S3BlobStore implements BlobStore {
       if (expectedSha256 !== undefined && expectedSha256 !== sha256) {
         throw new ContentMismatchError(`content hashes to ${sha256}, expected ${expectedSha256}`);
       }
-      await this.pins.locked(sha256, async () => {
+      // Pinned first (where every replica looks, with several), then copied into place.
+      await this.pins.pinned(sha256, async () => {
         // Overwrites an existing copy (same bytes), refreshing its modification time, which
         // keeps other replicas' orphan sweeps off it for another grace period.
         await this.copyObject(tempKey, this.keyOf(sha256), size);
-        this.pins.add(sha256);
       });
       return { sha256, size };
     } finally {
@@ -278,11 +283,12 @@ export class S3BlobStore implements BlobStore {
   }
 
   async pin(sha256: string): Promise<boolean> {
-    return this.pins.locked(sha256, async () => {
-      if (!(await this.has(sha256))) return false;
-      this.pins.add(sha256);
-      return true;
-    });
+    return this.pins.pinned(sha256, () => this.has(sha256));
+  }
+
+  /** Several replicas on one bucket: pins are also rows every replica's collection honours. */
+  usePinLedger(ledger: PinLedger): void {
+    this.pins.useLedger(ledger);
   }
 
   /**
@@ -292,9 +298,7 @@ export class S3BlobStore implements BlobStore {
    */
   async adopt(file: string, sha256: string): Promise<void> {
     const key = this.keyOf(sha256);
-    await this.pins.locked(sha256, async () => {
-      this.pins.add(sha256);
-    });
+    await this.pins.pinned(sha256, async () => {});
     try {
       const upload = new Upload({
         client: this.client,
@@ -305,7 +309,7 @@ export class S3BlobStore implements BlobStore {
       });
       await upload.done();
     } catch (err) {
-      this.release(sha256);
+      await this.release(sha256);
       throw err;
     }
     await fsp.rm(file, { force: true });
@@ -343,8 +347,8 @@ export class S3BlobStore implements BlobStore {
     return (await this.stat(sha256)) !== undefined;
   }
 
-  release(sha256: string): void {
-    this.pins.release(sha256);
+  release(sha256: string): Promise<void> {
+    return this.pins.release(sha256);
   }
 
   /** Whether a write's pin still holds the content (tests). */

@@ -25,14 +25,20 @@ export async function recordTelemetry(db: Db, boardId: string, sample: Telemetry
   return true;
 }
 
-/** The board's per-minute samples from `since` on, oldest first. */
+/**
+ * The board's per-minute samples taken at or after `since`, oldest first. The rows are found by
+ * their minute (the index), then each sample's own time decides: the sample of `since`'s minute
+ * taken before `since` is left out, so a client polling with the time of the last sample it saw
+ * (plus a millisecond) never gets it again.
+ */
 export async function telemetrySince(db: Db, boardId: string, since: Date): Promise<TelemetrySample[]> {
   const rows = await db
     .select({ sample: boardTelemetry.sample })
     .from(boardTelemetry)
     .where(and(eq(boardTelemetry.boardId, boardId), gte(boardTelemetry.minute, minuteOf(since))))
     .orderBy(asc(boardTelemetry.minute));
-  return rows.map((r) => r.sample);
+  const from = since.getTime();
+  return rows.map((r) => r.sample).filter((s) => Date.parse(s.at) >= from);
 }
 
 /** Deletes at most `limit` samples older than `cutoff`; answers how many went. */

@@ -2,12 +2,13 @@ import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { eq, lt } from 'drizzle-orm';
 import type { StoreContext } from '../store-context.ts';
 import { uploads } from '../db/schema.ts';
 import { ApiError, BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
-import { attachInvocationFile } from '../services/invocation-files.ts';
-import type { FileRecord, InputFileKind } from '../services/invocation-records.ts';
+import { attachInvocationFile } from '../invocations/invocation-files.ts';
+import type { FileRecord, InputFileKind } from '../invocations/invocation-records.ts';
 import { READ_CHUNK_BYTES } from '../storage/content-store.ts';
 import { TUS_CONTENT_TYPE } from './tus-protocol.ts';
 
@@ -79,10 +80,14 @@ export class ResumableUploads {
   readonly dir: string;
   private readonly active = new Map<string, ActiveAppend>();
   private readonly hashes = new Map<string, RunningHash>();
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: TimerHandle | undefined;
   private sweeping: Promise<void> | undefined;
 
-  constructor(private readonly ctx: StoreContext) {
+  constructor(
+    private readonly ctx: StoreContext,
+    /** Expiry and the sweeps go by it. */
+    private readonly clock: Clock = systemClock,
+  ) {
     this.dir = path.join(ctx.config.dataDir, 'uploads');
   }
 
@@ -96,13 +101,14 @@ export class ResumableUploads {
           this.sweeping = undefined;
         });
     };
-    this.sweepTimer = setInterval(tick, every).unref();
+    this.sweepTimer = this.clock.setInterval(tick, every);
+    this.sweepTimer.unref();
     setImmediate(tick);
   }
 
   /** Stops the sweeps and any append still running (graceful shutdown). */
   async close(): Promise<void> {
-    clearInterval(this.sweepTimer);
+    this.clock.clearInterval(this.sweepTimer);
     for (const a of this.active.values()) a.abort.abort();
     await this.sweeping;
   }
@@ -112,7 +118,7 @@ export class ResumableUploads {
   }
 
   expiresAt(): Date {
-    return new Date(Date.now() + this.ctx.config.uploadExpiryMs);
+    return new Date(this.clock.now() + this.ctx.config.uploadExpiryMs);
   }
 
   async create(input: NewUpload): Promise<UploadRow> {
@@ -139,7 +145,7 @@ export class ResumableUploads {
   private async find(id: string): Promise<UploadRow | undefined> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
     const [row] = await this.ctx.database.db.select().from(uploads).where(eq(uploads.id, id));
-    if (!row || row.expiresAt.getTime() <= Date.now()) return undefined;
+    if (!row || row.expiresAt.getTime() <= this.clock.now()) return undefined;
     return row;
   }
 
@@ -323,9 +329,9 @@ export class ResumableUploads {
     const { db } = this.ctx.database;
     if (row.invocationId === null) {
       // Stored, recorded by nothing yet: the orphan sweep leaves it for its grace period
-      // (services/invocation-files.ts), long enough to create the rollout that keeps it.
+      // (invocations/invocation-files.ts), long enough to create the rollout that keeps it.
       this.ctx.files.release(sha256);
-      await db.update(uploads).set({ offset: row.length, finishedAt: new Date() }).where(eq(uploads.id, row.id));
+      await db.update(uploads).set({ offset: row.length, finishedAt: new Date(this.clock.now()) }).where(eq(uploads.id, row.id));
       return { sha256, size: row.length };
     }
     let attached: FileRecord;
@@ -336,7 +342,7 @@ export class ResumableUploads {
       throw err;
     }
     // Kept, finished, until it expires: a client that asks for its offset (HEAD) learns it is done.
-    await db.update(uploads).set({ offset: row.length, finishedAt: new Date() }).where(eq(uploads.id, row.id));
+    await db.update(uploads).set({ offset: row.length, finishedAt: new Date(this.clock.now()) }).where(eq(uploads.id, row.id));
     return attached;
   }
 
@@ -348,7 +354,7 @@ export class ResumableUploads {
   /** Removes expired uploads with their bytes, and part files no upload refers to any more. */
   async sweep(): Promise<void> {
     const { db } = this.ctx.database;
-    const expired = await db.delete(uploads).where(lt(uploads.expiresAt, new Date())).returning({ id: uploads.id });
+    const expired = await db.delete(uploads).where(lt(uploads.expiresAt, new Date(this.clock.now()))).returning({ id: uploads.id });
     for (const { id } of expired) {
       if (this.active.has(id)) continue;
       this.hashes.delete(id);

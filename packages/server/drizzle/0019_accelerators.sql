@@ -1,0 +1,2 @@
+ALTER TABLE "invocation_files" ADD COLUMN "model" jsonb;--> statement-breakpoint
+ALTER TABLE "invocations" ADD COLUMN "requires_app" text;

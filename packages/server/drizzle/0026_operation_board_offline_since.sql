@@ -1,0 +1,1 @@
+ALTER TABLE "operations" ADD COLUMN "board_offline_since" timestamp (3) with time zone;
