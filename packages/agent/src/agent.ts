@@ -33,6 +33,7 @@ import { ScriptManager } from './scripts/script-manager.ts';
 import { registerScriptMethods } from './scripts/script-rpc-handlers.ts';
 import { registerPowerMethods } from './power/power-relay.ts';
 import { SystemdSupervisor } from './scripts/systemd-supervisor.ts';
+import { ToolChildren } from './board/tool-children.ts';
 import { TerminalManager } from './terminal/terminal-manager.ts';
 
 export interface AgentOptions {
@@ -97,6 +98,7 @@ export class Agent {
     readonly cache: ContentCache,
     readonly journal: Journal,
     readonly driver: BoardDriver,
+    private readonly tools: ToolChildren,
     opts: AgentOptions,
   ) {
     this.clock = opts.clock ?? systemClock;
@@ -124,6 +126,7 @@ export class Agent {
           // The simulated tools keep their state in the simulated board's folder and write its vart.conf.
           env: { ...(driver.commandEnv ?? process.env), MM_APPS_DIR: accel.appsDir, ...(config.simulate ? { MM_SIM_HOST_ROOT: driver.factsRoot } : {}) },
           memoryFile: path.join(config.agentDir, 'accelerator.json'),
+          children: tools,
         })
       : undefined;
     const accelerator = this.accelerator;
@@ -194,10 +197,11 @@ export class Agent {
       driver,
       log,
       dropConnection: (code, reason) => {
-        if (code === CloseCode.rebooting) this.terminals.endAll(REBOOTING);
+        if (code === CloseCode.rebooting) void this.terminals.endAll(REBOOTING);
         this.link.dropConnection(code, reason);
       },
       clock: this.clock,
+      children: tools,
     });
     if (accelerator) registerAppMethods(this.rpc, accelerator, { log, changed: () => void this.facts.recheck({ accelerator: true }) });
     // The board's own settings (MM_SCRIPT_PORTS) plus the scripts the driver itself runs decide
@@ -240,7 +244,8 @@ export class Agent {
     await fsp.mkdir(paths.work, { recursive: true });
     await fsp.mkdir(paths.invocations, { recursive: true });
     const driver = opts.driver ?? realBoardDriver(config, log);
-    const pacOptions = pacCommandOptions(driver);
+    const tools = new ToolChildren();
+    const pacOptions = pacCommandOptions(driver, tools);
     const board = new Board(driver.bootIdFile, () => readActivePac(pacOptions));
     const journal = await Journal.open(paths.journal, log.child({ component: 'journal' }));
     await recoverJournal(journal, { bootId: await board.bootId(), log: log.child({ component: 'journal' }) });
@@ -248,7 +253,7 @@ export class Agent {
     for (const name of await fsp.readdir(paths.work)) await fsp.rm(path.join(paths.work, name), { recursive: true, force: true });
     const cache = new ContentCache(paths.cache, config.cacheMaxBytes, paths.invocations, log.child({ component: 'cache' }));
     await cache.init();
-    const agent = new Agent(config, log, board, cache, journal, driver, opts);
+    const agent = new Agent(config, log, board, cache, journal, driver, tools, opts);
     // A run that held the FPGA when a previous agent process died: what it replaced goes back.
     const accelLog = log.child({ component: 'accelerator' });
     await agent.runAccelerator?.recover((line) => accelLog.warn(line)).catch((err: unknown) => accelLog.error({ err }, 'could not put the accelerator back'));
@@ -268,13 +273,15 @@ export class Agent {
   }
 
   async stop(): Promise<void> {
-    this.terminals.endAll({ code: 'agent_stopping', message: 'The board agent is stopping.' });
+    const shells = this.terminals.endAll({ code: 'agent_stopping', message: 'The board agent is stopping.' });
     this.deviceRelay.close();
     this.telemetry.stop();
     this.facts.stop();
     this.clock.clearTimeout(this.scriptsReport);
     await this.scripts.close();
     await Promise.all([this.operations.shutdown(), this.link.stop()]);
+    // Nothing the agent started may go on writing after it: tools in flight and hung-up shells.
+    await Promise.all([this.tools.stop(), shells]);
     await this.driver.stop();
   }
 
@@ -349,7 +356,7 @@ export class Agent {
    */
   private async rebootInProcess(downMs: number): Promise<void> {
     let booted!: () => void;
-    this.terminals.endAll(REBOOTING);
+    void this.terminals.endAll(REBOOTING);
     this.link.dropConnection(CloseCode.rebooting, 'rebooting', { pauseMs: downMs, until: new Promise<void>((resolve) => (booted = resolve)) });
     try {
       await this.operations.shutdown();

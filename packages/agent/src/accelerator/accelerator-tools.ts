@@ -9,6 +9,7 @@ import { FingerprintMemory } from './fingerprint-memory.ts';
 import { isMissing, runTool, type ToolRun } from './run-tool.ts';
 import { readVartTarget } from './vart-conf.ts';
 import { DpuQueryUnrecognised, parseXdputilQuery } from './xdputil-output.ts';
+import type { ToolChildren } from '../board/tool-children.ts';
 
 /** A listing or a DPU query that takes longer than this is given up (a hung daemon). */
 export const DEFAULT_QUERY_TIMEOUT_MS = 20_000;
@@ -36,6 +37,8 @@ export interface AcceleratorToolOptions {
   queryTimeoutMs?: number;
   /** Where the fingerprint each app showed is remembered. */
   memoryFile: string;
+  /** The agent's running tools (ended when it stops). */
+  children?: ToolChildren | undefined;
 }
 
 /** What printed the listing, and so loads and unloads. */
@@ -81,10 +84,10 @@ export class AcceleratorTools {
   /** The listing, by dfx-mgr-client, else xmutil. */
   async list(): Promise<Listed> {
     const timeoutMs = this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-    let run = await runTool(this.opts.dfxMgrClient, ['-listPackage'], { env: this.opts.env, timeoutMs });
+    let run = await runTool(this.opts.dfxMgrClient, ['-listPackage'], { env: this.opts.env, timeoutMs, children: this.opts.children });
     let tool: Tool = 'dfx-mgr-client';
     if (isMissing(run)) {
-      run = await runTool(this.opts.xmutil, ['listapps'], { env: this.opts.env, timeoutMs });
+      run = await runTool(this.opts.xmutil, ['listapps'], { env: this.opts.env, timeoutMs, children: this.opts.children });
       tool = 'xmutil';
     }
     if (isMissing(run)) {
@@ -101,7 +104,7 @@ export class AcceleratorTools {
 
   /** `xdputil query`: unavailable when xdputil is not there; otherwise the DPU it reports, if any. */
   async queryDpu(): Promise<DpuAnswer> {
-    const run = await runTool(this.opts.xdputil, ['query'], { env: this.opts.env, timeoutMs: this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS });
+    const run = await runTool(this.opts.xdputil, ['query'], { env: this.opts.env, timeoutMs: this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, children: this.opts.children });
     if (isMissing(run)) return { available: false };
     try {
       const { dpu, vaiVersion } = parseXdputilQuery(run.output);
@@ -234,13 +237,13 @@ export class AcceleratorTools {
   }
 
   private async runLoad(listed: Listed, app: string): Promise<ToolRun> {
-    const opts = { env: this.opts.env, timeoutMs: this.opts.loadTimeoutMs };
+    const opts = { env: this.opts.env, timeoutMs: this.opts.loadTimeoutMs, children: this.opts.children };
     if (listed.tool === 'xmutil') return runTool(this.opts.xmutil, ['loadapp', app], opts);
     return runTool(this.opts.dfxMgrClient, listed.listing.style === 'ids' ? ['-loadByName', app] : ['-load', app], opts);
   }
 
   private async runUnload(listed: Listed, app: AppRecord): Promise<ToolRun> {
-    const opts = { env: this.opts.env, timeoutMs: this.opts.loadTimeoutMs };
+    const opts = { env: this.opts.env, timeoutMs: this.opts.loadTimeoutMs, children: this.opts.children };
     const slot = String(app.slot ?? 0);
     if (listed.tool === 'xmutil') return runTool(this.opts.xmutil, ['unloadapp', slot], opts);
     return runTool(this.opts.dfxMgrClient, listed.listing.style === 'ids' ? ['-unloadByName', app.name] : ['-remove', slot], opts);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { ToolChildren } from '../board/tool-children.ts';
 
 /** Output kept per run; a runaway tool keeps its last characters. */
 const MAX_OUTPUT_CHARS = 256_000;
@@ -22,6 +23,8 @@ export interface ToolRun {
 export interface RunToolOptions {
   env?: NodeJS.ProcessEnv | undefined;
   timeoutMs: number;
+  /** The agent's running tools: the tool is ended with them when the agent stops. */
+  children?: ToolChildren | undefined;
 }
 
 /**
@@ -58,6 +61,7 @@ export function runTool(argv: readonly string[], args: readonly string[], opts: 
       shell: false,
       detached: true,
     });
+    opts.children?.track(child, true);
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return;
       try {

@@ -1,5 +1,6 @@
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { BoardDriver } from '../board/board-driver.ts';
+import type { ToolChildren } from '../board/tool-children.ts';
 import type { Logger } from '../logger.ts';
 import type { RpcRegistry } from '../rpc/rpc-registry.ts';
 import { pacActivateHandler, pacInstallHandler, pacQueryHandler, type PacHandlerOptions } from './pac-rpc-handlers.ts';
@@ -21,11 +22,13 @@ export interface PacWiring {
   log: Logger;
   /** The pause before a reboot and the commands' time limits (default: the system clock). */
   clock?: Clock;
+  /** The agent's running tools (xlnx-config is ended with them when the agent stops). */
+  children?: ToolChildren;
 }
 
 /** How the PAC commands run on this board: its xlnx-config, PAC folder and environment. */
-export function pacCommandOptions(driver: BoardDriver): PacHandlerOptions {
-  return { xlnxConfig: driver.xlnxConfig, pacDir: driver.pacDir, ...(driver.commandEnv ? { env: driver.commandEnv } : {}) };
+export function pacCommandOptions(driver: BoardDriver, children?: ToolChildren): PacHandlerOptions {
+  return { xlnxConfig: driver.xlnxConfig, pacDir: driver.pacDir, ...(driver.commandEnv ? { env: driver.commandEnv } : {}), ...(children ? { children } : {}) };
 }
 
 /**
@@ -34,7 +37,7 @@ export function pacCommandOptions(driver: BoardDriver): PacHandlerOptions {
  * board's, or the simulated one's).
  */
 export function registerPacMethods(wiring: PacWiring): void {
-  const options = { ...pacCommandOptions(wiring.driver), ...(wiring.clock ? { clock: wiring.clock } : {}) };
+  const options = { ...pacCommandOptions(wiring.driver, wiring.children), ...(wiring.clock ? { clock: wiring.clock } : {}) };
   wiring.rpc
     .register('pac.query', pacQueryHandler(options))
     .register('pac.activate', pacActivateHandler(options))

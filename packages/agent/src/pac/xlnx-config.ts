@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import { XlnxConfigError, type XlnxConfigErrorCode } from './pac-errors.ts';
 import { parseXlnxConfigQuery, type PacQueryResult } from './xlnx-config-output.ts';
+import type { ToolChildren } from '../board/tool-children.ts';
 
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 /** Activation generates a boot binary (bootgen) and writes the boot partition: allow minutes. */
@@ -20,6 +21,8 @@ export interface CommandOptions {
   timeoutMs?: number;
   /** The time limit's clock (default: the system clock). */
   clock?: Clock;
+  /** The agent's running tools: the command is ended with them when the agent stops. */
+  children?: ToolChildren;
 }
 
 export interface XlnxConfigOptions extends CommandOptions {
@@ -61,6 +64,7 @@ export async function runReboot(commandLine: string, options: CommandOptions = {
     env: options.env,
     timeoutMs: options.timeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS,
     clock: options.clock ?? systemClock,
+    children: options.children,
   });
   const failure = describeFailure(commandLine, run);
   if (failure) throw new XlnxConfigError('reboot_failed', failure.message, run.output);
@@ -81,6 +85,7 @@ async function runXlnxConfig(
     env: options.env,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
     clock: options.clock ?? systemClock,
+    children: options.children,
   });
   const failure = describeFailure(`${options.xlnxConfig} ${args.join(' ')}`, run);
   if (failure) throw new XlnxConfigError(failure.code, failure.message, run.output);
@@ -118,7 +123,7 @@ function describeFailure(
 function runCommand(
   program: string,
   args: string[],
-  options: { env: NodeJS.ProcessEnv | undefined; timeoutMs: number; clock: Clock },
+  options: { env: NodeJS.ProcessEnv | undefined; timeoutMs: number; clock: Clock; children: ToolChildren | undefined },
 ): Promise<CommandRun> {
   const { clock } = options;
   return new Promise((resolve) => {
@@ -137,6 +142,7 @@ function runCommand(
       stdio: ['ignore', 'pipe', 'pipe'],
       shell: false,
     });
+    options.children?.track(child, false);
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {

@@ -37,6 +37,8 @@ class TerminalSession {
   /** Why the agent ended it (idle, reboot): sent with the exit instead of the shell's status. */
   private endedWith: ErrorInfo | undefined;
   private stderr = '';
+  /** Resolves once the helper (and so its shell, which it waits for) has exited. */
+  readonly gone: Promise<void>;
 
   constructor(
     readonly id: number,
@@ -50,6 +52,13 @@ class TerminalSession {
     this.window = open.window;
     const args = ['-c', PTY_HELPER_SOURCE, String(open.cols), String(open.rows), settings.user ?? '', settings.via === 'sudo' ? 'sudo' : '', settings.shell ?? ''];
     this.child = spawn(settings.python, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: false });
+    const child = this.child;
+    this.gone = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => {
+        if (child.pid === undefined) resolve();
+      });
+    });
     this.child.stdout!.on('data', (chunk: Buffer) => this.output(chunk));
     this.child.stderr!.on('data', (chunk: Buffer) => {
       if (this.stderr.length < 4096) this.stderr += chunk.toString('utf8');
@@ -196,9 +205,19 @@ export class TerminalManager {
     }
   }
 
-  /** Ends every session with `why` (the board reboots for a PAC activation, the agent stops). */
-  endAll(why: ErrorInfo): void {
-    for (const table of this.sessions.values()) for (const s of table.values()) s.endNow(why);
+  /**
+   * Ends every session with `why` (the board reboots for a PAC activation, the agent stops);
+   * resolves once their shells are gone (a hung-up shell still writes its history).
+   */
+  endAll(why: ErrorInfo): Promise<void> {
+    const gone: Promise<void>[] = [];
+    for (const table of this.sessions.values()) {
+      for (const s of table.values()) {
+        s.endNow(why);
+        gone.push(s.gone);
+      }
+    }
+    return Promise.all(gone).then(() => undefined);
   }
 
   get count(): number {
