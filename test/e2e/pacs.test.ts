@@ -65,6 +65,35 @@ describe.each(dbKinds.slice(-1))('PACs on a simulated board (%s database)', (kin
     expect(await operationEnded(server, op.id)).toMatchObject({ status: 'succeeded', result: answer });
   });
 
+  it('a query asked while the same one still waits last in the board\'s queue joins it; one asked after other work is its own', async () => {
+    const invocation = await createInvocation(server, 'keeps-the-board-busy');
+    await uploadFile(server, invocation, 'parameter', 'params.json', Buffer.from(JSON.stringify({ duration_s: 60 })));
+    const busy = await json(await postJson(server, `/api/invocations/${invocation}/execute/`, { board_id: board.id }, { prefer: 'respond-async' }));
+    await eventually(async () => expect((await getOperation(server, busy.id)).status).toBe('running'), 30_000);
+    const queries = async () => (await json(await server.api(`/api/operations/?kind=pac_query&board_id=${board.id}`))).total as number;
+    const before = await queries();
+
+    // Three asks at once (a double click and a page visit): one operation answers them all.
+    const asks = await Promise.all([1, 2, 3].map(() => postJson(server, '/api/pacs/query/', { board_id: board.id }, { prefer: 'respond-async' })));
+    expect(asks.map((r) => r.status)).toEqual([202, 202, 202]);
+    const ids = new Set((await Promise.all(asks.map((r) => json(r)))).map((op) => op.id as number));
+    expect(ids.size).toBe(1);
+    const [first] = [...ids] as [number];
+    expect(await queries()).toBe(before + 1);
+
+    // Work queued after it: a later ask must see what that work did, so it is a query of its own.
+    const later = await json(await postJson(server, `/api/invocations/${invocation}/execute/`, { board_id: board.id }, { prefer: 'respond-async' }));
+    const after = await json(await postJson(server, '/api/pacs/query/', { board_id: board.id }, { prefer: 'respond-async' }));
+    expect(after.id).not.toBe(first);
+    expect(await queries()).toBe(before + 2);
+
+    for (const id of [busy.id, later.id]) expect((await server.api(`/api/operations/${id}/cancel/`, { method: 'POST' })).status).toBeLessThan(300);
+    expect(await operationEnded(server, first)).toMatchObject({ status: 'succeeded', result: { board_id: board.id } });
+    expect(await operationEnded(server, after.id)).toMatchObject({ status: 'succeeded' });
+    // Its files go: a later test counts what the content store holds.
+    expect((await server.api(`/api/invocations/${invocation}/`, { method: 'DELETE' })).status).toBeLessThan(300);
+  });
+
   it('keeps the last list a query took: GET /api/boards/<id>/pacs/ answers it with its age, queues nothing, and says when it is stale', async () => {
     const queries = async () => (await json(await server.api(`/api/operations/?kind=pac_query&board_id=${board.id}`))).total as number;
     const before = await queries();

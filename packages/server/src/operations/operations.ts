@@ -35,6 +35,7 @@ import {
   finishOperation,
   insertOperation,
   insertOperationsUnderLock,
+  insertOrJoinQueued,
   markCancelRequested,
   listOperationRows,
   releaseStrandedAssignments,
@@ -257,6 +258,16 @@ export class Operations implements OperationLifecycle {
   async create(input: NewOperationInput): Promise<OperationObject> {
     const row = await insertOperation(this.ctx.database.db, this.toNew(input));
     return this.announceCreated(row);
+  }
+
+  /**
+   * Like `create`, but a request that repeats one still waiting last in its board's queue
+   * (same kind, board, invocation and parameters) answers that operation instead of queueing
+   * another (store.ts `insertOrJoinQueued`): a PAC list asked for twice is listed once.
+   */
+  async createOrJoin(input: NewOperationInput & { boardId: string }): Promise<OperationObject> {
+    const { row, joined } = await insertOrJoinQueued(this.ctx.database.db, { ...this.toNew(input), boardId: input.boardId });
+    return joined ? toOperationObject(row) : this.announceCreated(row);
   }
 
   /**

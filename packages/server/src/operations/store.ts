@@ -518,6 +518,40 @@ export async function insertOperationsUnderLock(db: Db, lockName: string, pick: 
   });
 }
 
+/**
+ * Inserts `op` unless the same request already waits last in its board's queue — a queued
+ * operation of its kind, board and parameters, with nothing queued for the board after it —
+ * and answers that one instead (`joined`). Asking again while the first ask waits adds
+ * nothing the first will not answer. One transaction under a lock per board, so requests at
+ * the same moment (two replicas, a double click) join too.
+ */
+export async function insertOrJoinQueued(db: Db, op: NewOperation & { boardId: string }): Promise<{ row: OperationRow; joined: boolean }> {
+  return db.transaction(async (tx) => {
+    const t = tx as unknown as Db;
+    await queryRows(t, sql`select pg_advisory_xact_lock(hashtext(${`operations.join:${op.boardId}`}))`);
+    const [last] = await t
+      .select()
+      .from(operations)
+      .where(and(eq(operations.boardId, op.boardId), eq(operations.status, 'queued')))
+      .orderBy(desc(operations.id))
+      .limit(1);
+    if (last && last.kind === op.kind && last.invocationId === op.invocationId && sameParams(last.params, op.params)) return { row: last, joined: true };
+    const [row] = await t.insert(operations).values(newOperationValues(op, op.createdBy !== undefined ? op.createdBy : currentActor())).returning();
+    return { row: row!, joined: false };
+  });
+}
+
+function sameParams(a: unknown, b: Record<string, unknown>): boolean {
+  const canonical = (v: unknown): string =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : JSON.stringify(v ?? null);
+  return canonical(a) === canonical(b);
+}
+
 // ── retention (retention/retention-pruner.ts) ──────────────────────────────────────
 
 /** Ended (final) before `cutoff`: finished then, or created then if it never finished. */

@@ -44,7 +44,8 @@ const queryRoute = createRoute({
   description:
     'Runs as an operation of kind `pac_query`, so it waits for the board\'s earlier work (a reboot above all). ' +
     'Waits for the end and answers the query itself; with `Prefer: respond-async` answers 202 with the operation, ' +
-    'whose `result` is the same `{ board_id, pacs, active }`. The answer\'s `active` is stored as the board\'s `active_pac`.',
+    'whose `result` is the same `{ board_id, pacs, active }`. The answer\'s `active` is stored as the board\'s `active_pac`. ' +
+    'A query asked while another of the same board still waits last in its queue joins it: the same operation answers both.',
   middleware: [emptyBodyIsNoBody] as const,
   request: { headers: preferHeader, body: { required: false, content: { 'application/json': { schema: QueryBody } } } },
   responses: {
@@ -157,7 +158,8 @@ export function pacRoutes(ctx: Services) {
 
   app.openapi(queryRoute, async (c) => {
     const boardId = await boardForOperation(ctx, c.req.valid('json').board_id);
-    const op = await ctx.operations.create({ kind: 'pac_query', boardId });
+    // A query still waiting for its board is answered to whoever asks meanwhile.
+    const op = await ctx.operations.createOrJoin({ kind: 'pac_query', boardId });
     return respondWithOperation(c, ctx, op, { successStatus: 200, body: (ended) => ended.result });
   });
 
