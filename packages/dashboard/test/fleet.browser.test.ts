@@ -140,6 +140,27 @@ describe.skipIf(skipWithoutChromium('the fleet pages at 1,000 boards in Chromium
     await shot(page, 'fleet-01-boards-1000', false); // the window: the whole list is 64,000 px tall
     await expectAccessible(page, 'fleet view with 1,000 boards');
 
+    // A sparkline is drawn in the scheme's accent: a switch to dark draws it again in dark's.
+    const canvas = `document.querySelector('[data-testid="board-fleet-0001"] canvas.sparkline')`;
+    const ink = () =>
+      page.evaluate(`(() => {
+        const c = ${canvas};
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 200) return d[i] + ',' + d[i + 1] + ',' + d[i + 2];
+        return null;
+      })()`) as Promise<string | null>;
+    const accent = () => page.evaluate(`getComputedStyle(${canvas}).color.replace(/^rgba?\\(|\\)$|\\s/g, '')`) as Promise<string>;
+    // Within a few levels a channel: canvas pixels are stored premultiplied, so an edge pixel may round.
+    const near = (a: string | null, b: string) => a !== null && a.split(',').every((v, i) => Math.abs(Number(v) - Number(b.split(',')[i])) <= 4);
+    const lightAccent = await accent();
+    expect(near(await ink(), lightAccent), `${await ink()} vs ${lightAccent}`).toBe(true);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const darkAccent = await accent();
+    expect(near(lightAccent, darkAccent)).toBe(false);
+    await expect.poll(async () => near(await ink(), darkAccent)).toBe(true);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(async () => near(await ink(), lightAccent)).toBe(true);
+
     // Frame times in the page: first while telemetry updates arrive (a poll every 5 s) with the
     // page still, then while the list is scrolled end to end.
     const startFrames = () =>

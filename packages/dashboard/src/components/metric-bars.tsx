@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { formatMetric, metricLabel, metricUnit } from '../lib/format.ts';
+import { useColourScheme } from '../lib/use-colour-scheme.ts';
 
 /** One board's bar: its value, or (a failed step) none, marked as failed instead. */
 export interface MetricBar {
@@ -34,19 +35,6 @@ function colours(el: HTMLElement): { fg: string; muted: string; grid: string; ac
 /** `#0550ae` at `alpha` (a bar's fill); other colour forms as they are. */
 function translucent(colour: string, alpha: number): string {
   return /^#[0-9a-f]{6}$/i.test(colour) ? `${colour}${Math.round(alpha * 255).toString(16).padStart(2, '0')}` : colour;
-}
-
-/** Follows the colour scheme, so a chart drawn in light mode is drawn again in dark. */
-function useColourScheme(): string {
-  const [scheme, setScheme] = useState(() => (window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
-  useEffect(() => {
-    const q = window.matchMedia?.('(prefers-color-scheme: dark)');
-    if (!q) return;
-    const on = () => setScheme(q.matches ? 'dark' : 'light');
-    q.addEventListener('change', on);
-    return () => q.removeEventListener('change', on);
-  }, []);
-  return scheme;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
+import { useColourScheme } from '../lib/use-colour-scheme.ts';
 
 /**
  * A tiny line of recent values on a canvas: one path, no library, so a page of 1,000 boards
@@ -6,6 +7,8 @@ import { useEffect, useRef } from 'preact/hooks';
  */
 export function Sparkline({ values, width = 96, height = 24, label }: { values: readonly number[]; width?: number; height?: number; label: string }) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  // Drawn in the accent colour of the scheme it was drawn in: a switch draws it again.
+  const scheme = useColourScheme();
   useEffect(() => {
     const el = canvas.current;
     const g = el?.getContext('2d');
@@ -40,6 +43,6 @@ export function Sparkline({ values, width = 96, height = 24, label }: { values: 
     g.lineWidth = 1.5;
     g.strokeStyle = getComputedStyle(el).color;
     g.stroke();
-  }, [values, width, height]);
+  }, [values, width, height, scheme]);
   return <canvas ref={canvas} class="sparkline" style={{ width: `${width}px`, height: `${height}px` }} role="img" aria-label={label} />;
 }

@@ -10,6 +10,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { useColourScheme } from '../lib/use-colour-scheme.ts';
 import { sameChoice, unzoomed, windowRange, type PlotWindow, type RangeChoice } from '../lib/plot-range.ts';
 
 export interface ChartSeries {
@@ -275,21 +276,6 @@ export function Chart(props: ChartProps) {
   }, [props.window]);
 
   return <div ref={box} class={props.class ?? 'plot'} role="img" aria-label={props.label} data-testid={props.testId} />;
-}
-
-/**
- * The page's colour scheme, followed live: the axes are drawn in the text colour read when
- * the chart is made, so a switch to dark (or back) makes it again.
- */
-function useColourScheme(): boolean {
-  const query = matchMedia('(prefers-color-scheme: dark)');
-  const [dark, setDark] = useState(query.matches);
-  useEffect(() => {
-    const changed = () => setDark(query.matches);
-    query.addEventListener('change', changed);
-    return () => query.removeEventListener('change', changed);
-  }, []);
-  return dark;
 }
 
 /** The range buttons above a set of plots, and "Reset zoom" while zoomed. */

@@ -346,6 +346,18 @@ export async function recordFacts(db: Db, id: string, facts: Facts): Promise<Boa
   });
 }
 
+/** The board's last known PACs as its row keeps them (pacs/pac-lists.ts); undefined: no such board. */
+export async function readStoredPacs(
+  db: Db,
+  id: string,
+): Promise<{ pacs: PacRecord[] | null; listedAt: Date | null; active: string | null; connectedAt: Date | null } | undefined> {
+  const [row] = await db
+    .select({ pacs: boards.pacs, listedAt: boards.pacsListedAt, active: boards.activePac, connectedAt: boards.connectedAt })
+    .from(boards)
+    .where(eq(boards.id, id));
+  return row;
+}
+
 export async function recordActivePac(db: Db, id: string, activePac: string | null, listed?: { pacs: PacRecord[]; at: Date }): Promise<void> {
   await db.transaction(async (tx) => {
     const [row] = await tx.select({ facts: boards.facts }).from(boards).where(eq(boards.id, id)).for('update');

@@ -1,7 +1,6 @@
-import { eq } from 'drizzle-orm';
 import type { Clock, PacRecord } from '@mm/protocol';
+import { readStoredPacs } from '../boards/board-store.ts';
 import type { Db } from '../db/database.ts';
-import { boards } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import type { OperationFilters } from '../operations/store.ts';
 
@@ -43,10 +42,8 @@ export class PacLists {
   constructor(private readonly deps: PacListsDeps) {}
 
   async of(boardId: string): Promise<StoredPacs> {
-    const [row] = await this.deps.db
-      .select({ pacs: boards.pacs, listedAt: boards.pacsListedAt, active: boards.activePac, connectedAt: boards.connectedAt })
-      .from(boards)
-      .where(eq(boards.id, boardId));
+    // Read through the boards' store, which owns the row (it writes the list: recordActivePac).
+    const row = await readStoredPacs(this.deps.db, boardId);
     if (!row) throw notFound.board(boardId);
     const pending = await this.pendingQuery(boardId);
     const now = this.deps.clock.now();
