@@ -929,7 +929,7 @@ export interface paths {
         put?: never;
         /**
          * List the board's PACs (xlnx-config -q)
-         * @description Runs as an operation of kind `pac_query`, so it waits for the board's earlier work (a reboot above all). Waits for the end and answers the query itself; with `Prefer: respond-async` answers 202 with the operation, whose `result` is the same `{ board_id, pacs, active }`. The answer's `active` is stored as the board's `active_pac`.
+         * @description Runs as an operation of kind `pac_query`, so it waits for the board's earlier work (a reboot above all). Waits for the end and answers the query itself; with `Prefer: respond-async` answers 202 with the operation, whose `result` is the same `{ board_id, pacs, active }`. The answer's `active` is stored as the board's `active_pac`. A query asked while another of the same board still waits last in its queue joins it: the same operation answers both.
          */
         post: operations["postPacsQuery"];
         delete?: never;

@@ -79,6 +79,17 @@ describe.skipIf(skipWithoutChromium('results in Chromium'))('the dashboard in Ch
     await expectAccessible(page, 'comparison');
     await look(path.join('results', 'comparison'));
 
+    // A faster run: green verdicts on green-tinted cells, legible too (light and dark).
+    await label({ 'sim/noise': '0.02', 'sim/speed': '1.25' });
+    const third = await execute(invocationId);
+    await page.goto(`${base}/compare?baseline=compare-me-v1&operations=${third}`);
+    await expect.poll(() => table.getByRole('row', { name: /Frames per second/ }).locator('.verdict-improved').count()).toBe(2);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await expectAccessible(page, `an improved comparison (${scheme})`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+
     // A link straight to a comparison, and one without a baseline.
     await page.goto(`${base}/compare`);
     await page.getByRole('link', { name: 'Baselines' }).first().waitFor();
