@@ -49,6 +49,21 @@ describe('the tools an agent has running end with it', () => {
     await expect(fs.access(late)).rejects.toThrow();
   });
 
+  it('a tool that exited but left a grandchild holding its output: the grandchild is ended too', async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-tool-children-'));
+    const pidFile = path.join(dir, 'grandchild');
+    const tool = path.join(dir, 'forks-and-exits');
+    await fs.writeFile(tool, `#!/bin/sh\nsleep 30 &\necho $! > "${pidFile}"\nexit 0\n`, { mode: 0o755 });
+    const children = new ToolChildren();
+    const run = runTool([tool], [], { timeoutMs: 60_000, children });
+    const grandchild = Number(await waitForFile(pidFile));
+    expect(children.count).toBe(1);
+    await children.stop();
+    expect(await alive(grandchild)).toBe(false);
+    await run;
+    expect(children.count).toBe(0);
+  });
+
   it('an xlnx-config that ignores SIGTERM is killed after the grace, and a tool started while stopping goes at once', async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mm-tool-children-'));
     const pidFile = path.join(dir, 'pid');

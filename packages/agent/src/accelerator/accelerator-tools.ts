@@ -6,7 +6,7 @@ import { installAppArchive } from './app-archive.ts';
 import { AppError } from './app-errors.ts';
 import { ListingUnrecognised, parseAppListing, parseLoadOutput, parseUnloadOutput, type AppListing } from './dfx-mgr-output.ts';
 import { FingerprintMemory } from './fingerprint-memory.ts';
-import { isMissing, runTool, type ToolRun } from './run-tool.ts';
+import { isMissing, runTool, type RunToolOptions, type ToolRun } from './run-tool.ts';
 import { readVartTarget } from './vart-conf.ts';
 import { DpuQueryUnrecognised, parseXdputilQuery } from './xdputil-output.ts';
 import type { ToolChildren } from '../board/tool-children.ts';
@@ -84,10 +84,10 @@ export class AcceleratorTools {
   /** The listing, by dfx-mgr-client, else xmutil. */
   async list(): Promise<Listed> {
     const timeoutMs = this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-    let run = await runTool(this.opts.dfxMgrClient, ['-listPackage'], { env: this.opts.env, timeoutMs, children: this.opts.children });
+    let run = await runTool(this.opts.dfxMgrClient, ['-listPackage'], this.toolOptions(timeoutMs));
     let tool: Tool = 'dfx-mgr-client';
     if (isMissing(run)) {
-      run = await runTool(this.opts.xmutil, ['listapps'], { env: this.opts.env, timeoutMs, children: this.opts.children });
+      run = await runTool(this.opts.xmutil, ['listapps'], this.toolOptions(timeoutMs));
       tool = 'xmutil';
     }
     if (isMissing(run)) {
@@ -104,7 +104,7 @@ export class AcceleratorTools {
 
   /** `xdputil query`: unavailable when xdputil is not there; otherwise the DPU it reports, if any. */
   async queryDpu(): Promise<DpuAnswer> {
-    const run = await runTool(this.opts.xdputil, ['query'], { env: this.opts.env, timeoutMs: this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, children: this.opts.children });
+    const run = await runTool(this.opts.xdputil, ['query'], this.toolOptions(this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS));
     if (isMissing(run)) return { available: false };
     try {
       const { dpu, vaiVersion } = parseXdputilQuery(run.output);
@@ -236,14 +236,19 @@ export class AcceleratorTools {
     return run;
   }
 
+  /** How each tool runs: the board's environment, a bound, and ended with the agent. */
+  private toolOptions(timeoutMs: number): RunToolOptions {
+    return { env: this.opts.env, timeoutMs, children: this.opts.children };
+  }
+
   private async runLoad(listed: Listed, app: string): Promise<ToolRun> {
-    const opts = { env: this.opts.env, timeoutMs: this.opts.loadTimeoutMs, children: this.opts.children };
+    const opts = this.toolOptions(this.opts.loadTimeoutMs);
     if (listed.tool === 'xmutil') return runTool(this.opts.xmutil, ['loadapp', app], opts);
     return runTool(this.opts.dfxMgrClient, listed.listing.style === 'ids' ? ['-loadByName', app] : ['-load', app], opts);
   }
 
   private async runUnload(listed: Listed, app: AppRecord): Promise<ToolRun> {
-    const opts = { env: this.opts.env, timeoutMs: this.opts.loadTimeoutMs, children: this.opts.children };
+    const opts = this.toolOptions(this.opts.loadTimeoutMs);
     const slot = String(app.slot ?? 0);
     if (listed.tool === 'xmutil') return runTool(this.opts.xmutil, ['unloadapp', slot], opts);
     return runTool(this.opts.dfxMgrClient, listed.listing.style === 'ids' ? ['-unloadByName', app.name] : ['-remove', slot], opts);

@@ -45,7 +45,11 @@ export class ToolChildren {
 }
 
 function signal(child: ChildProcess, group: boolean, name: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid === undefined) return;
+  // A tool that exited may have left its group behind (a grandchild holding its output open,
+  // which is why 'close' has not come): the group is signalled all the same. Its id cannot
+  // have been reused while a member lives.
+  if (!group && (child.exitCode !== null || child.signalCode !== null)) return;
   try {
     if (group) process.kill(-child.pid, name);
     else child.kill(name);

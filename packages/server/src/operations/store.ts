@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/rows.ts';
@@ -535,21 +536,10 @@ export async function insertOrJoinQueued(db: Db, op: NewOperation & { boardId: s
       .where(and(eq(operations.boardId, op.boardId), eq(operations.status, 'queued')))
       .orderBy(desc(operations.id))
       .limit(1);
-    if (last && last.kind === op.kind && last.invocationId === op.invocationId && sameParams(last.params, op.params)) return { row: last, joined: true };
+    if (last && last.kind === op.kind && last.invocationId === op.invocationId && isDeepStrictEqual(last.params, op.params)) return { row: last, joined: true };
     const [row] = await t.insert(operations).values(newOperationValues(op, op.createdBy !== undefined ? op.createdBy : currentActor())).returning();
     return { row: row!, joined: false };
   });
-}
-
-function sameParams(a: unknown, b: Record<string, unknown>): boolean {
-  const canonical = (v: unknown): string =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-          .join(',')}}`
-      : JSON.stringify(v ?? null);
-  return canonical(a) === canonical(b);
 }
 
 // ── retention (retention/retention-pruner.ts) ──────────────────────────────────────
