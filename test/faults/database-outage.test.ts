@@ -116,8 +116,9 @@ describe.skipIf(skipWithoutRealDatabase('the database cut and back under a runni
 
   it('a run that ends while the database is away is recorded once it is back, with its video', async () => {
     const inv = await createInvocation('db-outage-run');
-    // Long enough to be still running when the database goes, however slow the machine.
-    expect((await upload(url, inv, 'parameter', 'p.json', Buffer.from('{"duration_s": 8}'))).status).toBe(201);
+    // The run ends when the test says so (the file appears), however slow the machine.
+    const release = path.join(scratch, 'end-the-run');
+    expect((await upload(url, inv, 'parameter', 'p.json', Buffer.from(JSON.stringify({ duration_s: 0, until_file: release })))).status).toBe(201);
     const op = await json(await post(`/api/invocations/${inv}/execute/`, undefined, { prefer: 'respond-async' }));
     // The run has its files and is in the runner's hands (a process of the agent's alone could
     // be another child, e.g. a sensor read, with the files still to come: cut then, the run
@@ -127,6 +128,7 @@ describe.skipIf(skipWithoutRealDatabase('the database cut and back under a runni
     try {
       // What this test is about: the run ends during the outage, not before it.
       expect(agent.output.lines.some((l) => l.msg === 'operation ended' && l.op_id === op.id)).toBe(false);
+      await fs.writeFile(release, '');
       await agent.output.waitFor((l) => l.msg === 'operation ended' && l.op_id === op.id, 'operation ended', 60_000);
       await sleep(1000);
     } finally {

@@ -13,6 +13,8 @@
  *                   (default 0; their pids are printed), to check cancel ends the whole group
  *   ignore_sigterm  true: ignore SIGTERM, so only the SIGKILL after the grace period stops it
  *   metrics_json    text to leave as MM_OUTPUT_DIR/metrics.json instead of its own (to try bad ones)
+ *   until_file      after duration_s, wait until this path exists before ending (a test decides
+ *                   the moment the run ends, whatever the machine's speed)
  *   hang            the board hangs (docs/power.md): `board` after `hang_after_s` (default 0)
  *                   the whole board freezes (the agent process is stopped: its link goes
  *                   silent while it lives) and the run never ends; `cancel` the run ignores
@@ -45,6 +47,7 @@ const Parameters = z.object({
   spawn_children: z.number().int().min(0).max(16).default(0),
   ignore_sigterm: z.boolean().default(false),
   metrics_json: z.string().max(16 * 1024 * 1024).optional(),
+  until_file: z.string().min(1).max(4096).optional(),
   hang: z.enum(['board', 'cancel']).optional(),
   hang_after_s: z.number().min(0).max(86_400).default(0),
 });
@@ -124,6 +127,10 @@ async function main(): Promise<void> {
     if (elapsed >= durationMs) break;
     say(`progress ${Math.floor((elapsed / Math.max(1, durationMs)) * 100)}% (${(elapsed / 1000).toFixed(1)} of ${params.duration_s} s)`);
     await sleep(Math.min(tickMs, durationMs - elapsed));
+  }
+  if (params.until_file) {
+    say(`waiting for ${params.until_file}`);
+    while (!(await fsp.stat(params.until_file).then(() => true, () => false))) await sleep(100);
   }
   say('progress 100%');
 
