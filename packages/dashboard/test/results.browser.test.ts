@@ -89,11 +89,12 @@ describe.skipIf(skipWithoutChromium('results in Chromium'))('the dashboard in Ch
       await expectAccessible(page, `an improved comparison (${scheme})`);
     }
     await page.emulateMedia({ colorScheme: 'light' });
+    await look(path.join('results', 'comparison-improved'));
 
     // A link straight to a comparison, and one without a baseline.
     await page.goto(`${base}/compare`);
     await page.getByRole('link', { name: 'Baselines' }).first().waitFor();
-  });
+  }, 180_000);
 
   it('draws the baseline band and each repeated run’s interval on the invocation’s metric plots', async () => {
     await label({ 'sim/noise': '0.02' });
