@@ -4,6 +4,7 @@
  * work and rollout steps keeping off others' boards, and work naming a held board waiting.
  */
 import { ManualClock } from '@mm/protocol';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
@@ -148,6 +149,32 @@ describe.each(dbKinds)('reservations (%s database)', (kind) => {
     expect((await json(await call(server, 'GET', '/api/reservations/?status=active', as('admin')))).total).toBe(0);
     expect((await board('b1')).reservation).toBeNull();
   }, 240_000);
+
+  it('a release hands the board to the next in line even while its queue holds the board\'s lock for a moment', async () => {
+    const held = await reserve('bob', { board_id: boards.b2!.id, duration_s: HOUR });
+    const b1held = await reserve('dave', { board_id: boards.b1!.id, duration_s: HOUR });
+    const next = await reserve('carol', { board_selector: { lab: 'x' }, duration_s: HOUR, wait_s: HOUR });
+    expect([held.status, b1held.status, next.status]).toEqual([201, 201, 202]);
+    // What the board's queue claim and the scheduler do the moment a board is freed: hold its
+    // lock in a transaction of their own. The grant waits for it rather than giving up.
+    let unlock!: () => void;
+    const locked = new Promise<void>((r) => (unlock = r));
+    let holding!: () => void;
+    const isHeld = new Promise<void>((r) => (holding = r));
+    const holder = server.ctx.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boards.b2!.id}`}))`);
+      holding();
+      await locked;
+    });
+    await isHeld;
+    const released = call(server, 'DELETE', `/api/reservations/${held.body.id}/`, as('bob'));
+    setTimeout(unlock, 300);
+    expect((await released).status).toBe(204);
+    await holder;
+    expect(await get(next.body.id)).toMatchObject({ status: 'active', board_id: boards.b2!.id, user: 'carol' });
+    await advance(HOUR);
+    expect((await json(await call(server, 'GET', '/api/reservations/?status=active', as('admin')))).total).toBe(0);
+  }, 120_000);
 
   it('others\' selector work keeps off a held board; work naming it waits until the lease ends; the holder\'s runs', async () => {
     const ops = server.ctx.operations;

@@ -140,13 +140,9 @@ export async function stillIdle(db: Db, boardId: string): Promise<boolean> {
   return rows.length === 0;
 }
 
-export async function lockBoard(db: Db, boardId: string, wait: boolean): Promise<boolean> {
-  if (wait) {
-    await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
-    return true;
-  }
-  const [row] = rowsOf(await db.execute(sql`select pg_try_advisory_xact_lock(hashtext(${`mm-board:${boardId}`})) as got`));
-  return row?.['got'] === true;
+/** Waits for the board's lock (the board queue's and the scheduler's key), until the transaction ends. */
+export async function lockBoard(db: Db, boardId: string): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
 }
 
 export async function lockReservations(db: Db): Promise<void> {

@@ -153,7 +153,11 @@ export class Reservations {
           const req = waiting.find((w) => w.id === g.requestId)!;
           const bySelector = req.boardSelector !== null;
           // The board's lock: its queue's claim and the scheduler's assignment wait for this grant.
-          if (!(await lockBoard(t, g.boardId, !bySelector))) continue;
+          // Waited for, never tried: a board just released is looked at by its queue and the
+          // scheduler at once (freed), and a grant that gave up on their moment's lock would
+          // leave the line waiting until the next sweep. Neither holds the board's lock while
+          // asking for the reservations lock, so the wait cannot deadlock.
+          await lockBoard(t, g.boardId);
           if (bySelector && !(await stillIdle(t, g.boardId))) continue;
           const row = await activate(t, g.requestId, g.boardId, at);
           if (row) granted.push(row);
