@@ -77,6 +77,13 @@ describe.skipIf(skipWithoutChromium('results in Chromium'))('the dashboard in Ch
     const bg = await fpsRow.locator('.verdict-cell').first().evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor);
     expect(bg).not.toBe('rgba(0, 0, 0, 0)');
     await expectAccessible(page, 'comparison');
+    // On a phone what differs stacks (field, then each value on its own lines): nothing of it
+    // hides in a sideways scroll, and a field name is not broken letter by letter.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(() => differs.evaluate((el) => { const box = el as unknown as { scrollWidth: number; clientWidth: number }; return box.scrollWidth - box.clientWidth; })).toBeLessThanOrEqual(0);
+    const field = differs.getByText('files.parameter');
+    expect((await field.boundingBox())!.height).toBeLessThan(30);
+    await page.setViewportSize({ width: 1280, height: 900 });
     await look(path.join('results', 'comparison'));
 
     // A faster run: green verdicts on green-tinted cells, legible too (light and dark).

@@ -171,14 +171,18 @@ export function ComparisonPage() {
           {Object.keys(c.differs).length === 0 ? (
             <p class="muted">Nothing: same files, board models, PAC, app, DPU, agent and runner.</p>
           ) : (
-            <DataTable label="What differs" columns={['Field', 'Baseline', 'Current']}>
+            <DataTable label="What differs" columns={['Field', 'Baseline', 'Current']} stacked>
               {Object.entries(c.differs).map(([field, [b, cur]]) => (
                 <tr key={field}>
                   <th scope="row">
                     <code>{field}</code>
                   </th>
-                  <td class="mono small">{JSON.stringify(b)}</td>
-                  <td class="mono small">{JSON.stringify(cur)}</td>
+                  <td class="mono small" data-label="Baseline">
+                    {JSON.stringify(b)}
+                  </td>
+                  <td class="mono small" data-label="Current">
+                    {JSON.stringify(cur)}
+                  </td>
                 </tr>
               ))}
             </DataTable>
