@@ -3,14 +3,12 @@
  * with jitter, the progress throttle and the log batching. The sockets are real (a fake
  * control plane on loopback); only time is the test's.
  */
-import os from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, PROTOCOL_VERSION, type AgentMessage } from '@mm/protocol';
-import { ServerLink } from '../src/link/server-link.ts';
+import { ManualClock, type AgentMessage } from '@mm/protocol';
+import type { ServerLink } from '../src/link/server-link.ts';
 import { OpReporter, PROGRESS_INTERVAL_MS } from '../src/operations/op-reporter.ts';
 import { LogBatcher } from '../src/runner/log-batcher.ts';
-import { connectUrlFor } from '../src/config.ts';
-import { testLogger, waitUntil } from './support/agent-fixture.ts';
+import { startBareLink, waitUntil } from './support/agent-fixture.ts';
 import { FakeControlPlane } from './support/fake-control-plane.ts';
 
 let plane: FakeControlPlane;
@@ -25,36 +23,9 @@ afterEach(async () => {
 });
 
 function linkOn(clock: ManualClock, random: () => number): ServerLink {
-  link = new ServerLink({
-    url: connectUrlFor(plane.url),
-    token: 'test-token',
-    heartbeatIntervalMs: 15_000,
-    heartbeatTimeoutMs: 45_000,
-    reconnectBaseMs: 1000,
-    reconnectMaxDelayMs: 8000,
-    log: testLogger(),
-    clock,
-    random,
-    handlers: {
-      buildHello: async () => ({
-        type: 'hello',
-        protocol_version: PROTOCOL_VERSION,
-        agent_version: 'test',
-        hostname: os.hostname(),
-        platform: 'linux',
-        arch: 'x64',
-        boot_id: 'boot',
-        active_pac: null,
-        cached: [],
-        running: [],
-        finished: [],
-      }),
-      onReady: () => {},
-      onMessage: () => {},
-    },
-  });
-  link.start();
-  return link;
+  const started = startBareLink(plane.url, { reconnectBaseMs: 1000, reconnectMaxDelayMs: 8000, clock, random });
+  link = started;
+  return started;
 }
 
 /** The loop is waiting out its backoff: the pause is the only timer left on the clock. */

@@ -7,13 +7,10 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION } from '@mm/protocol';
-import { ServerLink } from '../src/link/server-link.ts';
+import type { ServerLink } from '../src/link/server-link.ts';
 import { parseRetryAfterMs, retryAfterDelay } from '../src/link/backoff.ts';
-import { connectUrlFor } from '../src/config.ts';
-import { testLogger, waitUntil } from './support/agent-fixture.ts';
+import { startBareLink, waitUntil } from './support/agent-fixture.ts';
 
 interface Refusal {
   status: number;
@@ -48,35 +45,8 @@ afterEach(async () => {
 });
 
 function startLink(url: string, reconnectMaxDelayMs: number): ServerLink {
-  const link = new ServerLink({
-    url: connectUrlFor(url),
-    token: 'test-token',
-    heartbeatIntervalMs: 15_000,
-    heartbeatTimeoutMs: 45_000,
-    reconnectBaseMs: 100,
-    reconnectMaxDelayMs,
-    log: testLogger(),
-    // No jitter: without Retry-After every pause would be 0 ms.
-    random: () => 0,
-    handlers: {
-      buildHello: async () => ({
-        type: 'hello',
-        protocol_version: PROTOCOL_VERSION,
-        agent_version: 'test',
-        hostname: os.hostname(),
-        platform: 'linux',
-        arch: 'x64',
-        boot_id: 'boot',
-        active_pac: null,
-        cached: [],
-        running: [],
-        finished: [],
-      }),
-      onReady: () => {},
-      onMessage: () => {},
-    },
-  });
-  link.start();
+  // No jitter: without Retry-After every pause would be 0 ms.
+  const link = startBareLink(url, { reconnectBaseMs: 100, reconnectMaxDelayMs, random: () => 0 });
   cleanup.push(() => link.stop());
   return link;
 }

@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PROTOCOL_VERSION } from '@mm/protocol';
 import { Agent } from '../../src/agent.ts';
 import type { AgentConfig } from '../../src/config.ts';
 import { connectUrlFor } from '../../src/config.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
+import { ServerLink, type ServerLinkOptions } from '../../src/link/server-link.ts';
 
 /** Logs of the code under test: silent unless AGENT_TEST_LOG=debug (or another level) is set. */
 export function testLogger(): Logger {
@@ -82,4 +84,41 @@ export async function startAgent(serverUrl: string, opts: { agentDir?: string; c
   const agent = await Agent.create({ config, log: testLogger(), reconnectBaseMs: 50, cancelGraceMs: opts.cancelGraceMs ?? 1000 });
   agent.start();
   return { agent, agentDir, config };
+}
+
+/**
+ * A bare link (no agent behind it) to `serverUrl`, started: it says hello as an empty board
+ * and ignores what it is sent. For tests of the link's own loop (backoff, Retry-After).
+ */
+export function startBareLink(
+  serverUrl: string,
+  opts: Pick<ServerLinkOptions, 'reconnectMaxDelayMs'> & Partial<Pick<ServerLinkOptions, 'reconnectBaseMs' | 'clock' | 'random'>>,
+): ServerLink {
+  const link = new ServerLink({
+    url: connectUrlFor(serverUrl),
+    token: 'test-token',
+    heartbeatIntervalMs: 15_000,
+    heartbeatTimeoutMs: 45_000,
+    log: testLogger(),
+    ...opts,
+    handlers: {
+      buildHello: async () => ({
+        type: 'hello',
+        protocol_version: PROTOCOL_VERSION,
+        agent_version: 'test',
+        hostname: os.hostname(),
+        platform: 'linux',
+        arch: 'x64',
+        boot_id: 'boot',
+        active_pac: null,
+        cached: [],
+        running: [],
+        finished: [],
+      }),
+      onReady: () => {},
+      onMessage: () => {},
+    },
+  });
+  link.start();
+  return link;
 }
