@@ -117,6 +117,20 @@ describe.skipIf(skipWithoutRealDatabase('two replicas on one database'))('two re
     expect(await db.select().from(boardSessions).where(eq(boardSessions.boardId, b.id))).toEqual([]);
   });
 
+  it('a claim of its own that landed after the link closed counts for nothing on that replica (no moment back online)', async () => {
+    const b = await registerBoard(one, 'late-claim');
+    const agent = await FakeAgent.online(one.url, b.token);
+    await agent.close();
+    await eventually(async () => expect((await json(await one.api(`/api/boards/${b.id}/`))).status).toBe('offline'), 10_000, 50);
+    // What a claim slower than its link's close leaves (its release follows, or the next heartbeat).
+    const db = one.ctx.database.db;
+    await db.insert(boardSessions).values({ boardId: b.id, replicaId: 'replica-one', connectedAt: new Date(), heartbeatAt: sql`now()` });
+    expect((await json(await one.api(`/api/boards/${b.id}/`))).status).toBe('offline');
+    expect(await one.ctx.sessions.holder(b.id)).toBeUndefined();
+    await one.ctx.sessions.beat();
+    expect(await db.select().from(boardSessions).where(eq(boardSessions.boardId, b.id))).toEqual([]);
+  });
+
   it('a board that says hello to the other replica closes its older link here (replaced)', async () => {
     const b = await registerBoard(one, 'moving');
     const first = await FakeAgent.online(one.url, b.token);
@@ -307,7 +321,9 @@ describe.skipIf(skipWithoutRealDatabase('two replicas on one database'))('two re
     const admin = postgres(scratch.url, { max: 1, onnotice: () => {} });
     try {
       const killed = await admin`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${replicaAppName('replica-two')}`;
-      expect(killed.length).toBe(1);
+      // One, or two on a loaded machine: a listener found silent is replaced, and the old one
+      // takes up to a second to end (pg-event-bus.ts, checkListener).
+      expect(killed.length).toBeGreaterThanOrEqual(1);
     } finally {
       await admin.end();
     }

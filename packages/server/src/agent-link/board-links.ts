@@ -163,10 +163,15 @@ export class BoardLinks implements LocalBoardCaller {
   async announceOnline(conn: BoardLink): Promise<void> {
     const { boardId } = conn;
     const bootId = conn.hello?.boot_id ?? null;
+    // Closed already (drop() ran and said offline): no row, and no late "online" after that.
+    if (this.live.get(boardId) !== conn) return;
     try {
       await this.sessions.claim(boardId, conn.connectedAt, bootId);
       // Closed meanwhile: drop() may have run before the row was in.
-      if (this.live.get(boardId) !== conn) await this.sessions.release(boardId, conn.connectedAt);
+      if (this.live.get(boardId) !== conn) {
+        await this.sessions.release(boardId, conn.connectedAt);
+        return;
+      }
     } catch (err) {
       // The heartbeat writes it again; meanwhile other replicas see the board offline.
       conn.log.warn({ err }, 'could not record the board session');

@@ -122,7 +122,10 @@ export class BoardSessions {
         .from(boardReboots)
         .where(and(inArray(boardReboots.boardId, boardIds), sql`${boardReboots.expiresAt} > now()`)),
     ]);
-    for (const s of sessions) found.set(s.boardId, { status: 'online', replicaId: s.replicaId, lastHeardAt: s.heartbeatAt });
+    for (const s of sessions) {
+      if (this.leftover(s)) continue;
+      found.set(s.boardId, { status: 'online', replicaId: s.replicaId, lastHeardAt: s.heartbeatAt });
+    }
     for (const r of reboots) {
       const s = found.get(r.boardId);
       found.set(r.boardId, { status: 'rebooting', replicaId: r.replicaId, ...(s?.lastHeardAt ? { lastHeardAt: s.lastHeardAt } : {}) });
@@ -133,10 +136,21 @@ export class BoardSessions {
   /** The replica holding the board's link, if a live one does. */
   async holder(boardId: string): Promise<string | undefined> {
     const [row] = await this.db
-      .select({ replicaId: boardSessions.replicaId })
+      .select({ boardId: boardSessions.boardId, replicaId: boardSessions.replicaId })
       .from(boardSessions)
       .where(and(eq(boardSessions.boardId, boardId), sql`${boardSessions.heartbeatAt} >= ${this.staleBefore()}`));
-    return row?.replicaId;
+    return row && !this.leftover(row) ? row.replicaId : undefined;
+  }
+
+  /**
+   * A row of this replica's for a link it no longer holds: a claim that landed after its link
+   * closed (its release follows, or the next heartbeat removes it). This replica knows its own
+   * links, so such a row counts for nothing here: a board that went offline does not come
+   * back online for a moment in what this replica answers (an auto key's re-enrolment once
+   * found the board "linked" in that moment).
+   */
+  private leftover(row: { boardId: string; replicaId: string }): boolean {
+    return row.replicaId === this.replicaId && !this.mine.has(row.boardId);
   }
 
   /** Whether the replica that noted itself on a server-side run is alive (its listening connection is open). */
