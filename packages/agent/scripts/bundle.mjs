@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm run bundle` (or `node scripts/bundle.mjs [OUT_DIR]`): the board agent as one file,
+// `pnpm run bundle` (or `node scripts/bundle.mjs [OUT_DIR] [NAME=ENTRY]`): the board agent as one file,
 // dist/mm-agent.mjs, that runs with plain Node >= 20 on arm64 and x86-64 from any folder:
 // no node_modules, no tsx. Beside it go the files the agent finds through
 // `new URL('./x', import.meta.url)` (the simulated board's child programs).
@@ -14,6 +14,9 @@
 //   JavaScript when their require fails; bufferutil has no linux-arm64 prebuild anyway, and
 //   the agent mostly receives (unmasking server frames needs neither).
 // - JavaScript only, no native code: the same files run on arm64 and x86-64.
+// - NAME=ENTRY bundles another program instead of the agent (NAME.mjs from ENTRY, a path in
+//   this package), with what it finds beside it: the simulated runner's cached bundle
+//   (src/simulate/simulated-programs.ts).
 // - Paths move: after bundling, `import.meta.url` is the bundle's URL, not the source
 //   module's. The `besideFiles` plugin rewrites every `new URL('<relative>', import.meta.url)`
 //   to a file next to the bundle and puts that file there (scripts bundled the same way,
@@ -131,8 +134,10 @@ async function makeExecutable(file) {
   await fs.chmod(file, 0o755);
 }
 
+const [entryName, entrySource] = (process.argv[3] ?? 'mm-agent=src/main.ts').split('=');
+if (!entryName || !entrySource) throw new Error(`usage: bundle.mjs [OUT_DIR] [NAME=ENTRY], not ${process.argv[3]}`);
 await fs.rm(outDir, { recursive: true, force: true });
-await bundle({ 'mm-agent': 'src/main.ts' });
+await bundle({ [entryName]: entrySource });
 
 // Files found beside: scripts become bundles of their own (which may find more), the rest is copied.
 const done = new Set();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,15 @@ function checkPlayableMp4(mp4: Buffer) {
 }
 
 describe('the simulated runner', () => {
+  it('runs from the workspace as a bundle with plain node (no tsx at each run), kept for its sources', () => {
+    const argv = simulatedRunnerCommand();
+    expect(argv).toHaveLength(2);
+    expect(argv[0]).toBe(process.execPath);
+    expect(argv[1]).toMatch(/node_modules\/\.cache\/mm-simulated-runner\/[0-9a-f]{16}\/simulated-runner\.mjs$/);
+    // mm-runner, which it starts for mm-runner parameter files, is beside it.
+    expect(existsSync(path.join(path.dirname(argv[1]!), 'mm-runner'))).toBe(true);
+  });
+
   it('makes a valid H.264 MP4 from the input video, whose pictures depend on its bytes', async () => {
     const inputA = path.join(dir, 'a.avi');
     const inputB = path.join(dir, 'b.avi');
