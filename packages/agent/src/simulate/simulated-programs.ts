@@ -31,7 +31,6 @@ export function simulatedRunnerCommand(): string[] {
 
 /** The cached bundle of the runner for these sources, built if missing; undefined if it cannot be. */
 function runnerBundle(script: string): string[] | undefined {
-  if (process.env.MM_SIMULATED_RUNNER_TSX === '1') return undefined;
   const agentDir = path.resolve(path.dirname(script), '../..');
   const bundler = path.join(agentDir, 'scripts', 'bundle.mjs');
   const packagesDir = path.dirname(agentDir);
