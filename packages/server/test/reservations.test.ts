@@ -4,12 +4,13 @@
  * work and rollout steps keeping off others' boards, and work naming a held board waiting.
  */
 import { ManualClock } from '@mm/protocol';
-import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKinds } from '../../../test/support/databases.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { json } from '../../../test/support/http.ts';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.ts';
+import { lockBoard } from '../src/db/board-lock.ts';
+import type { Db } from '../src/db/database.ts';
 import type { OperationKind } from '../src/operations/kinds.ts';
 import { ADMIN_TOKEN, bearer, call, makeUser, type TestUser } from './support/accounts.ts';
 import { FakeAgent } from './support/fake-agent.ts';
@@ -162,7 +163,7 @@ describe.each(dbKinds)('reservations (%s database)', (kind) => {
     let holding!: () => void;
     const isHeld = new Promise<void>((r) => (holding = r));
     const holder = server.ctx.database.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boards.b2!.id}`}))`);
+      await lockBoard(tx as unknown as Db, boards.b2!.id);
       holding();
       await locked;
     });

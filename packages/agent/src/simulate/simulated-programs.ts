@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -43,7 +42,7 @@ function runnerBundle(script: string): string[] | undefined {
     if (fs.existsSync(bundle)) return [process.execPath, bundle];
     fs.mkdirSync(cacheDir, { recursive: true });
     // Built aside and renamed into place: agents starting together each build, one wins.
-    const building = fs.mkdtempSync(path.join(cacheDir, `.build-${os.hostname()}-`));
+    const building = fs.mkdtempSync(path.join(cacheDir, '.build-'));
     try {
       const built = spawnSync(process.execPath, [bundler, building, `simulated-runner=${path.relative(agentDir, script)}`], { cwd: agentDir, stdio: 'ignore', timeout: 120_000 });
       if (built.status !== 0 || !fs.existsSync(path.join(building, 'simulated-runner.mjs'))) return undefined;

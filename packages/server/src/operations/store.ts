@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
+import { lockBoard, tryLockBoard } from '../db/board-lock.ts';
 import { queryRows } from '../db/rows.ts';
 import { boardMayRunSql, runNeedsColumnsSql, runNeedsFromRow, type RunNeeds } from '../accelerators/board-fit.ts';
 import type { BoardAtStart } from '../results/run-record.ts';
@@ -131,8 +132,8 @@ export async function claimQueued(db: Db, id: number, runnerReplica?: string, bo
  */
 export async function claimNextQueued(db: Db, boardId: string, runnerReplica: string, at: Date = new Date()): Promise<OperationRow | undefined> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
     const t = tx as unknown as Db;
+    await lockBoard(t, boardId);
     for (;;) {
       // The board's next queued operation, if it runs none: one statement.
       const next = await oldestQueuedOf(t, boardId, { unlessRunning: true, at });
@@ -398,9 +399,6 @@ export async function boardLoads(db: Db, boardIds: string[]): Promise<Map<string
 // claims it in the same transaction (`claimAs`). A replica killed mid-assignment rolls its
 // transaction back.
 
-/** The same key as the board queue's claim: dispatch and claim of one board never overlap. */
-export const boardLockKey = (boardId: string) => `mm-board:${boardId}`;
-
 /** A board the scheduler may give selector work: its id and labels. */
 export interface AssignableBoard {
   id: string;
@@ -424,10 +422,9 @@ export async function assignToBoard(
     const t = tx as unknown as Db;
     if (opts.waitForLock) {
       // A board that just became idle: its own queue's claim may hold the lock for a moment.
-      await t.execute(sql`select pg_advisory_xact_lock(hashtext(${boardLockKey(board.id)}))`);
-    } else {
-      const [lock] = await queryRows(t, sql`select pg_try_advisory_xact_lock(hashtext(${boardLockKey(board.id)})) as got`);
-      if (lock?.['got'] !== true) return undefined;
+      await lockBoard(t, board.id);
+    } else if (!(await tryLockBoard(t, board.id))) {
+      return undefined;
     }
     // One statement, after the lock: its snapshot holds every commit made before the lock was granted.
     const picked = sql`select o.id from operations o

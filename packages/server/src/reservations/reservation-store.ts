@@ -140,11 +140,6 @@ export async function stillIdle(db: Db, boardId: string): Promise<boolean> {
   return rows.length === 0;
 }
 
-/** Waits for the board's lock (the board queue's and the scheduler's key), until the transaction ends. */
-export async function lockBoard(db: Db, boardId: string): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`mm-board:${boardId}`}))`);
-}
-
 export async function lockReservations(db: Db): Promise<void> {
   await db.execute(sql`select pg_advisory_xact_lock(hashtext(${RESERVATIONS_LOCK}))`);
 }

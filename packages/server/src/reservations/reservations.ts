@@ -1,5 +1,6 @@
 import { systemClock, type Clock, type TimerHandle } from '@mm/protocol';
 import type { Db } from '../db/database.ts';
+import { lockBoard } from '../db/board-lock.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -23,7 +24,6 @@ import {
   holdsLease,
   insertReservation,
   listReservationRows,
-  lockBoard,
   lockReservations,
   nextDeadline,
   stillIdle,
